@@ -1,0 +1,41 @@
+// drivers/info.cpp — `starwave info`: what this build and this machine offer.
+#include <H5public.h>
+#include <starpu.h>
+
+#include <iostream>
+
+#include "drivers/commands.hpp"
+#include "src/config.hpp"
+#include "src/runtime.hpp"
+
+namespace starwave::commands {
+
+int info(int argc, char** argv) {
+  cli::po::options_description desc("starwave info");
+  cli::po::variables_map vm;
+  cli::parse("info", argc, argv, desc, vm);
+
+  int major = 0, minor = 0, release = 0;
+  starpu_get_version(&major, &minor, &release);
+  unsigned h5maj = 0, h5min = 0, h5rel = 0;
+  H5get_libversion(&h5maj, &h5min, &h5rel);
+  std::cout << "starwave\n"
+            << "  StarPU         " << major << "." << minor << "." << release << " (" << STARWAVE_STARPU_PREFIX << ")\n"
+            << "  HDF5           " << h5maj << "." << h5min << "." << h5rel << "\n"
+#ifdef STARWAVE_USE_CUDA
+            << "  CUDA codelets  compiled in\n"
+#else
+            << "  CUDA codelets  not compiled\n"
+#endif
+#ifdef STARWAVE_USE_MPI
+            << "  MPI            compiled in (starpu-mpi)\n";
+#else
+            << "  MPI            not compiled\n";
+#endif
+  Runtime rt;
+  std::cout << "  workers        " << rt.cpu_workers() << " CPU, " << rt.cuda_workers() << " CUDA\n"
+            << "  scheduler      " << rt.scheduler() << "\n";
+  return 0;
+}
+
+}  // namespace starwave::commands

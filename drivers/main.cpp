@@ -1,0 +1,46 @@
+// drivers/main.cpp — `starwave SUBCOMMAND [options]`: dispatch, and every error turned into
+// one line on stderr and a non-zero exit.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "drivers/commands.hpp"
+#include "src/config.hpp"
+#include "src/error.hpp"
+
+namespace {
+
+const char* kUsage =
+    "usage: starwave SUBCOMMAND [options]   (starwave SUBCOMMAND --help for its options)\n"
+    "  info     workers, StarPU/MPI/HDF5 versions, build options\n"
+    "  synth    write a built-in velocity model (constant, layered, marmousi-like, marmousi2)\n"
+    "  survey   write a regular surface acquisition with a Ricker wavelet\n"
+    "  model    forward-model every shot of a survey: synthetic data\n"
+    "  plot     draw a model or a shot gather as PNG\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::cout << kUsage;
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "info") return starwave::commands::info(argc - 1, argv + 1);
+    if (cmd == "synth") return starwave::commands::synth(argc - 1, argv + 1);
+    if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
+    if (cmd == "model") return starwave::commands::model(argc - 1, argv + 1);
+    if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
+    std::cerr << "starwave: unknown subcommand '" << cmd << "' (see starwave --help)\n";
+    return 2;
+  } catch (const starwave::cli::HelpShown&) {
+    return 0;
+  } catch (const starwave::InputError& e) {
+    std::cerr << "starwave " << cmd << ": error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "starwave " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}

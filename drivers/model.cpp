@@ -1,0 +1,51 @@
+// drivers/model.cpp — `starwave model --model vp.h5 --survey s.h5 --out data.h5`.
+#include <unistd.h>
+
+#include <iostream>
+
+#include "drivers/commands.hpp"
+#include "src/config.hpp"
+#include "src/io.hpp"
+#include "src/runtime.hpp"
+#include "src/workflows/modeling.hpp"
+
+namespace starwave::commands {
+
+int model(int argc, char** argv) {
+  NumericalOptions o;
+  std::string precision, model_path, survey_path, out;
+  cli::CommonFlags flags;
+  cli::po::options_description desc("starwave model");
+  desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "velocity model (HDF5)")(
+      "survey", cli::po::value<std::string>(&survey_path)->required(), "survey or data file (HDF5)")(
+      "out", cli::po::value<std::string>(&out)->required(), "output data file (HDF5)");
+  cli::add_numerical_options(desc, o, precision);
+  cli::add_common_flags(desc, flags);
+  cli::po::variables_map vm;
+  cli::parse("model", argc, argv, desc, vm);
+  cli::finish_numerical_options(o, precision);
+  io::check_output(out, flags.overwrite);
+
+  const Model m = io::read_model(model_path);
+  Survey s = io::read_survey(survey_path, false);
+  check_modeling_inputs(m, s, o);  // every refusal before StarPU starts
+
+  Runtime rt;
+  const bool tty = isatty(STDERR_FILENO) && !flags.quiet;
+  ModelingReport report;
+  s.data = model_shots(m, s, o, &report, [&](int done, int total) {
+    if (tty) std::cerr << "\r  shots " << done << "/" << total << std::flush;
+  });
+  if (tty) std::cerr << "\n";
+  io::write_survey(out, s, &m);
+  if (!flags.quiet) {
+    std::cout << "wrote " << out << ": " << s.nshots() << " shots × " << s.nrec() << " receivers × " << s.nt
+              << " samples; internal dt = " << report.time.dt << " s (k = " << report.time.k << ", stable limit "
+              << report.time.dt_stable << " s); " << report.seconds << " s on " << rt.cpu_workers() << " CPU + "
+              << rt.cuda_workers() << " CUDA workers (" << report.cell_updates / report.seconds / 1e9
+              << " G cell updates/s)\n";
+  }
+  return 0;
+}
+
+}  // namespace starwave::commands

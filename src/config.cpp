@@ -1,0 +1,64 @@
+#include "src/config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "src/error.hpp"
+
+namespace starwave::cli {
+
+void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm) {
+  std::string config;
+  desc.add_options()("help,h", "show this help")("config", po::value<std::string>(&config),
+                                                 "read options from this INI file (key = value)");
+  const std::string who = "starwave " + command;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: " << who << " [options]\n" << desc << "\n";
+      throw HelpShown{};
+    }
+    if (vm.count("config")) {
+      const std::string file = vm["config"].as<std::string>();
+      if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": no such file");
+      std::ifstream in(file);
+      if (!in) throw InputError("--config: " + file + ": cannot read");
+      try {
+        po::store(po::parse_config_file(in, desc, false), vm);
+      } catch (const po::error& e) {
+        throw InputError("--config: " + file + ": " + e.what());
+      }
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(who + ": " + e.what());
+  }
+}
+
+void add_numerical_options(po::options_description& desc, NumericalOptions& o, std::string& precision) {
+  desc.add_options()("order", po::value<int>(&o.order)->default_value(8), "finite-difference order: 2, 4, 6 or 8")(
+      "pml-width", po::value<int>(&o.pml_width)->default_value(20), "absorbing-layer width (cells)")(
+      "free-surface", po::bool_switch(&o.free_surface), "free surface on the first model row (no top layer)")(
+      "precision", po::value<std::string>(&precision)->default_value("single"), "single or double")(
+      "internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
+      "propagator time step in s (0 = automatic); must divide dt and be stable");
+}
+
+void finish_numerical_options(NumericalOptions& o, const std::string& precision) {
+  if (precision == "single" || precision == "float")
+    o.double_precision = false;
+  else if (precision == "double")
+    o.double_precision = true;
+  else
+    throw InputError("--precision: must be 'single' or 'double' (got '" + precision + "')");
+  o.validate();
+}
+
+void add_common_flags(po::options_description& desc, CommonFlags& f) {
+  desc.add_options()("quiet,q", po::bool_switch(&f.quiet), "print nothing but errors")(
+      "verbose,v", po::bool_switch(&f.verbose), "print more detail")("overwrite", po::bool_switch(&f.overwrite),
+                                                                     "replace an existing output file");
+}
+
+}  // namespace starwave::cli

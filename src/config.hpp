@@ -1,0 +1,32 @@
+// src/config.hpp — command-line and INI options (Boost.Program_options) shared by the
+// subcommands: every option may also come from `--config run.ini` (command line wins).
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <string>
+
+#include "src/propagator.hpp"
+
+namespace starwave::cli {
+
+namespace po = boost::program_options;
+
+/// Thrown after --help was printed: main exits 0.
+struct HelpShown {};
+
+/// Parses argv (after the subcommand) and the optional --config file into `vm`.
+/// Unknown options, bad values and an unreadable config file become InputError naming
+/// the option or file.
+void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm);
+
+/// --order, --pml-width, --free-surface, --precision, --internal-dt.
+void add_numerical_options(po::options_description& desc, NumericalOptions& o, std::string& precision);
+void finish_numerical_options(NumericalOptions& o, const std::string& precision);
+
+/// --verbose / --quiet / --overwrite.
+struct CommonFlags {
+  bool quiet = false, verbose = false, overwrite = false;
+};
+void add_common_flags(po::options_description& desc, CommonFlags& f);
+
+}  // namespace starwave::cli

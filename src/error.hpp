@@ -1,0 +1,20 @@
+// src/error.hpp — typed errors with a message a user can act on. `main` prints what() as
+// one line on stderr and exits non-zero.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace starwave {
+
+/// Bad input from the user: a file, an option or a value. The message names it.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A failure of the runtime or a library underneath (StarPU, CUDA, HDF5, MPI).
+struct RuntimeError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace starwave

@@ -1,0 +1,116 @@
+#include "src/figures.hpp"
+
+#include <png.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "src/error.hpp"
+
+namespace starwave::figures {
+namespace {
+
+struct Rgb {
+  unsigned char r, g, b;
+};
+
+Rgb lerp(const Rgb* stops, int n, double t) {
+  t = std::clamp(t, 0.0, 1.0) * (n - 1);
+  const int i = std::min(int(t), n - 2);
+  const double f = t - i;
+  auto mix = [&](unsigned char a, unsigned char b) { return (unsigned char)std::lround(a + f * (b - a)); };
+  return {mix(stops[i].r, stops[i + 1].r), mix(stops[i].g, stops[i + 1].g), mix(stops[i].b, stops[i + 1].b)};
+}
+
+Rgb colour(Colormap c, double t) {
+  // Velocity: a perceptually ordered dark-blue → teal → yellow ramp (viridis-like).
+  static const Rgb velocity[] = {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+  // Seismic: black for negative, white for positive amplitude through grey.
+  static const Rgb seismic[] = {{0, 0, 0}, {128, 128, 128}, {255, 255, 255}};
+  return c == Colormap::Velocity ? lerp(velocity, 5, t) : lerp(seismic, 3, t);
+}
+
+}  // namespace
+
+void write_png(const std::string& path, const Image2D& img, Colormap cmap, double lo, double hi, int min_width) {
+  if (img.rows <= 0 || img.cols <= 0) throw InputError(path + ": nothing to draw (empty array)");
+  const int scale = std::max(1, (min_width + img.cols - 1) / img.cols);
+  const int width = img.cols * scale;
+  const int bar = std::max(12, width / 40), gap = bar / 2;
+  const int height = img.rows * scale + gap + bar;
+  const double span = hi > lo ? hi - lo : 1.0;
+
+  std::vector<unsigned char> pixels(std::size_t(width) * height * 3, 255);
+  for (int y = 0; y < img.rows * scale; ++y)
+    for (int x = 0; x < width; ++x) {
+      const float v = img.values[std::size_t(y / scale) * img.cols + x / scale];
+      const Rgb c = colour(cmap, (v - lo) / span);
+      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
+      p[0] = c.r, p[1] = c.g, p[2] = c.b;
+    }
+  for (int y = img.rows * scale + gap; y < height; ++y)  // colour bar, lo at the left
+    for (int x = 0; x < width; ++x) {
+      const Rgb c = colour(cmap, double(x) / (width - 1));
+      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
+      p[0] = c.r, p[1] = c.g, p[2] = c.b;
+    }
+
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()));
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw InputError(path + ": cannot create the picture");
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  png_infop info = png ? png_create_info_struct(png) : nullptr;
+  if (!png || !info || setjmp(png_jmpbuf(png))) {
+    png_destroy_write_struct(&png, &info);
+    std::fclose(f);
+    fs::remove(tmp);
+    throw RuntimeError(path + ": libpng failed to write the picture");
+  }
+  png_init_io(png, f);
+  png_set_IHDR(png, info, png_uint_32(width), png_uint_32(height), 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  for (int y = 0; y < height; ++y) png_write_row(png, &pixels[std::size_t(y) * width * 3]);
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  if (std::fclose(f) != 0) {
+    fs::remove(tmp);
+    throw RuntimeError(path + ": error closing the picture");
+  }
+  fs::rename(tmp, target);
+}
+
+void plot_model(const std::string& path, const Image2D& vp, double lo, double hi) {
+  if (!(hi > lo)) {
+    const auto mm = std::minmax_element(vp.values.begin(), vp.values.end());
+    lo = *mm.first;
+    hi = *mm.second;
+  }
+  write_png(path, vp, Colormap::Velocity, lo, hi);
+}
+
+void plot_gather(const std::string& path, const Image2D& traces, double clip) {
+  // Transpose (nrec, nt) → (nt, nrec) so time runs downwards, keeping every `step`-th
+  // sample so the picture is at most about 1.5 times taller than wide.
+  const int step = std::max(1, int(std::ceil(traces.cols / (1.5 * traces.rows))));
+  Image2D t;
+  t.rows = (traces.cols + step - 1) / step;
+  t.cols = traces.rows;
+  t.values.resize(std::size_t(t.rows) * t.cols);
+  for (int r = 0; r < traces.rows; ++r)
+    for (int n = 0; n < t.rows; ++n)
+      t.values[std::size_t(n) * t.cols + r] = traces.values[std::size_t(r) * traces.cols + std::size_t(n) * step];
+  std::vector<float> mag(t.values.size());
+  for (std::size_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(t.values[i]);
+  const std::size_t k = std::min(mag.size() - 1, std::size_t(clip * double(mag.size())));
+  std::nth_element(mag.begin(), mag.begin() + long(k), mag.end());
+  const double a = mag[k] > 0 ? mag[k] : 1.0;
+  write_png(path, t, Colormap::Seismic, -a, a, 800);
+}
+
+}  // namespace starwave::figures

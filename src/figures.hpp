@@ -1,0 +1,28 @@
+// src/figures.hpp — PNG pictures of models and shot gathers (libpng).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace starwave::figures {
+
+enum class Colormap { Velocity, Seismic };
+
+struct Image2D {
+  int rows = 0, cols = 0;
+  std::vector<float> values;  // row-major
+};
+
+/// Writes `img` to `path` (atomically) with a colour scale from `lo` to `hi`; each cell
+/// becomes a block of pixels so the picture is at least `min_width` pixels wide. A colour
+/// bar is drawn under the image.
+void write_png(const std::string& path, const Image2D& img, Colormap cmap, double lo, double hi, int min_width = 800);
+
+/// A model picture: velocity colours between the model's min and max (or given bounds).
+void plot_model(const std::string& path, const Image2D& vp, double lo = 0, double hi = 0);
+
+/// A shot-gather picture: (nrec, nt) traces shown with time downwards, grey-scale
+/// symmetric about zero, clipped at the `clip` quantile of |amplitude|.
+void plot_gather(const std::string& path, const Image2D& traces, double clip = 0.98);
+
+}  // namespace starwave::figures

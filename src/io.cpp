@@ -1,0 +1,314 @@
+#include "src/io.hpp"
+
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+
+#include "src/error.hpp"
+
+namespace starwave::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Owns an hid_t and closes it with the matching H5*close.
+class Hid {
+ public:
+  Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~Hid() {
+    if (id_ >= 0) close_(id_);
+  }
+  Hid(Hid&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = -1; }
+  Hid(const Hid&) = delete;
+  Hid& operator=(const Hid&) = delete;
+  Hid& operator=(Hid&&) = delete;
+  operator hid_t() const { return id_; }
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+/// Silences HDF5's own error stack printing: we report errors ourselves.
+struct QuietHdf5 {
+  QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+};
+const QuietHdf5 quiet_hdf5;
+
+void check(herr_t e, const std::string& what) {
+  if (e < 0) throw RuntimeError("HDF5: " + what);
+}
+
+Hid open_file(const std::string& path) {
+  if (!fs::exists(path)) throw InputError(path + ": no such file");
+  Hid f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.ok()) throw InputError(path + ": not an HDF5 file, or unreadable");
+  return f;
+}
+
+bool has_link(hid_t file, const std::string& name) {
+  // Check each component so that "/a/b" with no "/a" is simply absent.
+  std::string partial;
+  std::size_t pos = 1;
+  while (true) {
+    const std::size_t next = name.find('/', pos);
+    partial = name.substr(0, next);
+    if (H5Lexists(file, partial.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (next == std::string::npos) return true;
+    pos = next + 1;
+  }
+}
+
+/// Reads dataset `name` as doubles and returns its dimensions.
+std::vector<double> read_dataset(hid_t file, const std::string& path, const std::string& name,
+                                 std::vector<hsize_t>& dims) {
+  if (!has_link(file, name)) throw InputError(path + ": missing dataset " + name);
+  Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw InputError(path + ": cannot open dataset " + name);
+  Hid space(H5Dget_space(d), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) throw InputError(path + ": cannot read the shape of " + name);
+  dims.assign(std::size_t(rank), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  Hid type(H5Dget_type(d), H5Tclose);
+  if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
+    throw InputError(path + ": dataset " + name + " is not numeric");
+  hsize_t n = 1;
+  for (hsize_t k : dims) n *= k;
+  std::vector<double> v(n);
+  if (n > 0) check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "reading " + name);
+  return v;
+}
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+std::vector<double> read_attribute(hid_t obj, const std::string& path, const std::string& where,
+                                   const std::string& name, std::size_t expect) {
+  if (H5Aexists(obj, name.c_str()) <= 0) throw InputError(path + ": missing attribute '" + name + "' on " + where);
+  Hid a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Hid space(H5Aget_space(a), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (n != hssize_t(expect))
+    throw InputError(path + ": attribute '" + name + "' on " + where + " must have " + std::to_string(expect) +
+                     " value(s), has " + std::to_string(n));
+  std::vector<double> v(expect);
+  check(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), "reading attribute " + name);
+  return v;
+}
+
+void write_attribute(hid_t obj, const std::string& name, const std::vector<double>& v) {
+  const hsize_t n = v.size();
+  Hid space(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Hid a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.ok() ? 0 : -1, "creating attribute " + name);
+  check(H5Awrite(a, H5T_NATIVE_DOUBLE, v.data()), "writing attribute " + name);
+}
+
+void write_attribute_int(hid_t obj, const std::string& name, int64_t v) {
+  Hid space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hid a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.ok() ? 0 : -1, "creating attribute " + name);
+  check(H5Awrite(a, H5T_NATIVE_INT64, &v), "writing attribute " + name);
+}
+
+/// Writes `data` (native type `mem`, file type `file_type`) as dataset `name`.
+void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_t>& dims, hid_t file_type, hid_t mem,
+                   const void* data, const std::vector<hsize_t>& chunk = {}) {
+  Hid space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  Hid lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!chunk.empty()) check(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), "chunking " + name);
+  Hid d(H5Dcreate2(file, name.c_str(), file_type, space, lcpl, dcpl, H5P_DEFAULT), H5Dclose);
+  check(d.ok() ? 0 : -1, "creating dataset " + name);
+  check(H5Dwrite(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "writing dataset " + name);
+}
+
+/// Writes a file atomically: `fill` writes into a temporary file beside `path`, which is
+/// renamed over `path` only when everything succeeded.
+void write_atomically(const std::string& path, const std::function<void(hid_t)>& fill) {
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()))).string();
+  try {
+    {
+      Hid f(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+      if (!f.ok()) throw InputError(path + ": cannot create the output file");
+      fill(f);
+      check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flushing " + path);
+    }
+    std::error_code ec;
+    fs::rename(tmp, target, ec);
+    if (ec) throw InputError(path + ": cannot move the finished output into place: " + ec.message());
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace
+
+void check_output(const std::string& path, bool overwrite) {
+  if (path.empty()) throw InputError("--out: an output file name is required");
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir)) throw InputError(path + ": the output folder " + dir.string() + " does not exist");
+  if (fs::exists(target) && !overwrite) throw InputError(path + ": exists already; pass --overwrite to replace it");
+}
+
+Model read_model(const std::string& path) {
+  Hid f = open_file(path);
+  std::vector<hsize_t> dims;
+  const std::vector<double> v = read_dataset(f, path, "/vp", dims);
+  if (dims.size() != 2 || dims[0] == 0 || dims[1] == 0)
+    throw InputError(path + ": /vp must be a 2-D array (nz, nx), got shape " + shape_text(dims));
+  Model m;
+  m.nz = int(dims[0]);
+  m.nx = int(dims[1]);
+  m.vp = v;
+  Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
+  const std::vector<double> spacing = read_attribute(d, path, "/vp", "spacing", 2);
+  m.dz = spacing[0];
+  m.dx = spacing[1];
+  if (H5Aexists(d, "origin") > 0) {
+    const std::vector<double> origin = read_attribute(d, path, "/vp", "origin", 2);
+    m.z0 = origin[0];
+    m.x0 = origin[1];
+  }
+  m.validate(path);
+  return m;
+}
+
+namespace {
+void write_model_attributes(hid_t obj, const Model& m) {
+  write_attribute(obj, "spacing", {m.dz, m.dx});
+  write_attribute(obj, "origin", {m.z0, m.x0});
+}
+}  // namespace
+
+void write_model(const std::string& path, const Model& m) {
+  write_atomically(path, [&](hid_t f) {
+    write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
+    Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
+    write_model_attributes(d, m);
+    write_model_attributes(f, m);
+  });
+}
+
+Survey read_survey(const std::string& path, bool need_data) {
+  Hid f = open_file(path);
+  Survey s;
+  s.dt = read_attribute(f, path, "the root", "dt", 1)[0];
+  const double nt = read_attribute(f, path, "the root", "nt", 1)[0];
+  s.nt = int64_t(nt);
+  if (double(s.nt) != nt || s.nt < 2) throw InputError(path + ": attribute nt must be an integer ≥ 2");
+
+  std::vector<hsize_t> dims;
+  const std::vector<double> src = read_dataset(f, path, "/source/position", dims);
+  if (dims.size() != 2 || dims[1] != 2 || dims[0] == 0)
+    throw InputError(path + ": /source/position must have shape (nshots, 2), got " + shape_text(dims));
+  const std::size_t ns = dims[0];
+  for (std::size_t i = 0; i < ns; ++i) s.sources.push_back({src[2 * i], src[2 * i + 1]});
+
+  const std::vector<double> w = read_dataset(f, path, "/source/wavelet", dims);
+  if (dims.size() == 1 && int64_t(dims[0]) == s.nt) {
+    s.wavelets.emplace_back(w.begin(), w.end());
+  } else if (dims.size() == 2 && dims[0] == ns && int64_t(dims[1]) == s.nt) {
+    for (std::size_t i = 0; i < ns; ++i)
+      s.wavelets.emplace_back(w.begin() + long(i * s.nt), w.begin() + long((i + 1) * s.nt));
+  } else {
+    throw InputError(path + ": /source/wavelet must have shape (nt,) or (nshots, nt) = (" + std::to_string(ns) + ", " +
+                     std::to_string(s.nt) + "), got " + shape_text(dims));
+  }
+
+  const std::vector<double> rec = read_dataset(f, path, "/receiver/position", dims);
+  if (dims.size() == 2 && dims[1] == 2 && dims[0] > 0) {
+    s.receivers.emplace_back();
+    for (std::size_t i = 0; i < dims[0]; ++i) s.receivers[0].push_back({rec[2 * i], rec[2 * i + 1]});
+  } else if (dims.size() == 3 && dims[0] == ns && dims[2] == 2 && dims[1] > 0) {
+    for (std::size_t shot = 0; shot < ns; ++shot) {
+      s.receivers.emplace_back();
+      for (std::size_t i = 0; i < dims[1]; ++i) {
+        const std::size_t k = (shot * dims[1] + i) * 2;
+        s.receivers.back().push_back({rec[k], rec[k + 1]});
+      }
+    }
+  } else {
+    throw InputError(path + ": /receiver/position must have shape (nrec, 2) or (nshots, nrec, 2), got " +
+                     shape_text(dims));
+  }
+
+  if (need_data || has_link(f, "/data")) {
+    std::vector<double> d = read_dataset(f, path, "/data", dims);
+    const std::vector<hsize_t> want = {ns, hsize_t(s.nrec()), hsize_t(s.nt)};
+    if (dims != want)
+      throw InputError(path + ": /data must have shape " + shape_text(want) + " (nshots, nrec, nt), got " +
+                       shape_text(dims));
+    s.data.assign(d.begin(), d.end());
+  }
+  s.validate(path);
+  return s;
+}
+
+void write_survey(const std::string& path, const Survey& s, const Model* model) {
+  write_atomically(path, [&](hid_t f) {
+    write_attribute(f, "dt", {s.dt});
+    write_attribute_int(f, "nt", s.nt);
+    if (model) write_model_attributes(f, *model);
+    const hsize_t ns = hsize_t(s.nshots());
+    std::vector<double> src;
+    for (const auto& p : s.sources) src.insert(src.end(), p.begin(), p.end());
+    write_dataset(f, "/source/position", {ns, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, src.data());
+    std::vector<float> w;
+    for (const auto& x : s.wavelets) w.insert(w.end(), x.begin(), x.end());
+    if (s.wavelets.size() == 1)
+      write_dataset(f, "/source/wavelet", {hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
+    else
+      write_dataset(f, "/source/wavelet", {ns, hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
+    std::vector<double> rec;
+    for (const auto& r : s.receivers)
+      for (const auto& p : r) rec.insert(rec.end(), p.begin(), p.end());
+    const hsize_t nr = hsize_t(s.nrec());
+    if (s.receivers.size() == 1)
+      write_dataset(f, "/receiver/position", {nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+    else
+      write_dataset(f, "/receiver/position", {ns, nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+    if (!s.data.empty())
+      write_dataset(f, "/data", {ns, nr, hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.data.data(),
+                    {1, nr, hsize_t(s.nt)});
+  });
+}
+
+Array2D read_slice(const std::string& path, const std::string& dataset, int index) {
+  Hid f = open_file(path);
+  std::vector<hsize_t> dims;
+  const std::vector<double> v = read_dataset(f, path, dataset, dims);
+  Array2D a;
+  if (dims.size() == 2) {
+    a.rows = int(dims[0]);
+    a.cols = int(dims[1]);
+    a.values.assign(v.begin(), v.end());
+  } else if (dims.size() == 3) {
+    if (index < 0 || hsize_t(index) >= dims[0])
+      throw InputError(path + ": index " + std::to_string(index) + " is outside " + dataset + " of shape " +
+                       shape_text(dims));
+    a.rows = int(dims[1]);
+    a.cols = int(dims[2]);
+    const std::size_t n = dims[1] * dims[2];
+    a.values.assign(v.begin() + long(index * n), v.begin() + long((index + 1) * n));
+  } else {
+    throw InputError(path + ": " + dataset + " is not a 2-D or 3-D array (shape " + shape_text(dims) + ")");
+  }
+  return a;
+}
+
+}  // namespace starwave::io

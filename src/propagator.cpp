@@ -1,0 +1,220 @@
+#include "src/propagator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "kernels/stencil.hpp"
+#include "src/error.hpp"
+
+namespace starwave {
+
+void NumericalOptions::validate() const {
+  if (order != 2 && order != 4 && order != 6 && order != 8)
+    throw InputError("--order: must be 2, 4, 6 or 8 (got " + std::to_string(order) + ")");
+  if (pml_width < 0 || pml_width > 1000)
+    throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(pml_width) + ")");
+  if (internal_dt < 0 || !std::isfinite(internal_dt))
+    throw InputError("--internal-dt: must be positive (or 0 for automatic)");
+}
+
+double stable_time_step(double vmax, double dz, double dx, int order) {
+  const double lam = stencil::d2_nyquist_eigenvalue(order);
+  return 2.0 / (vmax * std::sqrt(lam / (dz * dz) + lam / (dx * dx)));
+}
+
+TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOptions& o) {
+  TimeStepping ts;
+  ts.dt_stable = stable_time_step(m.vmax(), m.dz, m.dx, o.order);
+  if (o.internal_dt > 0) {
+    if (o.internal_dt > ts.dt_stable) {
+      std::ostringstream os;
+      os << "--internal-dt: " << o.internal_dt << " s is unstable for v_max = " << m.vmax() << " m/s, spacing " << m.dz
+         << " × " << m.dx << " m and order " << o.order << " (the limit is " << ts.dt_stable << " s)";
+      throw InputError(os.str());
+    }
+    const double ratio = s.dt / o.internal_dt;
+    ts.k = int(std::lround(ratio));
+    if (ts.k < 1 || std::abs(ratio - ts.k) > 1e-6 * ratio) {
+      std::ostringstream os;
+      os << "--internal-dt: " << o.internal_dt << " s must divide the data interval dt = " << s.dt << " s";
+      throw InputError(os.str());
+    }
+  } else {
+    ts.k = std::max(1, int(std::ceil(s.dt / (o.cfl_safety * ts.dt_stable) - 1e-9)));
+  }
+  ts.dt = s.dt / ts.k;
+  ts.nsteps = int((s.nt - 1) * ts.k);
+  return ts;
+}
+
+double dominant_frequency(const std::vector<float>& w, double dt) {
+  const double nyquist = 0.5 / dt;
+  const int nf = 512;
+  double best = 0, best_f = nyquist / 8;
+  for (int i = 1; i < nf; ++i) {
+    const double f = nyquist * i / nf;
+    double re = 0, im = 0;
+    for (std::size_t n = 0; n < w.size(); ++n) {
+      re += w[n] * std::cos(2 * M_PI * f * n * dt);
+      im -= w[n] * std::sin(2 * M_PI * f * n * dt);
+    }
+    const double a = re * re + im * im;
+    if (a > best) {
+      best = a;
+      best_f = f;
+    }
+  }
+  return best_f;
+}
+
+template <typename T>
+void Medium<T>::attach(ShotProblem<T>& p, const T* base) const {
+  const std::size_t g = grid_size();
+  p.vdt2 = base;
+  p.a_z = base + g;
+  p.b_z = base + g + layout.nz;
+  p.a_x = base + g + 2 * layout.nz;
+  p.b_x = base + g + 2 * layout.nz + layout.nx;
+}
+
+namespace {
+
+/// CPML damping for one layer cell at relative depth d ∈ (0, 1] into the layer
+/// (Pasalic & McGarry 2010 with κ = 1): σ = σ_max d², α = α_max (1 − d),
+/// a = exp(−(σ + α) Δt), b = σ/(σ + α) (a − 1); σ_max = −3 v ln R / (2 L).
+void cpml_coefficients(double d, double vmax, double thickness, double reflection, double f, double dt, double& a,
+                       double& b) {
+  const double sigma = -3.0 * vmax * std::log(reflection) / (2.0 * thickness) * d * d;
+  const double alpha = M_PI * f * (1.0 - d);
+  a = std::exp(-(sigma + alpha) * dt);
+  b = (sigma + alpha) > 0 ? sigma / (sigma + alpha) * (a - 1.0) : 0.0;
+}
+
+}  // namespace
+
+template <typename T>
+Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStepping& ts, int nt,
+                       double pml_frequency) {
+  Medium<T> med;
+  ShotProblem<T>& p = med.layout;
+  const int w = o.pml_width;
+  p.pml_top = o.free_surface ? 0 : w;
+  p.pml_bottom = w;
+  p.pml_left = w;
+  p.pml_right = w;
+  p.nz = m.nz + p.pml_top + p.pml_bottom;
+  p.nx = m.nx + p.pml_left + p.pml_right;
+  p.halo = stencil::radius(o.order);
+  p.stride = p.nx + 2 * p.halo;
+  p.free_surface = o.free_surface;
+  p.dz = T(m.dz);
+  p.dx = T(m.dx);
+  p.nsteps = ts.nsteps;
+  p.record_every = ts.k;
+  p.nt = nt;
+  med.model_top = p.pml_top;
+  med.model_left = p.pml_left;
+
+  const std::size_t g = p.grid_size();
+  med.buffer.assign(g + 2 * std::size_t(p.nz) + 2 * std::size_t(p.nx), T(0));
+  T* vdt2 = med.buffer.data() + p.origin();
+  const double dt2 = ts.dt * ts.dt;
+  for (int z = 0; z < p.nz; ++z) {
+    const int mz = std::clamp(z - p.pml_top, 0, m.nz - 1);  // edge replication into the layers
+    for (int x = 0; x < p.nx; ++x) {
+      const int mx = std::clamp(x - p.pml_left, 0, m.nx - 1);
+      const double v = m.at(mz, mx);
+      vdt2[long(z) * p.stride + x] = T(v * v * dt2);
+    }
+  }
+  T* a_z = med.buffer.data() + g;
+  T* b_z = a_z + p.nz;
+  T* a_x = b_z + p.nz;
+  T* b_x = a_x + p.nx;
+  const double vmax = m.vmax();
+  auto fill = [&](T* a, T* b, int n, int lo, int hi, double h) {
+    for (int i = 0; i < n; ++i) {
+      double d = 0;
+      if (i < lo)
+        d = double(lo - i) / lo;
+      else if (i >= n - hi)
+        d = double(i - (n - hi) + 1) / hi;
+      double ai = 0, bi = 0;
+      if (d > 0) cpml_coefficients(d, vmax, std::max(lo, hi) * h, o.pml_reflection, pml_frequency, ts.dt, ai, bi);
+      a[i] = T(ai);
+      b[i] = T(bi);
+    }
+  };
+  fill(a_z, b_z, p.nz, p.pml_top, p.pml_bottom, m.dz);
+  fill(a_x, b_x, p.nx, p.pml_left, p.pml_right, m.dx);
+  return med;
+}
+
+template <typename T>
+long node_index(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what) {
+  const double fz = (pos[0] - m.z0) / m.dz, fx = (pos[1] - m.x0) / m.dx;
+  const double iz = std::round(fz), ix = std::round(fx);
+  std::ostringstream os;
+  os << what << " at (z=" << pos[0] << " m, x=" << pos[1] << " m)";
+  if (!std::isfinite(fz) || !std::isfinite(fx) || iz < 0 || iz > m.nz - 1 || ix < 0 || ix > m.nx - 1 ||
+      (fz < -1e-6 || fx < -1e-6))
+    throw InputError(os.str() + " lies outside the model (z " + std::to_string(m.z0) + "…" +
+                     std::to_string(m.z0 + (m.nz - 1) * m.dz) + " m, x " + std::to_string(m.x0) + "…" +
+                     std::to_string(m.x0 + (m.nx - 1) * m.dx) + " m)");
+  if (std::abs(fz - iz) > 1e-6 || std::abs(fx - ix) > 1e-6)
+    throw InputError(os.str() + " is not on a grid node (spacing " + std::to_string(m.dz) + " × " +
+                     std::to_string(m.dx) + " m); off-grid positions are not supported yet");
+  return long(iz + med.model_top) * med.layout.stride + long(ix + med.model_left);
+}
+
+std::vector<double> upsample(const std::vector<float>& w, int k, int count) {
+  std::vector<double> out(std::size_t(count), 0.0);
+  if (k == 1) {
+    for (int m = 0; m < count && m < int(w.size()); ++m) out[std::size_t(m)] = w[std::size_t(m)];
+    return out;
+  }
+  // Lanczos-windowed sinc with a half-width of 16 input samples.
+  const int half = 16;
+  const int n = int(w.size());
+  for (int m = 0; m < count; ++m) {
+    const double t = double(m) / k;  // in input samples
+    const int c = int(std::floor(t));
+    double acc = 0;
+    for (int j = c - half + 1; j <= c + half; ++j) {
+      if (j < 0 || j >= n) continue;
+      const double u = t - j;
+      const double sinc = u == 0 ? 1.0 : std::sin(M_PI * u) / (M_PI * u);
+      const double win = std::abs(u) >= half ? 0.0 : (u == 0 ? 1.0 : std::sin(M_PI * u / half) / (M_PI * u / half));
+      acc += w[std::size_t(j)] * sinc * win;
+    }
+    out[std::size_t(m)] = acc;
+  }
+  return out;
+}
+
+template <typename T>
+ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s, const TimeStepping& ts, int shot) {
+  ShotInputs<T> in;
+  const std::vector<double> src = upsample(s.wavelet(shot), ts.k, ts.nsteps);
+  const double delta_h = 1.0 / (m.dz * m.dx);
+  in.source.resize(src.size());
+  for (std::size_t i = 0; i < src.size(); ++i) in.source[i] = T(src[i] * delta_h);
+  in.nodes.push_back(node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot)));
+  const auto& rec = s.receivers_of(shot);
+  for (std::size_t r = 0; r < rec.size(); ++r)
+    in.nodes.push_back(
+        node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot)));
+  return in;
+}
+
+#define STARWAVE_INSTANTIATE(T)                                                                                \
+  template struct Medium<T>;                                                                                   \
+  template Medium<T> build_medium<T>(const Model&, const NumericalOptions&, const TimeStepping&, int, double); \
+  template long node_index<T>(const Medium<T>&, const Model&, const Position&, const std::string&);            \
+  template ShotInputs<T> shot_inputs<T>(const Medium<T>&, const Model&, const Survey&, const TimeStepping&, int);
+STARWAVE_INSTANTIATE(float)
+STARWAVE_INSTANTIATE(double)
+#undef STARWAVE_INSTANTIATE
+
+}  // namespace starwave

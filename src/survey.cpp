@@ -1,0 +1,39 @@
+#include "src/survey.hpp"
+
+#include <cmath>
+
+#include "src/error.hpp"
+
+namespace starwave {
+
+void Survey::validate(const std::string& where) const {
+  if (!(dt > 0) || !std::isfinite(dt)) throw InputError(where + ": attribute dt must be positive");
+  if (nt < 2) throw InputError(where + ": attribute nt must be at least 2");
+  if (sources.empty()) throw InputError(where + ": no sources in /source/position");
+  if (wavelets.size() != 1 && wavelets.size() != sources.size())
+    throw InputError(where + ": /source/wavelet must have shape (nt,) or (nshots, nt)");
+  for (const auto& w : wavelets) {
+    if (int64_t(w.size()) != nt) throw InputError(where + ": /source/wavelet length differs from nt");
+    for (float v : w)
+      if (!std::isfinite(v)) throw InputError(where + ": /source/wavelet contains NaN or inf");
+  }
+  if (receivers.size() != 1 && receivers.size() != sources.size())
+    throw InputError(where + ": /receiver/position must have shape (nrec, 2) or (nshots, nrec, 2)");
+  if (receivers[0].empty()) throw InputError(where + ": no receivers in /receiver/position");
+  for (const auto& r : receivers)
+    if (r.size() != receivers[0].size()) throw InputError(where + ": every shot must have the same receiver count");
+  if (!data.empty() && data.size() != std::size_t(nshots()) * std::size_t(nrec()) * std::size_t(nt))
+    throw InputError(where + ": /data must have shape (nshots, nrec, nt)");
+}
+
+std::vector<float> ricker(double f, double delay, double dt, int64_t nt) {
+  std::vector<float> w(static_cast<std::size_t>(nt));
+  const double pi2f2 = M_PI * M_PI * f * f;
+  for (int64_t n = 0; n < nt; ++n) {
+    const double t = n * dt - delay;
+    w[std::size_t(n)] = float((1.0 - 2.0 * pi2f2 * t * t) * std::exp(-pi2f2 * t * t));
+  }
+  return w;
+}
+
+}  // namespace starwave

@@ -1,0 +1,174 @@
+#include "src/synth.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "src/error.hpp"
+#include "src/propagator.hpp"
+
+namespace starwave {
+namespace {
+
+Model grid(int nz, int nx, double h, double v) {
+  if (nz < 2 || nx < 2 || nz > 100000 || nx > 100000)
+    throw InputError("--nz/--nx: the model needs between 2 and 100000 cells per dimension");
+  if (!(h > 0)) throw InputError("--spacing: must be positive");
+  Model m;
+  m.nz = nz;
+  m.nx = nx;
+  m.dz = m.dx = h;
+  m.vp.assign(std::size_t(nz) * nx, v);
+  return m;
+}
+
+/// Flat layers: 1500 m/s water then 2000 … 3500 m/s.
+Model layered(int nz, int nx, double h) {
+  Model m = grid(nz, nx, h, 1500);
+  const double tops[] = {0.2, 0.4, 0.6, 0.8};
+  const double v[] = {2000, 2500, 3000, 3500};
+  for (int z = 0; z < nz; ++z)
+    for (int x = 0; x < nx; ++x) {
+      double vz = 1500;
+      for (int k = 0; k < 4; ++k)
+        if (z >= int(tops[k] * nz)) vz = v[k];
+      m.at(z, x) = vz;
+    }
+  return m;
+}
+
+/// A Marmousi-like section: water, gently folded sediments whose velocity grows with depth,
+/// two normal faults that offset them, and a fast (salt-like) body.
+Model marmousi_like(int nz, int nx, double h) {
+  Model m = grid(nz, nx, h, 1500);
+  const double depth = nz * h, width = nx * h;
+  const double water = 0.12 * depth;
+  const int nlayers = 9;
+  for (int x = 0; x < nx; ++x) {
+    const double xm = x * h;
+    const double f1 = 0.35 * width, f2 = 0.62 * width;  // fault traces at the sea floor
+    for (int z = 0; z < nz; ++z) {
+      const double zm = z * h;
+      // Two dipping normal faults: the hanging wall (right of each plane) drops.
+      double shift = 0;
+      if (xm > f1 + 0.5 * (zm - water)) shift += 0.06 * depth;
+      if (xm > f2 + 0.35 * (zm - water)) shift += 0.05 * depth;
+      const double fold = 0.06 * depth * std::sin(2 * M_PI * xm / width * 1.3) + 0.08 * depth * xm / width;
+      double v = 1500;
+      if (zm >= water) {
+        const double rel = (zm - water - fold + shift) / (depth - water);
+        const int layer = std::clamp(int(std::floor(rel * nlayers)), 0, nlayers - 1);
+        // Velocity grows with depth, with alternating contrasts.
+        v = 1700 + 1900.0 * layer / (nlayers - 1) + ((layer % 2) ? 180 : -120);
+        v = std::clamp(v, 1600.0, 3700.0);
+      }
+      // Fast body: an ellipse in the lower centre-right.
+      const double ez = (zm - 0.72 * depth) / (0.12 * depth), ex = (xm - 0.70 * width) / (0.14 * width);
+      if (ez * ez + ex * ex < 1.0) v = 4200;
+      m.at(z, x) = v;
+    }
+  }
+  return m;
+}
+
+Model marmousi2(const std::string& file, int nz, int nx, double h) {
+  // shared/data/README.md: raw little-endian float32, 1601 columns of 401 samples (z
+  // fastest), km/s, 7.5 m spacing.
+  const int NZ = 401, NX = 1601;
+  const double H = 7.5;
+  if (file.empty()) throw InputError("--file: the marmousi2 kind needs the raw Marmousi2 file (shared/data)");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(file + ": cannot open");
+  std::vector<float> raw(std::size_t(NZ) * NX);
+  in.read(reinterpret_cast<char*>(raw.data()), std::streamsize(raw.size() * sizeof(float)));
+  if (!in) throw InputError(file + ": shorter than the 1601 × 401 float32 values of Marmousi2");
+  const double hh = h > 0 ? h : H;
+  const int nzz = nz > 0 ? nz : int((NZ - 1) * H / hh) + 1;
+  const int nxx = nx > 0 ? nx : int((NX - 1) * H / hh) + 1;
+  Model m = grid(nzz, nxx, hh, 0);
+  for (int z = 0; z < nzz; ++z)
+    for (int x = 0; x < nxx; ++x) {
+      const int iz = std::min(NZ - 1, int(std::lround(z * hh / H)));
+      const int ix = std::min(NX - 1, int(std::lround(x * hh / H)));
+      m.at(z, x) = 1000.0 * raw[std::size_t(ix) * NZ + iz];
+    }
+  return m;
+}
+
+}  // namespace
+
+Model synthesize(const SynthOptions& o) {
+  Model m;
+  if (o.kind == "constant")
+    m = grid(o.nz ? o.nz : 100, o.nx ? o.nx : 100, o.spacing ? o.spacing : 10, o.velocity);
+  else if (o.kind == "layered")
+    m = layered(o.nz ? o.nz : 120, o.nx ? o.nx : 300, o.spacing ? o.spacing : 10);
+  else if (o.kind == "marmousi-like")
+    m = marmousi_like(o.nz ? o.nz : 150, o.nx ? o.nx : 400, o.spacing ? o.spacing : 10);
+  else if (o.kind == "marmousi2")
+    m = marmousi2(o.file, o.nz, o.nx, o.spacing);
+  else
+    throw InputError("--kind: unknown model kind '" + o.kind + "' (constant, layered, marmousi-like, marmousi2)");
+  m.validate("--kind " + o.kind);
+  return m;
+}
+
+Model smoothed(const Model& m, double sigma) {
+  if (!(sigma > 0)) return m;
+  Model out = m;
+  auto blur = [&](std::vector<double>& v, int n, int count, long step, long stride, double h) {
+    const int r = int(std::ceil(3 * sigma / h));
+    std::vector<double> w(std::size_t(2 * r + 1));
+    double sum = 0;
+    for (int k = -r; k <= r; ++k) sum += w[std::size_t(k + r)] = std::exp(-0.5 * (k * h / sigma) * (k * h / sigma));
+    std::vector<double> line(static_cast<std::size_t>(n));
+    for (int c = 0; c < count; ++c) {
+      for (int i = 0; i < n; ++i) line[std::size_t(i)] = v[std::size_t(c * stride + i * step)];
+      for (int i = 0; i < n; ++i) {
+        double acc = 0;
+        for (int k = -r; k <= r; ++k) acc += w[std::size_t(k + r)] * line[std::size_t(std::clamp(i + k, 0, n - 1))];
+        v[std::size_t(c * stride + i * step)] = acc / sum;
+      }
+    }
+  };
+  blur(out.vp, m.nx, m.nz, 1, m.nx, m.dx);
+  blur(out.vp, m.nz, m.nx, m.nx, 1, m.dz);
+  return out;
+}
+
+Survey regular_survey(const Model& m, const SurveyOptions& o) {
+  if (o.nshots < 1) throw InputError("--nshots: must be at least 1");
+  if (o.receiver_every < 1) throw InputError("--receiver-every: must be at least 1");
+  if (!(o.frequency > 0)) throw InputError("--frequency: must be positive");
+  Survey s;
+  const double sd = o.source_depth >= 0 ? o.source_depth : m.dz;
+  const double rd = o.receiver_depth >= 0 ? o.receiver_depth : m.dz;
+  auto on_node = [&](double depth, const char* opt) {
+    const double k = depth / m.dz;
+    if (std::abs(k - std::round(k)) > 1e-6 || k > m.nz - 1)
+      throw InputError(std::string(opt) + ": " + std::to_string(depth) + " m is not a grid row inside the model");
+    return m.z0 + std::round(k) * m.dz;
+  };
+  const double zs = on_node(sd, "--source-depth"), zr = on_node(rd, "--receiver-depth");
+  for (int i = 0; i < o.nshots; ++i) {
+    const int ix = o.nshots == 1 ? (m.nx - 1) / 2 : int(std::lround(double(i) * (m.nx - 1) / (o.nshots - 1)));
+    s.sources.push_back({zs, m.x0 + ix * m.dx});
+  }
+  s.receivers.emplace_back();
+  for (int ix = 0; ix < m.nx; ix += o.receiver_every) s.receivers[0].push_back({zr, m.x0 + ix * m.dx});
+  if (o.dt > 0) {
+    s.dt = o.dt;
+  } else {
+    // Half the order-8 stability limit, rounded down to 0.1 ms, and fine enough for the wavelet.
+    const double limit = std::min(0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8), 1.0 / (12 * o.frequency));
+    s.dt = std::max(1e-5, std::floor(limit * 1e4) / 1e4);
+  }
+  const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
+  s.nt = int64_t(std::lround(t_max / s.dt)) + 1;
+  s.wavelets.push_back(ricker(o.frequency, 1.5 / o.frequency, s.dt, s.nt));
+  s.validate("survey");
+  return s;
+}
+
+}  // namespace starwave

@@ -1,0 +1,39 @@
+// src/synth.hpp — built-in models and acquisitions (`starwave synth`, `starwave survey`).
+#pragma once
+
+#include <string>
+
+#include "src/model.hpp"
+#include "src/survey.hpp"
+
+namespace starwave {
+
+struct SynthOptions {
+  std::string kind = "marmousi-like";  // constant | layered | marmousi-like | marmousi2
+  int nz = 0, nx = 0;                  // 0 = the kind's default
+  double spacing = 0;                  // m; 0 = the kind's default
+  double velocity = 2000;              // constant kind, m/s
+  std::string file;                    // marmousi2: the raw float32 file (see shared/data)
+};
+
+/// Throws InputError for an unknown kind or bad sizes.
+Model synthesize(const SynthOptions& o);
+
+/// Gaussian smoothing of the model with standard deviation `sigma` metres (for initial
+/// models of synthetic inversions).
+Model smoothed(const Model& m, double sigma);
+
+struct SurveyOptions {
+  int nshots = 8;
+  double source_depth = -1;    // m below the model top; <0 = second row
+  double receiver_depth = -1;  // m; <0 = second row
+  int receiver_every = 1;      // one receiver every n columns
+  double frequency = 10;       // Ricker peak, Hz
+  double dt = 0;               // s; 0 = automatic
+  double t_max = 0;            // s; 0 = automatic
+};
+
+/// A regular surface acquisition over the model with a Ricker wavelet.
+Survey regular_survey(const Model& m, const SurveyOptions& o);
+
+}  // namespace starwave

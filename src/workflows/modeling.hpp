@@ -1,0 +1,28 @@
+// src/workflows/modeling.hpp — forward modeling of every shot of a survey (`starwave model`).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "src/model.hpp"
+#include "src/propagator.hpp"
+#include "src/survey.hpp"
+
+namespace starwave {
+
+struct ModelingReport {
+  TimeStepping time;
+  double seconds = 0;
+  double cell_updates = 0;  // padded cells × internal steps × shots
+};
+
+/// Models every shot; returns traces as (nshots, nrec, nt) float32, sample n at t = n·dt.
+/// Needs a running Runtime. `on_shot_done(done, total)` is called as shots complete.
+std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
+                               const std::function<void(int, int)>& on_shot_done = {});
+
+/// Checks everything that can be checked before any work: options, time step, every
+/// source and receiver position. Throws InputError.
+void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptions& o);
+
+}  // namespace starwave

@@ -1,0 +1,84 @@
+// tests/helpers.hpp — small builders shared by the tests: models, surveys and a direct
+// (StarPU-free) run of one shot through the CPU kernels.
+#pragma once
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/propagate.hpp"
+#include "src/model.hpp"
+#include "src/propagator.hpp"
+#include "src/survey.hpp"
+
+namespace starwave::test {
+
+inline Model constant_model(int nz, int nx, double h, double v) {
+  Model m;
+  m.nz = nz;
+  m.nx = nx;
+  m.dz = m.dx = h;
+  m.vp.assign(std::size_t(nz) * nx, v);
+  return m;
+}
+
+inline Survey point_survey(Position src, std::vector<Position> rec, double f, double dt, double t_max) {
+  Survey s;
+  s.dt = dt;
+  s.nt = int64_t(std::lround(t_max / dt)) + 1;
+  s.sources = {src};
+  s.receivers = {rec};
+  s.wavelets = {ricker(f, 1.5 / f, dt, s.nt)};
+  return s;
+}
+
+/// Runs shot `shot` with the CPU kernel directly; returns nrec × nt traces in double.
+template <typename T>
+std::vector<double> run_shot(const Model& m, const Survey& s, const NumericalOptions& o, int shot = 0) {
+  const TimeStepping ts = choose_time_step(m, s, o);
+  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(shot), s.dt));
+  const ShotInputs<T> in = shot_inputs(med, m, s, ts, shot);
+  ShotProblem<T> p = med.layout;
+  med.attach(p, med.buffer.data());
+  std::vector<T> work(p.work_size()), traces(std::size_t(s.nrec()) * s.nt);
+  p.work = work.data();
+  p.traces = traces.data();
+  p.source = in.source.data();
+  p.source_index = in.nodes[0];
+  p.receiver_index = in.nodes.data() + 1;
+  p.nrec = s.nrec();
+  switch (o.order) {
+    case 2:
+      cpu::forward<2, T>(p);
+      break;
+    case 4:
+      cpu::forward<4, T>(p);
+      break;
+    case 6:
+      cpu::forward<6, T>(p);
+      break;
+    default:
+      cpu::forward<8, T>(p);
+      break;
+  }
+  return std::vector<double>(traces.begin(), traces.end());
+}
+
+inline double norm(const std::vector<double>& a) {
+  double s = 0;
+  for (double v : a) s += v * v;
+  return std::sqrt(s);
+}
+
+inline double diff_norm(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
+  return std::sqrt(s);
+}
+
+inline double max_abs(const std::vector<double>& a) {
+  double m = 0;
+  for (double v : a) m = std::max(m, std::abs(v));
+  return m;
+}
+
+}  // namespace starwave::test

@@ -1,0 +1,189 @@
+// tests/test_cli.cpp — the `starwave` executable end to end, and one test per bad-input
+// rule of DESIGN §5: one clear line on stderr naming the file or option, a non-zero exit,
+// and no output file.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "src/io.hpp"
+#include "src/synth.hpp"
+
+namespace starwave {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;
+  std::string err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("starwave-cli-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    model_ = path("vp.h5");
+    survey_ = path("survey.h5");
+    ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --out " + model_).status, 0);
+    ASSERT_EQ(run("survey --model " + model_ + " --nshots 2 --dt 0.002 --t-max 0.3 --out " + survey_).status, 0);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  static Result run(const std::string& args) {
+    const std::string err = (fs::temp_directory_path() / ("starwave-cli-err-" + std::to_string(getpid()))).string();
+    const std::string cmd = std::string(STARWAVE_BIN) + " " + args + " >/dev/null 2>" + err;
+    const int raw = std::system(cmd.c_str());
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    fs::remove(err);
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128, ss.str()};
+  }
+
+  /// Runs `model` with the given inputs and asserts the refusal rules.
+  void expect_refused(const std::string& args, const std::string& out, const std::string& mention) {
+    const Result r = run(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line on stderr, got:\n" << r.err;
+    EXPECT_NE(r.err.find(mention), std::string::npos) << "stderr should mention '" << mention << "':\n" << r.err;
+    EXPECT_FALSE(fs::exists(out)) << "no output file may be left: " << out;
+    for (const auto& e : fs::directory_iterator(dir_))
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temporary left: " << e.path();
+  }
+
+  void write_model(const std::string& p, int nz, int nx, const std::vector<double>& vp, bool with_spacing = true) {
+    hid_t f = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t dims[2] = {hsize_t(nz), hsize_t(nx)};
+    hid_t s = H5Screate_simple(nx > 0 ? 2 : 1, dims, nullptr);
+    hid_t d = H5Dcreate2(f, "/vp", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vp.data());
+    if (with_spacing) {
+      const hsize_t two = 2;
+      const double sp[2] = {10, 10};
+      hid_t as = H5Screate_simple(1, &two, nullptr);
+      hid_t a = H5Acreate2(d, "spacing", H5T_IEEE_F64LE, as, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(a, H5T_NATIVE_DOUBLE, sp);
+      H5Aclose(a);
+      H5Sclose(as);
+    }
+    H5Dclose(d);
+    H5Sclose(s);
+    H5Fclose(f);
+  }
+
+  std::string model_cmd(const std::string& model, const std::string& survey, const std::string& out,
+                        const std::string& extra = "") {
+    return "model --quiet --model " + model + " --survey " + survey + " --out " + out + " " + extra;
+  }
+
+  fs::path dir_;
+  std::string model_, survey_;
+};
+
+TEST_F(Cli, ModelWritesDataAndPicturesEndToEnd) {
+  const std::string out = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, out)).status, 0);
+  const Survey d = io::read_survey(out, true);
+  EXPECT_EQ(d.nshots(), 2);
+  float peak = 0;
+  for (float v : d.data) peak = std::max(peak, std::abs(v));
+  EXPECT_GT(peak, 0.f);
+  ASSERT_EQ(run("plot --in " + out + " --shot 1 --out " + path("gather.png")).status, 0);
+  ASSERT_EQ(run("plot --in " + model_ + " --out " + path("model.png")).status, 0);
+  EXPECT_GT(fs::file_size(path("gather.png")), 1000u);
+  EXPECT_GT(fs::file_size(path("model.png")), 1000u);
+  // The output is not overwritten without --overwrite.
+  const auto size = fs::file_size(out);
+  const Result again = run(model_cmd(model_, survey_, out));
+  EXPECT_NE(again.status, 0);
+  EXPECT_NE(again.err.find("--overwrite"), std::string::npos);
+  EXPECT_EQ(fs::file_size(out), size);
+}
+
+TEST_F(Cli, OptionsFromConfigFile) {
+  const std::string ini = path("run.ini");
+  std::ofstream(ini) << "order = 4\npml-width = 10\nprecision = double\n";
+  const std::string out = path("data.h5");
+  EXPECT_EQ(run(model_cmd(model_, survey_, out, "--config " + ini)).status, 0);
+  std::ofstream(path("bad.ini")) << "order = 5\n";
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("bad.ini")), path("d2.h5"), "--order");
+}
+
+TEST_F(Cli, MissingFile) { expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5"); }
+
+TEST_F(Cli, WrongShape) {
+  const std::string bad = path("bad.h5");
+  write_model(bad, 100, 0, std::vector<double>(100, 2000));  // a 1-D /vp
+  expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "2-D");
+}
+
+TEST_F(Cli, MissingAttribute) {
+  const std::string bad = path("bad.h5");
+  write_model(bad, 40, 60, std::vector<double>(2400, 2000), false);
+  expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "spacing");
+}
+
+TEST_F(Cli, NaNVelocity) {
+  std::vector<double> v(2400, 2000);
+  v[1234] = std::nan("");
+  const std::string bad = path("bad.h5");
+  write_model(bad, 40, 60, v);
+  expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "velocity");
+}
+
+TEST_F(Cli, NonPositiveVelocity) {
+  std::vector<double> v(2400, 2000);
+  v[7] = -1;
+  const std::string bad = path("bad.h5");
+  write_model(bad, 40, 60, v);
+  expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "positive");
+}
+
+TEST_F(Cli, SourceOutsideTheModel) {
+  // A survey made for a wider model puts sources beyond this one's right edge.
+  const std::string wide = path("wide.h5"), s = path("wide-survey.h5");
+  ASSERT_EQ(run("synth --kind constant --nz 40 --nx 120 --spacing 10 --out " + wide).status, 0);
+  ASSERT_EQ(run("survey --model " + wide + " --nshots 3 --dt 0.002 --t-max 0.2 --out " + s).status, 0);
+  expect_refused(model_cmd(model_, s, path("d.h5")), path("d.h5"), "outside the model");
+}
+
+TEST_F(Cli, SourceOffTheGrid) {
+  const std::string fine = path("fine.h5"), s = path("fine-survey.h5");
+  ASSERT_EQ(run("synth --kind constant --nz 40 --nx 60 --spacing 5 --out " + fine).status, 0);
+  ASSERT_EQ(run("survey --model " + fine + " --nshots 2 --receiver-every 3 --dt 0.002 --t-max 0.2 --out " + s).status,
+            0);
+  expect_refused(model_cmd(model_, s, path("d.h5")), path("d.h5"), "not on a grid node");
+}
+
+TEST_F(Cli, UnstableTimeStep) {
+  expect_refused(model_cmd(model_, survey_, path("d.h5"), "--internal-dt 0.002"), path("d.h5"), "unstable");
+}
+
+TEST_F(Cli, UnknownOption) {
+  expect_refused(model_cmd(model_, survey_, path("d.h5"), "--frobnicate 3"), path("d.h5"), "frobnicate");
+}
+
+TEST_F(Cli, BadOptionValue) {
+  expect_refused(model_cmd(model_, survey_, path("d.h5"), "--order 5"), path("d.h5"), "--order");
+  expect_refused(model_cmd(model_, survey_, path("d.h5"), "--precision half"), path("d.h5"), "--precision");
+}
+
+TEST_F(Cli, MissingData) {
+  // `plot` of /data from a survey without data names the dataset.
+  expect_refused("plot --in " + survey_ + " --dataset /data --out " + path("g.png"), path("g.png"), "/data");
+}
+
+}  // namespace
+}  // namespace starwave

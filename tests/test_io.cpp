@@ -1,0 +1,103 @@
+// tests/test_io.cpp — HDF5 round trips and output safety.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "src/error.hpp"
+#include "src/io.hpp"
+#include "src/synth.hpp"
+
+namespace starwave {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid()));
+  fs::create_directories(d);
+  return d / name;
+}
+
+TEST(Io, ModelRoundTrip) {
+  SynthOptions so;
+  so.kind = "marmousi-like";
+  so.nz = 30;
+  so.nx = 50;
+  so.spacing = 12.5;
+  Model m = synthesize(so);
+  m.z0 = 5;
+  m.x0 = -100;
+  const std::string p = scratch("model.h5");
+  io::write_model(p, m);
+  const Model r = io::read_model(p);
+  EXPECT_EQ(r.nz, m.nz);
+  EXPECT_EQ(r.nx, m.nx);
+  EXPECT_EQ(r.dz, m.dz);
+  EXPECT_EQ(r.dx, m.dx);
+  EXPECT_EQ(r.z0, m.z0);
+  EXPECT_EQ(r.x0, m.x0);
+  for (std::size_t i = 0; i < m.vp.size(); ++i) ASSERT_EQ(float(r.vp[i]), float(m.vp[i]));
+}
+
+TEST(Io, SurveyAndDataRoundTrip) {
+  Model m;
+  m.nz = 20;
+  m.nx = 30;
+  m.dz = m.dx = 10;
+  m.vp.assign(600, 2000);
+  SurveyOptions so;
+  so.nshots = 3;
+  so.dt = 1e-3;
+  so.t_max = 0.1;
+  Survey s = regular_survey(m, so);
+  s.data.resize(std::size_t(s.nshots()) * s.nrec() * s.nt);
+  for (std::size_t i = 0; i < s.data.size(); ++i) s.data[i] = float(std::sin(0.01 * double(i)));
+  const std::string p = scratch("data.h5");
+  io::write_survey(p, s, &m);
+  const Survey r = io::read_survey(p, true);
+  EXPECT_EQ(r.dt, s.dt);
+  EXPECT_EQ(r.nt, s.nt);
+  ASSERT_EQ(r.nshots(), s.nshots());
+  ASSERT_EQ(r.nrec(), s.nrec());
+  for (int i = 0; i < s.nshots(); ++i) EXPECT_EQ(r.sources[std::size_t(i)], s.sources[std::size_t(i)]);
+  EXPECT_EQ(r.receivers, s.receivers);
+  EXPECT_EQ(r.wavelets, s.wavelets);
+  EXPECT_EQ(r.data, s.data);
+  // A survey read without requiring data still carries it when present.
+  EXPECT_EQ(io::read_survey(p, false).data.size(), s.data.size());
+}
+
+TEST(Io, ExistingOutputIsNotOverwrittenWithoutAsking) {
+  const std::string p = scratch("exists.h5");
+  { std::ofstream(p) << "precious"; }
+  EXPECT_THROW(io::check_output(p, false), InputError);
+  EXPECT_NO_THROW(io::check_output(p, true));
+  EXPECT_THROW(io::check_output(scratch("no-such-dir/x.h5").string(), true), InputError);
+}
+
+TEST(Io, MissingDataIsReportedWithTheFileName) {
+  Model m;
+  m.nz = m.nx = 10;
+  m.dz = m.dx = 10;
+  m.vp.assign(100, 1500);
+  SurveyOptions so;
+  so.nshots = 1;
+  so.dt = 1e-3;
+  so.t_max = 0.01;
+  const std::string p = scratch("survey.h5");
+  io::write_survey(p, regular_survey(m, so), &m);
+  try {
+    io::read_survey(p, true);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("/data"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace starwave

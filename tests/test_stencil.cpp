@@ -1,0 +1,64 @@
+// tests/test_stencil.cpp — the finite-difference weights, the stability bound and the
+// wavelet resampling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/stencil.hpp"
+#include "src/propagator.hpp"
+
+namespace starwave {
+namespace {
+
+template <int Order>
+void check_exactness() {
+  // A centred difference of order p is exact on polynomials of degree ≤ p + 1 (second
+  // derivative) and ≤ p (first derivative).
+  const int r = Order / 2;
+  for (int degree = 0; degree <= Order + 1; ++degree) {
+    std::vector<double> f(2 * r + 1);
+    for (int j = -r; j <= r; ++j) f[std::size_t(j + r)] = std::pow(double(j), degree);
+    const double d2 = stencil::d2<Order>(f.data() + r, 1);
+    const double want2 = degree >= 2 && degree == 2 ? 2.0 : 0.0;  // at x = 0 only x² survives
+    EXPECT_NEAR(d2, want2, 1e-12) << "order " << Order << " degree " << degree;
+    if (degree <= Order) {
+      const double d1 = stencil::d1<Order>(f.data() + r, 1);
+      EXPECT_NEAR(d1, degree == 1 ? 1.0 : 0.0, 1e-12) << "order " << Order << " degree " << degree;
+    }
+  }
+}
+
+TEST(Stencil, WeightsAreExactOnPolynomials) {
+  check_exactness<2>();
+  check_exactness<4>();
+  check_exactness<6>();
+  check_exactness<8>();
+}
+
+TEST(Stencil, NyquistEigenvalues) {
+  EXPECT_DOUBLE_EQ(stencil::d2_nyquist_eigenvalue<2>(), 4.0);
+  EXPECT_NEAR(stencil::d2_nyquist_eigenvalue<4>(), 16.0 / 3.0, 1e-14);
+  // Higher orders have larger spectral radius, so smaller stable steps.
+  EXPECT_GT(stencil::d2_nyquist_eigenvalue<8>(), stencil::d2_nyquist_eigenvalue<6>());
+}
+
+TEST(Stencil, StableStepMatchesTheClassicalCflForOrder2) {
+  // Order 2 in 2-D with equal spacing: Δt ≤ h / (v √2).
+  EXPECT_NEAR(stable_time_step(2000, 10, 10, 2), 10 / (2000 * std::sqrt(2.0)), 1e-15);
+}
+
+TEST(Resampling, UpsampledWaveletKeepsOriginalSamplesAndIsSmooth) {
+  const double dt = 2e-3;
+  const std::vector<float> w = ricker(10, 0.15, dt, 200);
+  const int k = 3;
+  const std::vector<double> u = upsample(w, k, 199 * k);
+  for (int n = 0; n < 199; ++n) EXPECT_NEAR(u[std::size_t(n * k)], w[std::size_t(n)], 1e-6);
+  // In-between samples follow the continuous Ricker to band-limited accuracy.
+  for (int m = 1; m < 199 * k; m += k) {
+    const double t = m * dt / k - 0.15, a = M_PI * M_PI * 100 * t * t;
+    EXPECT_NEAR(u[std::size_t(m)], (1 - 2 * a) * std::exp(-a), 2e-3);
+  }
+}
+
+}  // namespace
+}  // namespace starwave
