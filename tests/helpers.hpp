@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "kernels/cpu/propagate.hpp"
@@ -31,36 +32,56 @@ inline Survey point_survey(Position src, std::vector<Position> rec, double f, do
   return s;
 }
 
+/// One shot's arrays on the host and the ShotProblem pointing into them.
+template <typename T>
+struct PreparedShot {
+  TimeStepping ts;
+  Medium<T> med;
+  ShotInputs<T> in;
+  std::vector<T> work, traces;
+  ShotProblem<T> p;
+};
+
+template <typename T>
+std::unique_ptr<PreparedShot<T>> prepare_shot(const Model& m, const Survey& s, const NumericalOptions& o,
+                                              int shot = 0) {
+  auto ps = std::make_unique<PreparedShot<T>>();
+  ps->ts = choose_time_step(m, s, o);
+  ps->med = build_medium<T>(m, o, ps->ts, int(s.nt), dominant_frequency(s.wavelet(shot), s.dt));
+  ps->in = shot_inputs(ps->med, m, s, ps->ts, shot);
+  ShotProblem<T>& p = ps->p;
+  p = ps->med.layout;
+  ps->med.attach(p, ps->med.buffer.data());
+  ps->work.resize(p.work_size());
+  ps->traces.resize(std::size_t(s.nrec()) * s.nt);
+  p.work = ps->work.data();
+  p.traces = ps->traces.data();
+  p.source = ps->in.source.data();
+  p.source_index = ps->in.nodes[0];
+  p.receiver_index = ps->in.nodes.data() + 1;
+  p.nrec = s.nrec();
+  return ps;
+}
+
 /// Runs shot `shot` with the CPU kernel directly; returns nrec × nt traces in double.
 template <typename T>
 std::vector<double> run_shot(const Model& m, const Survey& s, const NumericalOptions& o, int shot = 0) {
-  const TimeStepping ts = choose_time_step(m, s, o);
-  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(shot), s.dt));
-  const ShotInputs<T> in = shot_inputs(med, m, s, ts, shot);
-  ShotProblem<T> p = med.layout;
-  med.attach(p, med.buffer.data());
-  std::vector<T> work(p.work_size()), traces(std::size_t(s.nrec()) * s.nt);
-  p.work = work.data();
-  p.traces = traces.data();
-  p.source = in.source.data();
-  p.source_index = in.nodes[0];
-  p.receiver_index = in.nodes.data() + 1;
-  p.nrec = s.nrec();
+  auto ps = prepare_shot<T>(m, s, o, shot);
   switch (o.order) {
     case 2:
-      cpu::forward<2, T>(p);
+      cpu::forward<2, T>(ps->p);
       break;
     case 4:
-      cpu::forward<4, T>(p);
+      cpu::forward<4, T>(ps->p);
       break;
     case 6:
-      cpu::forward<6, T>(p);
+      cpu::forward<6, T>(ps->p);
       break;
     default:
-      cpu::forward<8, T>(p);
+      cpu::forward<8, T>(ps->p);
       break;
   }
-  return std::vector<double>(traces.begin(), traces.end());
+  return std::vector<double>(ps->traces.begin(), ps->traces.end());
 }
 
 inline double norm(const std::vector<double>& a) {

@@ -34,23 +34,19 @@ void compare(bool free_surface) {
   o.double_precision = sizeof(T) == 8;
   const std::vector<double> cpu = run_shot<T>(m, s, o);
 
-  const TimeStepping ts = choose_time_step(m, s, o);
-  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
-  const ShotInputs<T> in = shot_inputs(med, m, s, ts, 0);
-  ShotProblem<T> p = med.layout;
-  T* d_medium = to_device(med.buffer);
-  med.attach(p, d_medium);
-  T* d_source = to_device(in.source);
-  long* d_nodes = to_device(in.nodes);
+  auto ps = prepare_shot<T>(m, s, o);
+  ShotProblem<T> p = ps->p;  // host pointers replaced by device copies below
+  T* d_medium = to_device(ps->med.buffer);
+  ps->med.attach(p, d_medium);
+  T* d_source = to_device(ps->in.source);
+  long* d_nodes = to_device(ps->in.nodes);
   T *d_work = nullptr, *d_traces = nullptr;
   ASSERT_EQ(cudaMalloc(&d_work, p.work_size() * sizeof(T)), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_traces, std::size_t(s.nrec()) * s.nt * sizeof(T)), cudaSuccess);
   p.work = d_work;
   p.traces = d_traces;
   p.source = d_source;
-  p.source_index = in.nodes[0];
   p.receiver_index = d_nodes + 1;
-  p.nrec = s.nrec();
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   ASSERT_EQ((cuda::forward<Order, T>(p, stream)), 0);

@@ -22,22 +22,11 @@ void compare(bool free_surface) {
   o.double_precision = sizeof(T) == 8;
   const std::vector<double> cpu = run_shot<T>(m, s, o);
 
-  const TimeStepping ts = choose_time_step(m, s, o);
-  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
-  const ShotInputs<T> in = shot_inputs(med, m, s, ts, 0);
-  ShotProblem<T> p = med.layout;
-  med.attach(p, med.buffer.data());
-  std::vector<T> work(p.work_size()), traces(std::size_t(s.nrec()) * s.nt);
-  p.work = work.data();
-  p.traces = traces.data();
-  p.source = in.source.data();
-  p.source_index = in.nodes[0];
-  p.receiver_index = in.nodes.data() + 1;
-  p.nrec = s.nrec();
+  auto ps = prepare_shot<T>(m, s, o);
   EmulatedExec ex;
-  ASSERT_TRUE((cuda_bodies::run_shot<Order>(p, ex)));
+  ASSERT_TRUE((cuda_bodies::run_shot<Order>(ps->p, ex)));
 
-  const std::vector<double> emu(traces.begin(), traces.end());
+  const std::vector<double> emu(ps->traces.begin(), ps->traces.end());
   const double scale = max_abs(cpu);
   ASSERT_GT(scale, 0);
   const double tol = sizeof(T) == 8 ? 1e-12 : 1e-5;
