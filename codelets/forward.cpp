@@ -27,12 +27,7 @@ struct ForwardArgs {
 template <typename T>
 ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
   const T* medium = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[0]));
-  const std::size_t g = p.grid_size();
-  p.vdt2 = medium;
-  p.a_z = medium + g;
-  p.b_z = medium + g + p.nz;
-  p.a_x = medium + g + 2 * p.nz;
-  p.b_x = medium + g + 2 * p.nz + p.nx;
+  p.attach_medium(medium);
   const long* nodes = reinterpret_cast<const long*>(STARPU_VECTOR_GET_PTR(buffers[1]));
   p.receiver_index = nodes + 1;
   p.source = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2]));

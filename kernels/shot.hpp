@@ -1,10 +1,18 @@
 // kernels/shot.hpp — the description of one shot's propagation, as raw pointers, shared by
-// the CPU and CUDA propagators. Pure data: no StarPU, no I/O.
+// the CPU and CUDA propagators, and the memory layout of its arrays. Pure data: no
+// StarPU, no I/O.
 //
-// Grid layout: the padded grid (user's model + absorbing layers) has nz × nx cells; every
-// array is allocated with `halo` guard cells on each side, row-major with `stride` =
-// nx + 2·halo. Indices such as `source_index` address the padded grid from its first
-// non-guard cell: i = z·stride + x.
+// Grid layout: the padded grid (user's model + absorbing layers) has nz × nx cells, stored
+// row-major (x fastest) with `halo` guard rows above and below, `lead` guard columns on the
+// left and at least `halo` on the right. `stride` (the row length) is a multiple of 64
+// bytes and `lead` makes column 0 start on a 64-byte boundary, so with 64-byte aligned
+// allocations every row of the interior loop starts aligned. Indices such as
+// `source_index` address the grid from cell (0, 0): i = z·stride + x.
+//
+// The CPML memory variables are compact (DESIGN §2): ψ_z, ζ_z exist only in the top and
+// bottom layers (full rows, same columns as the grid, `halo` zero guard rows on both sides
+// of each layer), ψ_x, ζ_x only in the left and right layers (all nz rows, zero guard
+// columns on both sides of each layer, rows of `xstride`).
 #pragma once
 
 #include <cstddef>
@@ -16,13 +24,14 @@ namespace starwave {
 template <typename T>
 struct ShotProblem {
   int nz = 0, nx = 0;  // padded grid (model + absorbing layers), guard cells excluded
-  int halo = 0;        // guard cells on each side (stencil radius)
-  long stride = 0;     // nx + 2·halo
+  int halo = 0;        // stencil radius: guard rows above and below, ≥ guard columns per side
+  int lead = 0;        // guard columns left of column 0 (≥ halo; aligns column 0)
+  long stride = 0;     // row length in elements (≥ lead + nx + halo; multiple of kAlign)
   int pml_top = 0, pml_bottom = 0, pml_left = 0, pml_right = 0;  // layer widths (cells)
   bool free_surface = false;                                     // mirror about row pml_top (which is then 0)
   T dz = 0, dx = 0;
 
-  const T* vdt2 = nullptr;  // v²Δt², full allocation (guards included)
+  const T* vdt2 = nullptr;  // v²Δt², full grid allocation (guards included)
   const T* a_z = nullptr;   // CPML coefficients, length nz (rows) and nx (columns)
   const T* b_z = nullptr;
   const T* a_x = nullptr;
@@ -37,12 +46,87 @@ struct ShotProblem {
   const long* receiver_index = nullptr;
   T* traces = nullptr;  // nrec × nt, row per receiver
 
-  T* work = nullptr;  // scratch: kWorkGrids grids of grid_size() values
+  T* work = nullptr;  // scratch of work_size() values: u, u_prev, ψ_z, ζ_z, ψ_x, ζ_x
 
-  static constexpr int kWorkGrids = 6;  // u, u_prev, ψz, ψx, ζz, ζx
+  /// Elements per 64 bytes: the unit of `stride`, `lead` and of every array offset.
+  static constexpr int kAlign = int(64 / sizeof(T));
+  SW_HD static constexpr long round_up(long n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+  /// Sets nz, nx, halo, lead and stride for a padded grid and a stencil radius.
+  SW_HD void set_grid(int nz_, int nx_, int radius) {
+    nz = nz_;
+    nx = nx_;
+    halo = radius;
+    lead = int(round_up(radius));
+    stride = round_up(long(lead) + nx + radius);
+  }
+
   SW_HD std::size_t grid_size() const { return std::size_t(nz + 2 * halo) * std::size_t(stride); }
-  SW_HD std::size_t work_size() const { return kWorkGrids * grid_size(); }
-  SW_HD long origin() const { return long(halo) * stride + halo; }
+  SW_HD long origin() const { return long(halo) * stride + lead; }
+
+  // Compact layer arrays. When the model is thinner than two stencil radii, the two
+  // layers of a dimension share one array spanning the whole grid (`merged`), so every
+  // stencil reads one consistent array.
+  SW_HD bool zmerged() const { return pml_top > 0 && pml_bottom > 0 && nz - pml_bottom - pml_top < 2 * halo; }
+  SW_HD int top_rows() const { return zmerged() ? nz + 2 * halo : pml_top > 0 ? pml_top + 2 * halo : 0; }
+  SW_HD int bottom_rows() const { return zmerged() || pml_bottom == 0 ? 0 : pml_bottom + 2 * halo; }
+  SW_HD std::size_t zlayer_size() const { return std::size_t(top_rows() + bottom_rows()) * std::size_t(stride); }
+
+  /// Index into ψ_z / ζ_z of cell (z, x), for a layer row or a row within `halo` of one.
+  SW_HD long zlayer_index(int z, int x) const {
+    if (zmerged() || (pml_top > 0 && z < pml_top + halo)) return long(z + halo) * stride + lead + x;
+    return long(top_rows() + z - (nz - pml_bottom) + halo) * stride + lead + x;
+  }
+
+  // The CPU loops sweep the side layers in whole 64-byte vectors: columns [0, xloop_left())
+  // and [xloop_right(), nx), the extra lanes being model cells (one loop over all columns
+  // when the layers are merged). ψ_x, ζ_x are stored for those columns ± one vector;
+  // model cells keep zeros there.
+  SW_HD bool xmerged() const {
+    if (pml_left == 0 && pml_right == 0) return false;
+    const long l = pml_left > 0 ? round_up(pml_left) : 0;
+    const long r = pml_right > 0 ? nx - round_up(pml_right) : nx;
+    return r - l < 2 * halo;
+  }
+  SW_HD int xloop_left() const { return xmerged() ? nx : pml_left > 0 ? int(round_up(pml_left)) : 0; }
+  SW_HD int xloop_right() const { return xmerged() ? nx : pml_right > 0 ? int(nx - round_up(pml_right)) : nx; }
+  /// Guard columns on each side of a side-layer row of ψ_x, ζ_x: one vector (≥ halo), so
+  /// the CPU loops can load whole neighbour vectors.
+  SW_HD static constexpr int xguard() { return kAlign; }
+  SW_HD long xstride() const {
+    const int l = xloop_left(), r = nx - xloop_right();
+    return round_up(long(l > r ? l : r) + 2 * xguard());
+  }
+  SW_HD int xlayers() const { return xmerged() ? 1 : (pml_left > 0) + (pml_right > 0); }
+  SW_HD std::size_t xlayer_size() const { return std::size_t(xlayers()) * std::size_t(nz) * std::size_t(xstride()); }
+
+  /// Index into ψ_x / ζ_x of cell (z, x), for a column swept by the side-layer loops or
+  /// within `halo` of one.
+  SW_HD long xlayer_index(int z, int x) const {
+    if (xmerged() || (pml_left > 0 && x < xloop_left() + halo)) return long(z) * xstride() + xguard() + x;
+    const long right = pml_left > 0 ? long(nz) * xstride() : 0;
+    return right + long(z) * xstride() + xguard() + x - xloop_right();
+  }
+
+  /// The scratch arrays, in this order inside `work`.
+  SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size(); }
+  SW_HD T* u0() const { return work; }
+  SW_HD T* u1() const { return work + grid_size(); }
+  SW_HD T* psi_z() const { return work + 2 * grid_size(); }
+  SW_HD T* zeta_z() const { return psi_z() + zlayer_size(); }
+  SW_HD T* psi_x() const { return zeta_z() + zlayer_size(); }
+  SW_HD T* zeta_x() const { return psi_x() + xlayer_size(); }
+
+  /// The medium buffer: [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)].
+  SW_HD std::size_t medium_size() const { return grid_size() + 2 * std::size_t(nz) + 2 * std::size_t(nx); }
+  SW_HD void attach_medium(const T* base) {
+    const std::size_t g = grid_size();
+    vdt2 = base;
+    a_z = base + g;
+    b_z = a_z + nz;
+    a_x = b_z + nz;
+    b_x = a_x + nx;
+  }
 };
 
 }  // namespace starwave

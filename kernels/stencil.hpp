@@ -12,10 +12,10 @@
 // so the ψ pass (a first derivative of u) runs before the u pass (which differentiates ψ).
 //
 // Assumptions every kernel relies on:
-//  * arrays are row-major (x fastest) with `radius(Order)` guard cells on every side that
-//    stay zero (u, ψ), so no stencil ever needs a bounds test;
-//  * ψ and ζ are zero outside the absorbing layers (b = 0 there, and they are never
-//    written there);
+//  * arrays are row-major (x fastest) with at least `radius(Order)` guard cells on every
+//    side that stay zero (u, ψ), so no stencil ever needs a bounds test (kernels/shot.hpp);
+//  * ψ and ζ are stored only in the absorbing layers, with zero guard cells where a layer
+//    meets the interior standing for their zero values there (b = 0 outside the layers);
 //  * the free surface is an antisymmetric mirror about the first model row: u = 0 on that
 //    row and u(−k) = −u(k) in the guard rows above it.
 #pragma once
@@ -91,99 +91,108 @@ SW_HD T d1(const T* f, long s) {
   return acc;
 }
 
-/// Everything a per-point update needs, as raw pointers into padded arrays.
-/// All grids share `stride` (row length including guard cells); pointers address the
-/// first non-guard cell, so index i = z*stride + x with 0 ≤ z < nz, 0 ≤ x < nx.
+/// One dimension's CPML correction at a layer cell, after the ψ pass of the same step.
+/// With L_d = ∂²_d u + ∂_d ψ_d and ζ_d ← a ζ_d + b L_d, the layer's L̃_d = L_d + ζ_d is the
+/// interior's ∂²_d u plus the returned ∂_d ψ_d + ζ_d (ζ_d is updated in place).
+/// `u` and `psi` point at the cell; `s`, `sp` are their element strides along d.
+template <int Order, typename T>
+SW_HD T layer_correction(const T* u, long s, T inv_h2, const T* psi, long sp, T inv_h, T* zeta, T a, T b) {
+  const T dpsi = d1<Order>(psi, sp) * inv_h;
+  const T z = a * zeta[0] + b * (d2<Order>(u, s) * inv_h2 + dpsi);
+  zeta[0] = z;
+  return dpsi + z;
+}
+
+/// The ψ update at a layer cell: ψ_d ← a ψ_d + b ∂_d u[n].
+template <int Order, typename T>
+SW_HD T psi_value(T psi, T a, T b, const T* u, long s, T inv_h) {
+  return a * psi + b * d1<Order>(u, s) * inv_h;
+}
+
+/// Interior update (no absorbing terms) at the cell `u` points to:
+/// u[n+1] = 2u − u[n−1] + v²Δt² ∇²u, written over u[n−1] in `out`.
+template <int Order, typename T>
+SW_HD void interior_point(const T* u, T* out, T vdt2, long s, T inv_dz2, T inv_dx2) {
+  const T lap = d2<Order>(u, s) * inv_dz2 + d2<Order>(u, 1) * inv_dx2;
+  out[0] = T(2) * u[0] - out[0] + vdt2 * lap;
+}
+
+/// Everything one time step needs, as raw pointers: `u`, `u_prev_next` and `vdt2` address
+/// grid cell (0, 0), so cell (z, x) is [z·stride + x]; the layer arrays are the compact
+/// ones of kernels/shot.hpp, addressed through zi() and xi().
 template <typename T>
 struct StepArgs {
   const T* u;      // u[n]
   T* u_prev_next;  // in: u[n−1]; out: u[n+1] (updated in place)
-  const T* vdt2;   // v² Δt² on the padded grid
-  T* psi_z;        // CPML memory variables (zero outside the layers)
-  T* psi_x;
+  const T* vdt2;   // v² Δt²
+  T* psi_z;        // compact CPML memory variables
   T* zeta_z;
+  T* psi_x;
   T* zeta_x;
   const T* a_z;  // CPML coefficients per row / column (length nz / nx)
   const T* b_z;
   const T* a_x;
   const T* b_x;
   T inv_dz2, inv_dx2, inv_dz, inv_dx;
-  long stride;
+  ShotProblem<T> layout;  // geometry only (its pointers are not used)
+  long stride, xstride;
   int nz, nx;
+  int zt, zb, xl, xr;           // layers: rows [0, zt) and [zb, nz), columns [0, xl) and [xr, nx)
+  int xloop_left, xloop_right;  // the CPU side loops: [0, xloop_left) and [xloop_right, nx)
+
+  SW_HD long zi(int z, int x) const { return layout.zlayer_index(z, x); }
+  SW_HD long xi(int z, int x) const { return layout.xlayer_index(z, x); }
+  SW_HD bool z_layer(int z) const { return z < zt || z >= zb; }
+  SW_HD bool x_layer(int x) const { return x < xl || x >= xr; }
 };
 
-/// Interior update (no absorbing terms): u[n+1] = 2u − u[n−1] + v²Δt² ∇²u.
+/// ψ pass at cell (z, x) of an absorbing layer (nothing elsewhere).
 template <int Order, typename T>
-SW_HD void update_interior(const StepArgs<T>& a, long i) {
-  const T lap = d2<Order>(a.u + i, a.stride) * a.inv_dz2 + d2<Order>(a.u + i, 1) * a.inv_dx2;
-  a.u_prev_next[i] = T(2) * a.u[i] - a.u_prev_next[i] + a.vdt2[i] * lap;
-}
-
-/// ψ pass at one point of the absorbing layer: ψ_d[n] = a_d ψ_d[n−1] + b_d ∂_d u[n].
-template <int Order, bool PmlZ, bool PmlX, typename T>
-SW_HD void update_psi(const StepArgs<T>& a, int z, int x, long i) {
-  if (PmlZ) a.psi_z[i] = a.a_z[z] * a.psi_z[i] + a.b_z[z] * d1<Order>(a.u + i, a.stride) * a.inv_dz;
-  if (PmlX) a.psi_x[i] = a.a_x[x] * a.psi_x[i] + a.b_x[x] * d1<Order>(a.u + i, 1) * a.inv_dx;
-}
-
-/// u pass at one point of the absorbing layer (after the ψ pass of the same step).
-template <int Order, bool PmlZ, bool PmlX, typename T>
-SW_HD void update_pml(const StepArgs<T>& a, int z, int x, long i) {
-  T lz = d2<Order>(a.u + i, a.stride) * a.inv_dz2;
-  T lx = d2<Order>(a.u + i, 1) * a.inv_dx2;
-  if (PmlZ) {
-    lz += d1<Order>(a.psi_z + i, a.stride) * a.inv_dz;
-    const T zeta = a.a_z[z] * a.zeta_z[i] + a.b_z[z] * lz;
-    a.zeta_z[i] = zeta;
-    lz += zeta;
+SW_HD void update_psi_point(const StepArgs<T>& a, int z, int x) {
+  const T* u = a.u + long(z) * a.stride + x;
+  if (a.z_layer(z)) {
+    T* p = a.psi_z + a.zi(z, x);
+    *p = psi_value<Order>(*p, a.a_z[z], a.b_z[z], u, a.stride, a.inv_dz);
   }
-  if (PmlX) {
-    lx += d1<Order>(a.psi_x + i, 1) * a.inv_dx;
-    const T zeta = a.a_x[x] * a.zeta_x[i] + a.b_x[x] * lx;
-    a.zeta_x[i] = zeta;
-    lx += zeta;
+  if (a.x_layer(x)) {
+    T* p = a.psi_x + a.xi(z, x);
+    *p = psi_value<Order>(*p, a.a_x[x], a.b_x[x], u, 1, a.inv_dx);
   }
-  a.u_prev_next[i] = T(2) * a.u[i] - a.u_prev_next[i] + a.vdt2[i] * (lz + lx);
 }
 
-/// The same per-point update with the region decided at run time (for GPU threads).
+/// The u pass at cell (z, x): the interior update, then each layer's correction
+/// v²Δt² (∂_d ψ_d + ζ_d) where the cell lies in the layers of dimension d.
 template <int Order, typename T>
-SW_HD void update_point(const StepArgs<T>& a, bool pz, bool px, int z, int x) {
+SW_HD void update_point(const StepArgs<T>& a, int z, int x) {
   const long i = long(z) * a.stride + x;
-  if (!pz && !px)
-    update_interior<Order>(a, i);
-  else if (pz && px)
-    update_pml<Order, true, true>(a, z, x, i);
-  else if (pz)
-    update_pml<Order, true, false>(a, z, x, i);
-  else
-    update_pml<Order, false, true>(a, z, x, i);
+  const T* u = a.u + i;
+  T* out = a.u_prev_next + i;
+  const T v = a.vdt2[i];
+  interior_point<Order>(u, out, v, a.stride, a.inv_dz2, a.inv_dx2);
+  if (a.z_layer(z)) {
+    const long j = a.zi(z, x);
+    out[0] += v * layer_correction<Order>(u, a.stride, a.inv_dz2, a.psi_z + j, a.stride, a.inv_dz, a.zeta_z + j,
+                                          a.a_z[z], a.b_z[z]);
+  }
+  if (a.x_layer(x)) {
+    const long j = a.xi(z, x);
+    out[0] += v * layer_correction<Order>(u, 1, a.inv_dx2, a.psi_x + j, 1, a.inv_dx, a.zeta_x + j, a.a_x[x], a.b_x[x]);
+  }
 }
 
-template <int Order, typename T>
-SW_HD void update_psi_point(const StepArgs<T>& a, bool pz, bool px, int z, int x) {
-  const long i = long(z) * a.stride + x;
-  if (pz && px)
-    update_psi<Order, true, true>(a, z, x, i);
-  else if (pz)
-    update_psi<Order, true, false>(a, z, x, i);
-  else if (px)
-    update_psi<Order, false, true>(a, z, x, i);
-}
-
-/// StepArgs for one step of shot `p`, with the six arrays given as allocations (guard
-/// cells included).
+/// StepArgs for one step of shot `p`: `u` holds u[n], `upn` holds u[n−1] and receives
+/// u[n+1] (both full allocations, guards included); the layer arrays come from p.work.
 template <typename T>
-SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn, T* pz, T* px, T* zz, T* zx) {
+SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   const long o = p.origin();
   StepArgs<T> a;
   a.u = u + o;
   a.u_prev_next = upn + o;
   a.vdt2 = p.vdt2 + o;
-  a.psi_z = pz + o;
-  a.psi_x = px + o;
-  a.zeta_z = zz + o;
-  a.zeta_x = zx + o;
+  a.psi_z = p.psi_z();
+  a.zeta_z = p.zeta_z();
+  a.psi_x = p.psi_x();
+  a.zeta_x = p.zeta_x();
   a.a_z = p.a_z;
   a.b_z = p.b_z;
   a.a_x = p.a_x;
@@ -192,9 +201,17 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn, T*
   a.inv_dx2 = T(1) / (p.dx * p.dx);
   a.inv_dz = T(1) / p.dz;
   a.inv_dx = T(1) / p.dx;
+  a.layout = p;
   a.stride = p.stride;
+  a.xstride = p.xstride();
   a.nz = p.nz;
   a.nx = p.nx;
+  a.zt = p.pml_top;
+  a.zb = p.nz - p.pml_bottom;
+  a.xl = p.pml_left;
+  a.xr = p.nx - p.pml_right;
+  a.xloop_left = p.xloop_left();
+  a.xloop_right = p.xloop_right();
   return a;
 }
 

@@ -70,12 +70,7 @@ double dominant_frequency(const std::vector<float>& w, double dt) {
 
 template <typename T>
 void Medium<T>::attach(ShotProblem<T>& p, const T* base) const {
-  const std::size_t g = grid_size();
-  p.vdt2 = base;
-  p.a_z = base + g;
-  p.b_z = base + g + layout.nz;
-  p.a_x = base + g + 2 * layout.nz;
-  p.b_x = base + g + 2 * layout.nz + layout.nx;
+  p.attach_medium(base);
 }
 
 namespace {
@@ -103,10 +98,7 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   p.pml_bottom = w;
   p.pml_left = w;
   p.pml_right = w;
-  p.nz = m.nz + p.pml_top + p.pml_bottom;
-  p.nx = m.nx + p.pml_left + p.pml_right;
-  p.halo = stencil::radius(o.order);
-  p.stride = p.nx + 2 * p.halo;
+  p.set_grid(m.nz + p.pml_top + p.pml_bottom, m.nx + p.pml_left + p.pml_right, stencil::radius(o.order));
   p.free_surface = o.free_surface;
   p.dz = T(m.dz);
   p.dx = T(m.dx);
@@ -117,7 +109,7 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   med.model_left = p.pml_left;
 
   const std::size_t g = p.grid_size();
-  med.buffer.assign(g + 2 * std::size_t(p.nz) + 2 * std::size_t(p.nx), T(0));
+  med.buffer.assign(p.medium_size(), T(0));
   T* vdt2 = med.buffer.data() + p.origin();
   const double dt2 = ts.dt * ts.dt;
   for (int z = 0; z < p.nz; ++z) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/shot.hpp"
+#include "src/aligned.hpp"
 #include "src/model.hpp"
 #include "src/survey.hpp"
 
@@ -46,7 +47,7 @@ double dominant_frequency(const std::vector<float>& w, double dt);
 template <typename T>
 struct Medium {
   ShotProblem<T> layout;              // grid geometry and time-stepping fields; pointers unset
-  std::vector<T> buffer;              // [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)]
+  aligned_vector<T> buffer;           // [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)]
   int model_top = 0, model_left = 0;  // padded-grid position of model cell (0, 0)
 
   std::size_t grid_size() const { return layout.grid_size(); }

@@ -18,6 +18,9 @@ Runtime::Runtime(const RuntimeOptions& o) {
     conf.sched_policy_name = o.scheduler.c_str();
   else if (std::getenv("STARPU_SCHED") == nullptr)
     conf.sched_policy_name = "dmda";
+  // Buffers StarPU allocates (the wavefield scratch, copies on other nodes) start on
+  // 64-byte boundaries like ours, so the kernels' rows are aligned (kernels/shot.hpp).
+  starpu_malloc_set_align(64);
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/propagate.hpp"
+#include "src/aligned.hpp"
 #include "src/model.hpp"
 #include "src/propagator.hpp"
 #include "src/survey.hpp"
@@ -38,7 +39,8 @@ struct PreparedShot {
   TimeStepping ts;
   Medium<T> med;
   ShotInputs<T> in;
-  std::vector<T> work, traces;
+  aligned_vector<T> work;
+  std::vector<T> traces;
   ShotProblem<T> p;
 };
 

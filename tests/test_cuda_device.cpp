@@ -14,8 +14,8 @@ namespace starwave::test {
 namespace {
 
 #ifdef STARWAVE_USE_CUDA
-template <typename T>
-T* to_device(const std::vector<T>& v) {
+template <typename T, typename A>
+T* to_device(const std::vector<T, A>& v) {
   T* d = nullptr;
   EXPECT_EQ(cudaMalloc(&d, v.size() * sizeof(T)), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);

@@ -10,10 +10,10 @@ namespace starwave::cpu {
 template <int Order, typename T>
 void forward(const ShotProblem<T>& p);
 
-/// One time step on prepared arrays (exposed for tests): the ψ pass then the u pass over
-/// every region, source injection of `source_value` (already times δ_h), free surface.
+/// One time step: `u` holds u[n] and `u_prev_next` u[n−1], which becomes u[n+1] (full
+/// allocations); the layer arrays are p.work's. The ψ and u passes, source injection of
+/// `source_value` (already times δ_h) and the free surface.
 template <int Order, typename T>
-void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T* psi_z, T* psi_x, T* zeta_z, T* zeta_x,
-          T source_value);
+void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);
 
 }  // namespace starwave::cpu

@@ -14,30 +14,18 @@ constexpr int kBlockX = 32;
 constexpr int kBlockZ = 8;
 constexpr int kBlock1D = 128;
 
-/// Where the absorbing layers are: rows [0, zt) and [zb, nz), columns [0, xl) and [xr, nx).
-struct Regions {
-  int zt, zb, xl, xr;
-};
-
-template <typename T>
-SW_HD Regions regions_of(const ShotProblem<T>& p) {
-  return Regions{p.pml_top, p.nz - p.pml_bottom, p.pml_left, p.nx - p.pml_right};
-}
-
 /// ψ pass, thread (z, x) of the padded grid; threads outside it or outside the layers idle.
 template <int Order, typename T>
-SW_HD void psi_body(const stencil::StepArgs<T>& a, Regions r, int z, int x) {
+SW_HD void psi_body(const stencil::StepArgs<T>& a, int z, int x) {
   if (z >= a.nz || x >= a.nx) return;
-  const bool pz = z < r.zt || z >= r.zb;
-  const bool px = x < r.xl || x >= r.xr;
-  if (pz || px) stencil::update_psi_point<Order>(a, pz, px, z, x);
+  stencil::update_psi_point<Order>(a, z, x);
 }
 
 /// u pass, thread (z, x).
 template <int Order, typename T>
-SW_HD void u_body(const stencil::StepArgs<T>& a, Regions r, int z, int x) {
+SW_HD void u_body(const stencil::StepArgs<T>& a, int z, int x) {
   if (z >= a.nz || x >= a.nx) return;
-  stencil::update_point<Order>(a, z < r.zt || z >= r.zb, x < r.xl || x >= r.xr, z, x);
+  stencil::update_point<Order>(a, z, x);
 }
 
 /// Source injection (one thread): u[n+1] += v²Δt² s[m] δ_h at the source node.
@@ -63,24 +51,18 @@ SW_HD void record_body(const T* u_origin, const long* receiver_index, int nrec, 
 /// nz, nx), sweep1d(body, n) and ok(); bodies are callables of (z, x) or (t).
 template <int Order, typename T, typename Exec>
 bool run_shot(const ShotProblem<T>& p, Exec& ex) {
-  const std::size_t g = p.grid_size();
   if (!ex.zero(p.work, p.work_size())) return false;
-  T* u = p.work;
-  T* up = p.work + g;
-  T* pz = p.work + 2 * g;
-  T* px = p.work + 3 * g;
-  T* zz = p.work + 4 * g;
-  T* zx = p.work + 5 * g;
-  const Regions reg = regions_of(p);
+  T* u = p.u0();
+  T* up = p.u1();
   const long o = p.origin();
   const long* ri = p.receiver_index;
   const int nrec = p.nrec, nt = p.nt;
   T* traces = p.traces;
   ex.sweep1d([=] SW_LAMBDA(int r) { record_body(u + o, ri, nrec, traces, nt, 0, r); }, nrec);
   for (int m = 0; m < p.nsteps; ++m) {
-    const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up, pz, px, zz, zx);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { psi_body<Order>(a, reg, z, x); }, p.nz, p.nx);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { u_body<Order>(a, reg, z, x); }, p.nz, p.nx);
+    const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
+    ex.sweep2d([=] SW_LAMBDA(int z, int x) { psi_body<Order>(a, z, x); }, p.nz, p.nx);
+    ex.sweep2d([=] SW_LAMBDA(int z, int x) { u_body<Order>(a, z, x); }, p.nz, p.nx);
     const long si = p.source_index;
     const T* src = p.source;
     ex.sweep1d([=] SW_LAMBDA(int) { inject_body(a, si, src, m); }, 1);

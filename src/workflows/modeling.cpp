@@ -85,8 +85,8 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
   o.validate();
   choose_time_step(m, s, o);  // refuses an unstable or non-dividing --internal-dt
   Medium<float> med;  // only the layout is needed to check positions
-  med.layout.stride = m.nx + 2 * o.pml_width + 2 * (o.order / 2);
   med.model_top = o.free_surface ? 0 : o.pml_width;
+  med.layout.set_grid(m.nz + med.model_top + o.pml_width, m.nx + 2 * o.pml_width, o.order / 2);
   med.model_left = o.pml_width;
   for (int shot = 0; shot < s.nshots(); ++shot) {
     node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
