@@ -4,11 +4,11 @@
 // Reference case: 600 × 250 cells at 4 m, v 1500 → 4000 m/s linear in depth, order 8,
 // PML 20, float32, 2000 steps, 25 Hz Ricker; 1 and 4 shots; 1 and 2 CPU workers.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "bench/reference_case.hpp"
 #include "src/runtime.hpp"
 #include "src/survey.hpp"
 #include "src/workflows/modeling.hpp"
@@ -17,7 +17,7 @@ using namespace starwave;
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+using bench::now;
 
 /// STREAM triad a = b + s·c on arrays far larger than the caches; best of 5, in GB/s.
 double stream_triad() {
@@ -39,17 +39,11 @@ double stream_triad() {
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
-  Model m;
-  m.nz = 600;
-  m.nx = 250;
-  m.dz = m.dx = 4;
-  m.vp.resize(std::size_t(m.nz) * m.nx);
-  for (int z = 0; z < m.nz; ++z)
-    for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1500 + 2500.0 * z / (m.nz - 1);
+  const Model m = bench::reference_model();
   NumericalOptions o;
   o.order = 8;
   o.pml_width = 20;
-  const double dt = 0.9 * stable_time_step(m.vmax(), m.dz, m.dx, 8);
+  const double dt = bench::reference_survey(m, 1, steps).dt;
 
   const double triad = stream_triad();
   std::printf("STREAM triad (1 core): %.1f GB/s\n", triad);
@@ -62,13 +56,7 @@ int main(int argc, char** argv) {
     ro.ncuda = 0;
     Runtime rt(ro);
     for (int shots : {1, 4}) {
-      Survey s;
-      s.dt = dt;
-      s.nt = steps + 1;
-      for (int i = 0; i < shots; ++i) s.sources.push_back({8.0, 4.0 * (20 + 50 * i)});
-      s.receivers.emplace_back();
-      for (int x = 0; x < m.nx; ++x) s.receivers[0].push_back({8.0, 4.0 * x});
-      s.wavelets.push_back(ricker(25, 1.5 / 25, dt, s.nt));
+      const Survey s = bench::reference_survey(m, shots, steps);
       std::vector<double> times;
       double updates = 0;
       model_shots(m, s, o, nullptr);  // warm-up (and perf-model calibration)

@@ -3,67 +3,39 @@
 // absorbing layers (interior loop only) and, from the two, the cost of a layer cell.
 // Not a test: a tool for tuning kernels/cpu.   usage: bench_kernel [steps] [reps] [pml]
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "bench/reference_case.hpp"
 #include "kernels/cpu/propagate.hpp"
-#include "src/aligned.hpp"
-#include "src/propagator.hpp"
-#include "src/survey.hpp"
+#include "tests/helpers.hpp"  // prepare_shot(): one shot's arrays for a direct kernel run
 
 using namespace starwave;
 
 namespace {
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 struct Result {
   double seconds;
-  double cells;  // per step, layers included
+  double cells;  // cell updates of the whole run, layer cells included
 };
 
 Result run(int pml, int steps, int reps) {
-  Model m;
-  m.nz = 600;
-  m.nx = 250;
-  m.dz = m.dx = 4;
-  m.vp.resize(std::size_t(m.nz) * m.nx);
-  for (int z = 0; z < m.nz; ++z)
-    for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1500 + 2500.0 * z / (m.nz - 1);
+  const Model m = bench::reference_model();
   NumericalOptions o;
   o.order = 8;
   o.pml_width = pml;
-  Survey s;
-  s.dt = 0.9 * stable_time_step(m.vmax(), m.dz, m.dx, 8);
-  s.nt = steps + 1;
-  s.sources = {{8.0, 500.0}};
-  s.receivers.emplace_back();
-  for (int x = 0; x < m.nx; ++x) s.receivers[0].push_back({8.0, 4.0 * x});
-  s.wavelets = {ricker(25, 1.5 / 25, s.dt, s.nt)};
-
-  const TimeStepping ts = choose_time_step(m, s, o);
-  Medium<float> med = build_medium<float>(m, o, ts, int(s.nt), 25);
-  ShotInputs<float> in = shot_inputs(med, m, s, ts, 0);
-  ShotProblem<float> p = med.layout;
-  med.attach(p, med.buffer.data());
-  aligned_vector<float> work(p.work_size());
-  std::vector<float> traces(std::size_t(s.nrec()) * s.nt);
-  p.work = work.data();
-  p.traces = traces.data();
-  p.source = in.source.data();
-  p.source_index = in.nodes[0];
-  p.receiver_index = in.nodes.data() + 1;
-  p.nrec = s.nrec();
+  const Survey s = bench::reference_survey(m, 1, steps);
+  auto shot = test::prepare_shot<float>(m, s, o);
+  const ShotProblem<float>& p = shot->p;
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
-    const double t0 = now();
+    const double t0 = bench::now();
     cpu::forward<8, float>(p);
-    t.push_back(now() - t0);
+    t.push_back(bench::now() - t0);
   }
   std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], double(p.nz) * p.nx * ts.nsteps};
+  return {t[t.size() / 2], double(p.nz) * p.nx * p.nsteps};
 }
 
 }  // namespace

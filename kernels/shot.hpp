@@ -25,7 +25,7 @@ template <typename T>
 struct ShotProblem {
   int nz = 0, nx = 0;  // padded grid (model + absorbing layers), guard cells excluded
   int halo = 0;        // stencil radius: guard rows above and below, ≥ guard columns per side
-  int lead = 0;        // guard columns left of column 0 (≥ halo; aligns column 0)
+  int lead = 0;        // guard columns left of column 0 (one vector ≥ halo; aligns column 0)
   long stride = 0;     // row length in elements (≥ lead + nx + halo; multiple of kAlign)
   int pml_top = 0, pml_bottom = 0, pml_left = 0, pml_right = 0;  // layer widths (cells)
   bool free_surface = false;                                     // mirror about row pml_top (which is then 0)

@@ -48,7 +48,11 @@ class FlushSubnormals {
   unsigned saved_ = 0;
 };
 
-/// 64-byte SIMD vectors through GCC's vector extension, for the interior row loop.
+/// 64-byte SIMD vectors through GCC's vector extension. The vector loops load one vector
+/// left and right of the cells they update: kernels/shot.hpp gives the grid `lead` ≥ one
+/// vector of guard columns and the side-layer arrays one vector of guards on each side;
+/// loads past column nx + halo reach padding or the next row's guards, and only feed
+/// lanes beyond the grid, which are never stored.
 template <typename T>
 struct Simd {
   static constexpr int W = int(64 / sizeof(T));
@@ -61,39 +65,42 @@ struct Simd {
     return v;
   }
   static void store(T* p, vec v) { std::memcpy(p, &v, sizeof v); }
-  /// Lanes k … k+W−1 of the concatenation lo:hi (0 ≤ k ≤ W).
-  template <int K>
-  static vec window(vec lo, vec hi) {
-    return window_impl<K>(lo, hi, std::make_integer_sequence<int, W>{});
+  /// The cells J columns right (at_right) or left (at_left) of the W cells in `c`, from
+  /// the neighbouring vectors, by lane shifts instead of unaligned loads (0 ≤ J ≤ W).
+  template <int J>
+  static vec at_right(vec c, vec r) {
+    return window<J>(c, r, std::make_integer_sequence<int, W>{});
   }
+  template <int J>
+  static vec at_left(vec l, vec c) {
+    return window<W - J>(l, c, std::make_integer_sequence<int, W>{});
+  }
+  /// Lanes K … K+W−1 of the concatenation lo:hi.
   template <int K, int... I>
-  static vec window_impl(vec lo, vec hi, std::integer_sequence<int, I...>) {
+  static vec window(vec lo, vec hi, std::integer_sequence<int, I...>) {
     constexpr mask m = {ivec(K + I)...};
     return __builtin_shuffle(lo, hi, m);
   }
 };
 
-/// ∂²_x of the W cells from c[0] without the 1/h² factor, from three aligned vectors (left
-/// neighbour, the cells, right neighbour) by lane shifts instead of unaligned loads.
+/// ∂²_x (without 1/h²) of the W cells in `c`, given the vectors left and right of them.
 template <int Order, typename T, int... J>
 typename Simd<T>::vec d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r,
                               std::integer_sequence<int, J...>) {
   using S = Simd<T>;
   typename S::vec acc = T(stencil::d2_coef<Order>(0)) * c;
-  ((acc +=
-    T(stencil::d2_coef<Order>(J + 1)) * (S::template window<J + 1>(c, r) + S::template window<S::W - J - 1>(l, c))),
+  ((acc += T(stencil::d2_coef<Order>(J + 1)) * (S::template at_right<J + 1>(c, r) + S::template at_left<J + 1>(l, c))),
    ...);
   return acc;
 }
 
-/// ∂_x of the W cells from c[0] without the 1/h factor, by lane shifts.
+/// ∂_x (without 1/h) of the W cells in `c`, given the vectors left and right of them.
 template <int Order, typename T, int... J>
 typename Simd<T>::vec d1x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r,
                               std::integer_sequence<int, J...>) {
   using S = Simd<T>;
   typename S::vec acc = T(0) * c;
-  ((acc +=
-    T(stencil::d1_coef<Order>(J + 1)) * (S::template window<J + 1>(c, r) - S::template window<S::W - J - 1>(l, c))),
+  ((acc += T(stencil::d1_coef<Order>(J + 1)) * (S::template at_right<J + 1>(c, r) - S::template at_left<J + 1>(l, c))),
    ...);
   return acc;
 }
@@ -111,17 +118,15 @@ void interior_row(const StepArgs<T>& a, int z) {
   const long s = a.stride;
   const T cz = a.inv_dz2, cx = a.inv_dx2;
   int x = 0;
-  if (a.layout.lead >= W) {  // the left neighbour vector lies in the guard columns
-    for (; x + W <= a.nx; x += W) {
-      const T* p = u + x;
-      const typename S::vec c = S::load(p);
-      typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
-      for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
-      const typename S::vec dx =
-          d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
-      const typename S::vec lap = dz * cz + dx * cx;
-      S::store(out + x, T(2) * c - S::load(out + x) + S::load(v + x) * lap);
-    }
+  for (; x + W <= a.nx; x += W) {  // the left neighbour of x = 0 lies in the `lead` guard columns
+    const T* p = u + x;
+    const typename S::vec c = S::load(p);
+    typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
+    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
+    const typename S::vec dx =
+        d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
+    const typename S::vec lap = dz * cz + dx * cx;
+    S::store(out + x, T(2) * c - S::load(out + x) + S::load(v + x) * lap);
   }
 #pragma omp simd
   for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], s, cz, cx);
@@ -165,7 +170,7 @@ void x_correction(const StepArgs<T>& a, int z, int x0, int x1) {
   const T cx = a.inv_dx2, hx = a.inv_dx;
   const int il = a.xl - x0, ir = a.xr - x0;  // lanes i < il or i ≥ ir are layer cells
   int i = 0;
-  if ((x1 - x0) % W == 0 && a.layout.lead >= W) {
+  if ((x1 - x0) % W == 0) {  // whole vectors (not when a narrow model clamps the loop)
     typename S::mask lane;
     for (int k = 0; k < W; ++k) lane[k] = k;
     for (; i < x1 - x0; i += W) {
@@ -200,7 +205,7 @@ void psi_x_side(const StepArgs<T>& a, int z, int x0, int x1) {
   const T* __restrict bx = a.b_x + x0;
   const T h = a.inv_dx;
   int i = 0;
-  if ((x1 - x0) % W == 0 && a.layout.lead >= W) {
+  if ((x1 - x0) % W == 0) {  // whole vectors (not when a narrow model clamps the loop)
     for (; i < x1 - x0; i += W) {
       const V d = d1x_vec<Order, T>(S::load(u + i - W), S::load(u + i), S::load(u + i + W),
                                     std::make_integer_sequence<int, stencil::radius(Order)>{});

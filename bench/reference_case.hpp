@@ -1,0 +1,42 @@
+// bench/reference_case.hpp — DESIGN §8's reference case, shared by the benchmarks:
+// 600 × 250 cells at 4 m, v 1500 → 4000 m/s linear in depth, order 8, 25 Hz Ricker, shots
+// at 8 m depth, a receiver on every column at 8 m.
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "src/model.hpp"
+#include "src/propagator.hpp"
+#include "src/survey.hpp"
+
+namespace starwave::bench {
+
+inline double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline Model reference_model() {
+  Model m;
+  m.nz = 600;
+  m.nx = 250;
+  m.dz = m.dx = 4;
+  m.vp.resize(std::size_t(m.nz) * m.nx);
+  for (int z = 0; z < m.nz; ++z)
+    for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1500 + 2500.0 * z / (m.nz - 1);
+  return m;
+}
+
+/// `shots` sources 200 m apart from x = 80 m, `steps` + 1 samples at 0.9 × the stable step.
+inline Survey reference_survey(const Model& m, int shots, int steps) {
+  Survey s;
+  s.dt = 0.9 * stable_time_step(m.vmax(), m.dz, m.dx, 8);
+  s.nt = steps + 1;
+  for (int i = 0; i < shots; ++i) s.sources.push_back({8.0, 4.0 * (20 + 50 * i)});
+  s.receivers.emplace_back();
+  for (int x = 0; x < m.nx; ++x) s.receivers[0].push_back({8.0, 4.0 * x});
+  s.wavelets.push_back(ricker(25, 1.5 / 25, s.dt, s.nt));
+  return s;
+}
+
+}  // namespace starwave::bench
