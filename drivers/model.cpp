@@ -33,11 +33,14 @@ int model(int argc, char** argv) {
   Runtime rt;
   const bool tty = isatty(STDERR_FILENO) && !flags.quiet;
   ModelingReport report;
-  s.data = model_shots(m, s, o, &report, [&](int done, int total) {
-    if (tty) std::cerr << "\r  shots " << done << "/" << total << std::flush;
-  });
+  io::DataWriter writer(out, s, &m);  // each shot goes to disk as it completes
+  model_each_shot(
+      m, s, o, [&](int shot, const float* traces) { writer.write_shot(shot, traces); }, &report,
+      [&](int done, int total) {
+        if (tty) std::cerr << "\r  shots " << done << "/" << total << std::flush;
+      });
   if (tty) std::cerr << "\n";
-  io::write_survey(out, s, &m);
+  writer.commit();
   if (!flags.quiet) {
     std::cout << "wrote " << out << ": " << s.nshots() << " shots × " << s.nrec() << " receivers × " << s.nt
               << " samples; internal dt = " << report.time.dt << " s (k = " << report.time.k << ", stable limit "

@@ -139,6 +139,7 @@ struct StepArgs {
   int nz, nx;
   int zt, zb, xl, xr;           // layers: rows [0, zt) and [zb, nz), columns [0, xl) and [xr, nx)
   int xloop_left, xloop_right;  // the CPU side loops: [0, xloop_left) and [xloop_right, nx)
+  long xleft0, xright0;         // xi(0, 0) and xi(0, xloop_right): xi(z, x) = those + z·xstride + x − x0
 
   SW_HD long zi(int z, int x) const { return layout.zlayer_index(z, x); }
   SW_HD long xi(int z, int x) const { return layout.xlayer_index(z, x); }
@@ -212,6 +213,8 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   a.xr = p.nx - p.pml_right;
   a.xloop_left = p.xloop_left();
   a.xloop_right = p.xloop_right();
+  a.xleft0 = p.xlayer_index(0, 0);
+  a.xright0 = p.xlayer_index(0, a.xloop_right);
   return a;
 }
 

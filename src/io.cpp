@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -132,12 +133,18 @@ void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_
   check(H5Dwrite(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "writing dataset " + name);
 }
 
+/// The temporary a file is written to before it is renamed into place.
+std::string temporary_beside(const std::string& path) {
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  return (dir / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()))).string();
+}
+
 /// Writes a file atomically: `fill` writes into a temporary file beside `path`, which is
 /// renamed over `path` only when everything succeeded.
 void write_atomically(const std::string& path, const std::function<void(hid_t)>& fill) {
   const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()))).string();
+  const std::string tmp = temporary_beside(path);
   try {
     {
       Hid f(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
@@ -259,33 +266,110 @@ Survey read_survey(const std::string& path, bool need_data) {
   return s;
 }
 
+namespace {
+
+/// Everything of a survey file but /data.
+void write_survey_contents(hid_t f, const Survey& s, const Model* model) {
+  write_attribute(f, "dt", {s.dt});
+  write_attribute_int(f, "nt", s.nt);
+  if (model) write_model_attributes(f, *model);
+  const hsize_t ns = hsize_t(s.nshots());
+  std::vector<double> src;
+  for (const auto& p : s.sources) src.insert(src.end(), p.begin(), p.end());
+  write_dataset(f, "/source/position", {ns, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, src.data());
+  std::vector<float> w;
+  for (const auto& x : s.wavelets) w.insert(w.end(), x.begin(), x.end());
+  if (s.wavelets.size() == 1)
+    write_dataset(f, "/source/wavelet", {hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
+  else
+    write_dataset(f, "/source/wavelet", {ns, hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
+  std::vector<double> rec;
+  for (const auto& r : s.receivers)
+    for (const auto& p : r) rec.insert(rec.end(), p.begin(), p.end());
+  const hsize_t nr = hsize_t(s.nrec());
+  if (s.receivers.size() == 1)
+    write_dataset(f, "/receiver/position", {nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+  else
+    write_dataset(f, "/receiver/position", {ns, nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+}
+
+/// /data's dims and chunk: one chunk per shot.
+std::vector<hsize_t> data_dims(const Survey& s) { return {hsize_t(s.nshots()), hsize_t(s.nrec()), hsize_t(s.nt)}; }
+
+}  // namespace
+
 void write_survey(const std::string& path, const Survey& s, const Model* model) {
   write_atomically(path, [&](hid_t f) {
-    write_attribute(f, "dt", {s.dt});
-    write_attribute_int(f, "nt", s.nt);
-    if (model) write_model_attributes(f, *model);
-    const hsize_t ns = hsize_t(s.nshots());
-    std::vector<double> src;
-    for (const auto& p : s.sources) src.insert(src.end(), p.begin(), p.end());
-    write_dataset(f, "/source/position", {ns, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, src.data());
-    std::vector<float> w;
-    for (const auto& x : s.wavelets) w.insert(w.end(), x.begin(), x.end());
-    if (s.wavelets.size() == 1)
-      write_dataset(f, "/source/wavelet", {hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
-    else
-      write_dataset(f, "/source/wavelet", {ns, hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
-    std::vector<double> rec;
-    for (const auto& r : s.receivers)
-      for (const auto& p : r) rec.insert(rec.end(), p.begin(), p.end());
-    const hsize_t nr = hsize_t(s.nrec());
-    if (s.receivers.size() == 1)
-      write_dataset(f, "/receiver/position", {nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
-    else
-      write_dataset(f, "/receiver/position", {ns, nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
-    if (!s.data.empty())
-      write_dataset(f, "/data", {ns, nr, hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.data.data(),
-                    {1, nr, hsize_t(s.nt)});
+    write_survey_contents(f, s, model);
+    if (!s.data.empty()) {
+      const std::vector<hsize_t> dims = data_dims(s);
+      write_dataset(f, "/data", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.data.data(), {1, dims[1], dims[2]});
+    }
   });
+}
+
+static_assert(sizeof(hid_t) == sizeof(std::int64_t), "DataWriter keeps hid_t values as int64");
+
+DataWriter::DataWriter(const std::string& path, const Survey& s, const Model* model)
+    : path_(path), tmp_(temporary_beside(path)), written_(std::size_t(s.nshots()), false) {
+  const std::vector<hsize_t> dims = data_dims(s);
+  shot_values_ = dims[1] * dims[2];
+  try {
+    file_ = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_ < 0) throw InputError(path + ": cannot create the output file");
+    write_survey_contents(file_, s, model);
+    Hid space(H5Screate_simple(3, dims.data(), nullptr), H5Sclose);
+    Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    const hsize_t chunk[3] = {1, dims[1], dims[2]};
+    check(H5Pset_chunk(dcpl, 3, chunk), "chunking /data");
+    data_ = H5Dcreate2(file_, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    check(data_ < 0 ? -1 : 0, "creating dataset /data in " + path);
+  } catch (...) {
+    close_and_remove();
+    throw;
+  }
+}
+
+DataWriter::~DataWriter() {
+  if (file_ >= 0) close_and_remove();
+}
+
+void DataWriter::close_and_remove() noexcept {
+  if (data_ >= 0) H5Dclose(data_);
+  if (file_ >= 0) H5Fclose(file_);
+  data_ = file_ = -1;
+  std::error_code ec;
+  fs::remove(tmp_, ec);
+}
+
+void DataWriter::write_shot(int shot, const float* traces) {
+  if (shot < 0 || std::size_t(shot) >= written_.size()) throw RuntimeError(path_ + ": no shot " + std::to_string(shot));
+  const hsize_t n = shot_values_;
+  Hid file_space(H5Dget_space(data_), H5Sclose);
+  const hsize_t start[3] = {hsize_t(shot), 0, 0};
+  hsize_t count[3];
+  check(H5Sget_simple_extent_dims(file_space, count, nullptr) == 3 ? 0 : -1, "shape of /data in " + path_);
+  count[0] = 1;
+  check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr), "selecting a shot");
+  Hid mem_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  check(H5Dwrite(data_, H5T_NATIVE_FLOAT, mem_space, file_space, H5P_DEFAULT, traces),
+        "writing shot " + std::to_string(shot) + " to " + path_);
+  written_[std::size_t(shot)] = true;
+}
+
+void DataWriter::commit() {
+  for (std::size_t i = 0; i < written_.size(); ++i)
+    if (!written_[i]) throw RuntimeError(path_ + ": shot " + std::to_string(i) + " was never written");
+  check(H5Dclose(data_), "closing /data in " + path_);
+  data_ = -1;
+  check(H5Fclose(file_), "closing " + path_);
+  file_ = -1;
+  std::error_code ec;
+  fs::rename(tmp_, path_, ec);
+  if (ec) {
+    fs::remove(tmp_, ec);
+    throw InputError(path_ + ": cannot move the finished output into place: " + ec.message());
+  }
 }
 
 Array2D read_slice(const std::string& path, const std::string& dataset, int index) {

@@ -2,6 +2,7 @@
 // InputError naming the file and the dataset; writers are atomic (temporary + rename).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,6 +20,27 @@ Survey read_survey(const std::string& path, bool need_data);
 
 /// Writes a survey (and its data when present); `model` supplies spacing/origin attributes.
 void write_survey(const std::string& path, const Survey& s, const Model* model);
+
+/// A data file written shot by shot: the survey at once, then /data (nshots, nrec, nt)
+/// one shot at a time as shots finish, into a temporary file beside `path`; commit()
+/// renames it into place once every shot is in. Destroyed uncommitted (an error, an
+/// interrupted run), it removes the temporary: `path` is never half-written.
+class DataWriter {
+ public:
+  DataWriter(const std::string& path, const Survey& s, const Model* model);
+  ~DataWriter();
+  DataWriter(const DataWriter&) = delete;
+  DataWriter& operator=(const DataWriter&) = delete;
+  void write_shot(int shot, const float* traces);  // nrec × nt values
+  void commit();
+
+ private:
+  void close_and_remove() noexcept;
+  std::string path_, tmp_;
+  std::int64_t file_ = -1, data_ = -1;  // HDF5 ids
+  unsigned long long shot_values_ = 0;
+  std::vector<bool> written_;
+};
 
 /// A 2-D float array read from any file (for plotting): dataset name → values.
 struct Array2D {

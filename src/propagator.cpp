@@ -54,10 +54,16 @@ double dominant_frequency(const std::vector<float>& w, double dt) {
   double best = 0, best_f = nyquist / 8;
   for (int i = 1; i < nf; ++i) {
     const double f = nyquist * i / nf;
-    double re = 0, im = 0;
-    for (std::size_t n = 0; n < w.size(); ++n) {
-      re += w[n] * std::cos(2 * M_PI * f * n * dt);
-      im -= w[n] * std::sin(2 * M_PI * f * n * dt);
+    // Σ w[n] e^{−iωn dt}, the phase factor advanced by one rotation per sample (one
+    // sincos per frequency, not per sample: this runs before every modeling job).
+    const double c = std::cos(2 * M_PI * f * dt), s = -std::sin(2 * M_PI * f * dt);
+    double pr = 1, pi = 0, re = 0, im = 0;
+    for (const float x : w) {
+      re += x * pr;
+      im += x * pi;
+      const double t = pr * c - pi * s;
+      pi = pr * s + pi * c;
+      pr = t;
     }
     const double a = re * re + im * im;
     if (a > best) {

@@ -71,6 +71,55 @@ TEST(Io, SurveyAndDataRoundTrip) {
   EXPECT_EQ(io::read_survey(p, false).data.size(), s.data.size());
 }
 
+/// A small survey with 3 shots and distinct data values.
+Survey small_survey(Model& m) {
+  m.nz = 20;
+  m.nx = 30;
+  m.dz = m.dx = 10;
+  m.vp.assign(600, 2000);
+  SurveyOptions so;
+  so.nshots = 3;
+  so.dt = 1e-3;
+  so.t_max = 0.1;
+  Survey s = regular_survey(m, so);
+  s.data.resize(std::size_t(s.nshots()) * s.nrec() * s.nt);
+  for (std::size_t i = 0; i < s.data.size(); ++i) s.data[i] = float(std::cos(0.02 * double(i)));
+  return s;
+}
+
+TEST(Io, DataWrittenShotByShotReadsBackLikeAWholeFile) {
+  Model m;
+  const Survey s = small_survey(m);
+  const std::size_t per_shot = std::size_t(s.nrec()) * s.nt;
+  const std::string p = scratch("streamed.h5");
+  {
+    io::DataWriter w(p, s, &m);
+    for (int shot : {2, 0, 1}) w.write_shot(shot, s.data.data() + std::size_t(shot) * per_shot);
+    EXPECT_FALSE(fs::exists(p)) << "the file appears only when committed";
+    w.commit();
+  }
+  const Survey r = io::read_survey(p, true);
+  EXPECT_EQ(r.data, s.data);
+  EXPECT_EQ(r.receivers, s.receivers);
+  EXPECT_EQ(r.wavelets, s.wavelets);
+  EXPECT_EQ(r.dt, s.dt);
+}
+
+TEST(Io, UnfinishedDataFileLeavesNothingBehind) {
+  Model m;
+  const Survey s = small_survey(m);
+  const fs::path dir = scratch("unfinished");
+  fs::create_directories(dir);
+  const std::string p = (dir / "data.h5").string();
+  {
+    io::DataWriter w(p, s, &m);
+    w.write_shot(0, s.data.data());
+    EXPECT_THROW(w.commit(), RuntimeError);  // shots 1 and 2 are missing
+  }
+  { io::DataWriter abandoned(p, s, &m); }  // e.g. a run that threw before its first shot
+  EXPECT_TRUE(fs::is_empty(dir)) << "no output and no temporary file";
+}
+
 TEST(Io, ExistingOutputIsNotOverwrittenWithoutAsking) {
   const std::string p = scratch("exists.h5");
   { std::ofstream(p) << "precious"; }

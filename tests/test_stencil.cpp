@@ -60,5 +60,17 @@ TEST(Resampling, UpsampledWaveletKeepsOriginalSamplesAndIsSmooth) {
   }
 }
 
+TEST(Spectrum, DominantFrequencyIsTheAmplitudePeak) {
+  // The amplitude spectrum of a Ricker wavelet peaks at its peak frequency; a windowed
+  // sinusoid on one of the 512 analysis frequencies peaks there.
+  const double dt = 5e-4, bin = 0.5 / dt / 512;
+  for (double f : {8.0, 25.0, 60.0}) EXPECT_NEAR(dominant_frequency(ricker(f, 1.5 / f, dt, 4001), dt), f, bin) << f;
+  std::vector<float> w(3000);
+  const double f0 = 97 * bin;
+  for (std::size_t n = 0; n < w.size(); ++n)
+    w[n] = float(std::sin(2 * M_PI * f0 * double(n) * dt) * std::pow(std::sin(M_PI * double(n) / double(w.size())), 2));
+  EXPECT_NEAR(dominant_frequency(w, dt), f0, 1e-9);
+}
+
 }  // namespace
 }  // namespace starwave

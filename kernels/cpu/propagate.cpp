@@ -4,8 +4,8 @@
 // One sweep down the rows per step. Each row gets the interior update over its whole
 // width (one long branch-free loop, 64-byte aligned: kernels/shot.hpp), then the layer
 // corrections: over the full row in the top and bottom layers, and over whole-vector side
-// loops in the left and right layers. Short, oddly sized loops cost more than the extra
-// lanes, so nothing runs over exactly the 20 layer columns.
+// loops in the left and right layers, where the ψ_x update is fused in. Short, oddly sized
+// loops cost more than the extra lanes, so nothing runs over exactly the 20 layer columns.
 #include "kernels/cpu/propagate.hpp"
 
 #include <algorithm>
@@ -149,10 +149,30 @@ void z_correction(const StepArgs<T>& a, int z) {
     out[x] += v[x] * stencil::layer_correction<Order>(u + x, s, cz, psz + x, s, hz, zz + x, az, bz);
 }
 
-/// x-layer correction over the side loop [x0, x1) of row z. The loop covers whole vectors;
-/// at its model lanes a = b = 0 keeps ζ_x zero and a per-lane select drops the correction.
+/// ∂_x and ∂²_x (without 1/h, 1/h²) of the W cells in `c`, sharing the lane shifts.
+template <int Order, typename T, int... J>
+void d1d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r, typename Simd<T>::vec& d1,
+               typename Simd<T>::vec& d2, std::integer_sequence<int, J...>) {
+  using S = Simd<T>;
+  d2 = T(stencil::d2_coef<Order>(0)) * c;
+  d1 = T(0) * c;
+  (
+      [&] {
+        const typename S::vec right = S::template at_right<J + 1>(c, r), left = S::template at_left<J + 1>(l, c);
+        d2 += T(stencil::d2_coef<Order>(J + 1)) * (right + left);
+        d1 += T(stencil::d1_coef<Order>(J + 1)) * (right - left);
+      }(),
+      ...);
+}
+
+/// The side loop [x0, x1) of row z: the ψ_x update and the x-layer correction, fused. Row
+/// z's correction is the only reader of row z's ψ_x, so each vector's correction follows
+/// as soon as ψ_x of the vector right of it is updated, and ∂_x u and ∂²_x u share their
+/// lane shifts. The loop covers whole vectors: at its model lanes a = b = 0 keeps ψ_x and
+/// ζ_x zero, and a per-lane select drops the correction. `j` indexes column x0 of row z in
+/// the compact ψ_x, ζ_x arrays, whose guard vectors either side of the loop stay zero.
 template <int Order, typename T>
-void x_correction(const StepArgs<T>& a, int z, int x0, int x1) {
+void x_side(const StepArgs<T>& a, int z, int x0, int x1, long j) {
   if (x0 >= x1) return;
   using S = Simd<T>;
   using V = typename S::vec;
@@ -162,65 +182,53 @@ void x_correction(const StepArgs<T>& a, int z, int x0, int x1) {
   const T* __restrict u = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
-  const long j = a.xi(z, x0);
-  const T* __restrict psx = a.psi_x + j;
+  T* __restrict psx = a.psi_x + j;
   T* __restrict zx = a.zeta_x + j;
   const T* __restrict ax = a.a_x + x0;
   const T* __restrict bx = a.b_x + x0;
   const T cx = a.inv_dx2, hx = a.inv_dx;
+  const int n = x1 - x0;
   const int il = a.xl - x0, ir = a.xr - x0;  // lanes i < il or i ≥ ir are layer cells
-  int i = 0;
-  if ((x1 - x0) % W == 0) {  // whole vectors (not when a narrow model clamps the loop)
+  if (n % W == 0) {                          // whole vectors (not when a narrow model clamps the loop)
     typename S::mask lane;
     for (int k = 0; k < W; ++k) lane[k] = k;
-    for (; i < x1 - x0; i += W) {
-      const V uc = S::load(u + i);
-      const V dpsi = d1x_vec<Order, T>(S::load(psx + i - W), S::load(psx + i), S::load(psx + i + W), J) * hx;
-      const V d2 = d2x_vec<Order, T>(S::load(u + i - W), uc, S::load(u + i + W), J);
-      const V zeta = S::load(ax + i) * S::load(zx + i) + S::load(bx + i) * (d2 * cx + dpsi);
+    // ψ_x of the vector at i (stored), and ∂²_x u there for its correction.
+    auto psi_at = [&](int i, V& d2) {
+      V d1;
+      d1d2x_vec<Order, T>(S::load(u + i - W), S::load(u + i), S::load(u + i + W), d1, d2, J);
+      const V p = S::load(ax + i) * S::load(psx + i) + S::load(bx + i) * d1 * hx;
+      S::store(psx + i, p);
+      return p;
+    };
+    V d2c, d2r{};
+    V pl = S::load(psx - W);  // zero guard
+    V pc = psi_at(0, d2c);
+    for (int i = 0; i < n; i += W) {
+      const V pr = i + W < n ? psi_at(i + W, d2r) : S::load(psx + i + W);  // the right guard is zero
+      const V dpsi = d1x_vec<Order, T>(pl, pc, pr, J) * hx;
+      const V zeta = S::load(ax + i) * S::load(zx + i) + S::load(bx + i) * (d2c * cx + dpsi);
       S::store(zx + i, zeta);
       const typename S::mask at = lane + typename S::ivec(i);
       const V c = (at < typename S::ivec(il) || at >= typename S::ivec(ir)) ? dpsi + zeta : V{};
       S::store(out + i, S::load(out + i) + S::load(v + i) * c);
+      pl = pc;
+      pc = pr;
+      d2c = d2r;
     }
+    return;
   }
 #pragma omp simd
-  for (int k = i; k < x1 - x0; ++k) {
+  for (int k = 0; k < n; ++k) psx[k] = stencil::psi_value<Order>(psx[k], ax[k], bx[k], u + k, 1, hx);
+#pragma omp simd
+  for (int k = 0; k < n; ++k) {
     const T c = stencil::layer_correction<Order>(u + k, 1, cx, psx + k, 1, hx, zx + k, ax[k], bx[k]);
     out[k] += v[k] * ((k < il || k >= ir) ? c : T(0));
   }
 }
 
-/// ψ_x pass over the side loop [x0, x1) of row z (a = b = 0 at its model lanes keeps the
-/// zeros there).
+/// ψ_z pass over row z, if it is a layer row (ψ_x is updated with the u pass: x_side).
 template <int Order, typename T>
-void psi_x_side(const StepArgs<T>& a, int z, int x0, int x1) {
-  if (x0 >= x1) return;
-  using S = Simd<T>;
-  using V = typename S::vec;
-  constexpr int W = S::W;
-  const T* __restrict u = a.u + long(z) * a.stride + x0;
-  T* __restrict p = a.psi_x + a.xi(z, x0);
-  const T* __restrict ax = a.a_x + x0;
-  const T* __restrict bx = a.b_x + x0;
-  const T h = a.inv_dx;
-  int i = 0;
-  if ((x1 - x0) % W == 0) {  // whole vectors (not when a narrow model clamps the loop)
-    for (; i < x1 - x0; i += W) {
-      const V d = d1x_vec<Order, T>(S::load(u + i - W), S::load(u + i), S::load(u + i + W),
-                                    std::make_integer_sequence<int, stencil::radius(Order)>{});
-      S::store(p + i, S::load(ax + i) * S::load(p + i) + S::load(bx + i) * d * h);
-    }
-  }
-#pragma omp simd
-  for (int k = i; k < x1 - x0; ++k) p[k] = stencil::psi_value<Order>(p[k], ax[k], bx[k], u + k, 1, h);
-}
-
-/// ψ pass over row z (whichever of ψ_z, ψ_x apply there). The side loops cover whole
-/// vectors, [0, xloop_left) and [xloop_right, nx): at their model cells a = b = 0, so they
-/// write the zero that ψ_x holds there.
-template <int Order, typename T>
-void psi_row(const StepArgs<T>& a, int z) {
+void psi_z_row(const StepArgs<T>& a, int z) {
   const T* __restrict u = a.u + long(z) * a.stride;
   if (a.z_layer(z)) {
     T* __restrict p = a.psi_z + a.zi(z, 0);
@@ -229,8 +237,6 @@ void psi_row(const StepArgs<T>& a, int z) {
 #pragma omp simd
     for (int x = 0; x < a.nx; ++x) p[x] = stencil::psi_value<Order>(p[x], az, bz, u + x, s, h);
   }
-  psi_x_side<Order>(a, z, 0, a.xloop_left);
-  psi_x_side<Order>(a, z, a.xloop_right, a.nx);
 }
 
 /// The u pass over row z.
@@ -238,8 +244,8 @@ template <int Order, typename T>
 void u_row(const StepArgs<T>& a, int z) {
   interior_row<Order>(a, z);
   if (a.z_layer(z)) z_correction<Order>(a, z);
-  x_correction<Order>(a, z, 0, a.xloop_left);
-  x_correction<Order>(a, z, a.xloop_right, a.nx);
+  x_side<Order>(a, z, 0, a.xloop_left, a.xleft0 + long(z) * a.xstride);
+  x_side<Order>(a, z, a.xloop_right, a.nx, a.xright0 + long(z) * a.xstride);
 }
 
 }  // namespace
@@ -248,11 +254,11 @@ template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
   const StepArgs<T> a = stencil::make_step_args(p, u, upn);
   const int R = p.halo;
-  // One sweep down the rows: the ψ pass runs `halo` rows ahead of the u pass (row z's u
+  // One sweep down the rows: the ψ_z pass runs `halo` rows ahead of the u pass (row z's u
   // update reads ψ_z of rows z ± halo), so both work on rows that are still in cache.
-  for (int z = 0; z < std::min(R, p.nz); ++z) psi_row<Order>(a, z);
+  for (int z = 0; z < std::min(R, p.nz); ++z) psi_z_row<Order>(a, z);
   for (int z = 0; z < p.nz; ++z) {
-    if (z + R < p.nz) psi_row<Order>(a, z + R);
+    if (z + R < p.nz) psi_z_row<Order>(a, z + R);
     u_row<Order>(a, z);
   }
 

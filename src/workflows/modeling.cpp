@@ -1,10 +1,12 @@
 // src/workflows/modeling.cpp — the modeling algorithm: one forward task per shot, submitted
-// through insert_forward() with a bounded window of shots in flight (so memory is bounded
-// by the window, not the number of shots), traces gathered as tasks finish.
+// through insert_forward() with a bounded window of shots in flight, each shot's traces
+// handed on (to the output file) as its task finishes: memory is bounded by the window,
+// not by the number of shots.
 #include "src/workflows/modeling.hpp"
 
 #include <starpu.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 
@@ -23,13 +25,13 @@ struct ShotInFlight {
 };
 
 template <typename T>
-std::vector<float> run(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
-                       const std::function<void(int, int)>& on_shot_done) {
+void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, ModelingReport* report,
+         const std::function<void(int, int)>& on_shot_done) {
   const auto t0 = std::chrono::steady_clock::now();
   const TimeStepping ts = choose_time_step(m, s, o);
   const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
   const int nrec = s.nrec(), nt = int(s.nt), nshots = s.nshots();
-  std::vector<float> data(std::size_t(nshots) * nrec * nt);
+  std::vector<float> shot_traces(std::size_t(nrec) * nt);
 
   starpu_data_handle_t medium, work;
   starpu_vector_data_register(&medium, STARPU_MAIN_RAM, uintptr_t(med.buffer.data()), uint32_t(med.buffer.size()),
@@ -42,9 +44,10 @@ std::vector<float> run(const Model& m, const Survey& s, const NumericalOptions& 
   auto finish_oldest = [&] {
     ShotInFlight<T>& f = in_flight.front();
     starpu_data_unregister(f.traces_handle);  // waits for the task and brings traces home
-    float* out = data.data() + std::size_t(f.shot) * nrec * nt;
-    for (std::size_t i = 0; i < f.traces.size(); ++i) out[i] = float(f.traces[i]);
+    for (std::size_t i = 0; i < f.traces.size(); ++i) shot_traces[i] = float(f.traces[i]);
+    const int shot = f.shot;
     in_flight.pop_front();
+    sink(shot, shot_traces.data());
     if (on_shot_done) on_shot_done(++done, nshots);
   };
 
@@ -76,7 +79,6 @@ std::vector<float> run(const Model& m, const Survey& s, const NumericalOptions& 
     report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report->cell_updates = double(med.layout.nz) * med.layout.nx * ts.nsteps * nshots;
   }
-  return data;
 }
 
 }  // namespace
@@ -84,7 +86,7 @@ std::vector<float> run(const Model& m, const Survey& s, const NumericalOptions& 
 void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptions& o) {
   o.validate();
   choose_time_step(m, s, o);  // refuses an unstable or non-dividing --internal-dt
-  Medium<float> med;  // only the layout is needed to check positions
+  Medium<float> med;          // only the layout is needed to check positions
   med.model_top = o.free_surface ? 0 : o.pml_width;
   med.layout.set_grid(m.nz + med.model_top + o.pml_width, m.nx + 2 * o.pml_width, o.order / 2);
   med.model_left = o.pml_width;
@@ -96,10 +98,26 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
   }
 }
 
+void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink,
+                     ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
+  check_modeling_inputs(m, s, o);
+  if (o.double_precision)
+    run<double>(m, s, o, sink, report, on_shot_done);
+  else
+    run<float>(m, s, o, sink, report, on_shot_done);
+}
+
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
                                const std::function<void(int, int)>& on_shot_done) {
-  check_modeling_inputs(m, s, o);
-  return o.double_precision ? run<double>(m, s, o, report, on_shot_done) : run<float>(m, s, o, report, on_shot_done);
+  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  std::vector<float> data(std::size_t(s.nshots()) * per_shot);
+  model_each_shot(
+      m, s, o,
+      [&](int shot, const float* traces) {
+        std::copy(traces, traces + per_shot, data.begin() + long(shot * per_shot));
+      },
+      report, on_shot_done);
+  return data;
 }
 
 }  // namespace starwave

@@ -16,6 +16,14 @@ struct ModelingReport {
   double cell_updates = 0;  // padded cells × internal steps × shots
 };
 
+/// Receives one shot's traces, nrec × nt float32 (valid during the call).
+using ShotSink = std::function<void(int shot, const float* traces)>;
+
+/// Models every shot, handing each shot's traces to `sink` as the shot completes (in shot
+/// order), so that memory does not grow with the number of shots. Needs a running Runtime.
+void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink,
+                     ModelingReport* report, const std::function<void(int, int)>& on_shot_done = {});
+
 /// Models every shot; returns traces as (nshots, nrec, nt) float32, sample n at t = n·dt.
 /// Needs a running Runtime. `on_shot_done(done, total)` is called as shots complete.
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
