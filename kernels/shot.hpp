@@ -48,6 +48,15 @@ struct ShotProblem {
 
   T* work = nullptr;  // scratch of work_size() values: u, u_prev, ψ_z, ζ_z, ψ_x, ζ_x
 
+  // The forward wavefield kept for the adjoint (DESIGN §3), written by the forward when
+  // `store` is set: every step's values on the `halo`-wide ring around the model region
+  // (kStoreBoundary: the adjoint re-creates the model region backwards from it), or on the
+  // model region with that ring (kStoreFull); and the last two states.
+  static constexpr int kStoreBoundary = 0, kStoreFull = 1;
+  int storage = kStoreBoundary;
+  T* store = nullptr;        // store_size() values: slot m holds u[m], m = 0 … nsteps
+  T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
+
   /// Elements per 64 bytes: the unit of `stride`, `lead` and of every array offset.
   static constexpr int kAlign = int(64 / sizeof(T));
   SW_HD static constexpr long round_up(long n) { return (n + kAlign - 1) / kAlign * kAlign; }
@@ -64,32 +73,35 @@ struct ShotProblem {
   SW_HD std::size_t grid_size() const { return std::size_t(nz + 2 * halo) * std::size_t(stride); }
   SW_HD long origin() const { return long(halo) * stride + lead; }
 
-  // Compact layer arrays. When the model is thinner than two stencil radii, the two
-  // layers of a dimension share one array spanning the whole grid (`merged`), so every
-  // stencil reads one consistent array.
+  // Compact layer arrays. Each covers its layer, `halo` zero guard rows on the outer side
+  // and 2·halo on the inner side: the adjoint's correction reaches `halo` cells past a
+  // layer (its "rim") and reads `halo` further. When the model is thinner than two stencil
+  // radii, the two layers of a dimension share one array spanning the whole grid
+  // (`merged`), so every stencil reads one consistent array.
   SW_HD bool zmerged() const { return pml_top > 0 && pml_bottom > 0 && nz - pml_bottom - pml_top < 2 * halo; }
-  SW_HD int top_rows() const { return zmerged() ? nz + 2 * halo : pml_top > 0 ? pml_top + 2 * halo : 0; }
-  SW_HD int bottom_rows() const { return zmerged() || pml_bottom == 0 ? 0 : pml_bottom + 2 * halo; }
+  SW_HD int top_rows() const { return zmerged() ? nz + 2 * halo : pml_top > 0 ? pml_top + 3 * halo : 0; }
+  SW_HD int bottom_rows() const { return zmerged() || pml_bottom == 0 ? 0 : pml_bottom + 3 * halo; }
   SW_HD std::size_t zlayer_size() const { return std::size_t(top_rows() + bottom_rows()) * std::size_t(stride); }
 
-  /// Index into ψ_z / ζ_z of cell (z, x), for a layer row or a row within `halo` of one.
+  /// Index into ψ_z / ζ_z of cell (z, x), for a layer or rim row (within `halo` of a layer)
+  /// and the rows its stencil reads.
   SW_HD long zlayer_index(int z, int x) const {
     if (zmerged() || (pml_top > 0 && z < pml_top + halo)) return long(z + halo) * stride + lead + x;
-    return long(top_rows() + z - (nz - pml_bottom) + halo) * stride + lead + x;
+    return long(top_rows() + z - (nz - pml_bottom) + 2 * halo) * stride + lead + x;
   }
 
-  // The CPU loops sweep the side layers in whole 64-byte vectors: columns [0, xloop_left())
-  // and [xloop_right(), nx), the extra lanes being model cells (one loop over all columns
-  // when the layers are merged). ψ_x, ζ_x are stored for those columns ± one vector;
-  // model cells keep zeros there.
+  // The CPU loops sweep the side layers and their rims (`halo` columns past each layer) in
+  // whole 64-byte vectors: columns [0, xloop_left()) and [xloop_right(), nx), the extra
+  // lanes being model cells (one loop over all columns when the layers are merged). ψ_x,
+  // ζ_x are stored for those columns ± one vector (≥ halo); model cells keep zeros there.
   SW_HD bool xmerged() const {
     if (pml_left == 0 && pml_right == 0) return false;
-    const long l = pml_left > 0 ? round_up(pml_left) : 0;
-    const long r = pml_right > 0 ? nx - round_up(pml_right) : nx;
+    const long l = pml_left > 0 ? round_up(pml_left + halo) : 0;
+    const long r = pml_right > 0 ? nx - round_up(pml_right + halo) : nx;
     return r - l < 2 * halo;
   }
-  SW_HD int xloop_left() const { return xmerged() ? nx : pml_left > 0 ? int(round_up(pml_left)) : 0; }
-  SW_HD int xloop_right() const { return xmerged() ? nx : pml_right > 0 ? int(nx - round_up(pml_right)) : nx; }
+  SW_HD int xloop_left() const { return xmerged() ? nx : pml_left > 0 ? int(round_up(pml_left + halo)) : 0; }
+  SW_HD int xloop_right() const { return xmerged() ? nx : pml_right > 0 ? int(nx - round_up(pml_right + halo)) : nx; }
   /// Guard columns on each side of a side-layer row of ψ_x, ζ_x: one vector (≥ halo), so
   /// the CPU loops can load whole neighbour vectors.
   SW_HD static constexpr int xguard() { return kAlign; }
@@ -107,6 +119,43 @@ struct ShotProblem {
     const long right = pml_left > 0 ? long(nz) * xstride() : 0;
     return right + long(z) * xstride() + xguard() + x - xloop_right();
   }
+
+  // The model region: rows [mz0, mz1), columns [mx0, mx1) of the padded grid.
+  SW_HD int mz0() const { return pml_top; }
+  SW_HD int mz1() const { return nz - pml_bottom; }
+  SW_HD int mx0() const { return pml_left; }
+  SW_HD int mx1() const { return nx - pml_right; }
+
+  /// Values stored per step: the ring's four strips (top, bottom: halo × model width;
+  /// left, right: model height × halo) or the whole window (model region + ring).
+  SW_HD long store_step_size() const {
+    const long h = mz1() - mz0(), w = mx1() - mx0();
+    return storage == kStoreFull ? (h + 2 * halo) * (w + 2 * halo) : 2L * halo * (h + w);
+  }
+  SW_HD std::size_t store_size() const { return std::size_t(nsteps + 1) * std::size_t(store_step_size()); }
+
+  /// Grid offset (from cell (0, 0)) of element k of a store slot.
+  SW_HD long store_cell(long k) const {
+    const long h = mz1() - mz0(), w = mx1() - mx0(), r = halo;
+    long z, x;
+    if (storage == kStoreFull) {
+      z = mz0() - r + k / (w + 2 * r);
+      x = mx0() - r + k % (w + 2 * r);
+    } else if (k < 2 * r * w) {  // top strip, then bottom strip
+      const long strip = k / (r * w), i = k % (r * w);
+      z = (strip == 0 ? mz0() - r : mz1()) + i / w;
+      x = mx0() + i % w;
+    } else {  // left strip, then right strip
+      const long i = k - 2 * r * w, strip = i / (h * r), j = i % (h * r);
+      z = mz0() + j / r;
+      x = (strip == 0 ? mx0() - r : mx1()) + j % r;
+    }
+    return z * stride + x;
+  }
+
+  /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer
+  /// variables) and two grids for the re-created forward wavefield.
+  SW_HD std::size_t adjoint_work_size() const { return work_size() + 2 * grid_size(); }
 
   /// The scratch arrays, in this order inside `work`.
   SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size(); }

@@ -145,6 +145,10 @@ struct StepArgs {
   SW_HD long xi(int z, int x) const { return layout.xlayer_index(z, x); }
   SW_HD bool z_layer(int z) const { return z < zt || z >= zb; }
   SW_HD bool x_layer(int x) const { return x < xl || x >= xr; }
+  /// A layer row or column, or one within `halo` of a layer (where the adjoint's
+  /// correction reaches).
+  SW_HD bool z_rim(int z) const { return (zt > 0 && z < zt + layout.halo) || (zb < nz && z >= zb - layout.halo); }
+  SW_HD bool x_rim(int x) const { return (xl > 0 && x < xl + layout.halo) || (xr < nx && x >= xr - layout.halo); }
 };
 
 /// ψ pass at cell (z, x) of an absorbing layer (nothing elsewhere).
@@ -178,6 +182,90 @@ SW_HD void update_point(const StepArgs<T>& a, int z, int x) {
   if (a.x_layer(x)) {
     const long j = a.xi(z, x);
     out[0] += v * layer_correction<Order>(u, 1, a.inv_dx2, a.psi_x + j, 1, a.inv_dx, a.zeta_x + j, a.a_x[x], a.b_x[x]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// The adjoint step: the transpose of the forward step above, run backwards in time
+// (discretise-then-optimise, DESIGN §2). With λ the adjoint wavefield, the code carries
+// μ = v²Δt² λ, for which the interior update is the forward's own:
+//   μ[n] = 2μ[n+1] − μ[n+2] + v²Δt² (∇²μ[n+1] + Σ_d C_d + g[n])
+// (g: the adjoint source, e.g. the residual at the receivers). Transposing the CPML
+// recursions gives, per dimension d, two memory variables that live in the layers (stored
+// in the ψ_d, ζ_d arrays):
+//   β_d ← a_d β_d + b_d μ[n+1]                        (transpose of the ζ recursion)
+//   α_d ← a_d α_d − b_d ∂_d (M_d μ[n+1] + β_d)       (transpose of the ψ recursion)
+//   C_d = ∂²_d β_d − ∂_d α_d
+// M_d masks μ to the layer cells (the forward corrects only those), ∂_d is antisymmetric
+// and ∂²_d symmetric on the zero-padded arrays. C_d is non-zero in the layers and up to
+// `halo` cells past them (the rim): the transpose of a gather is a scatter.
+// ---------------------------------------------------------------------------------------
+
+/// ∂f (without 1/h) with f taken as zero outside cells [0, n) ∖ [lo, hi) — the layer cells
+/// of a dimension; `c` is the cell's coordinate along it.
+template <int Order, typename T>
+SW_HD T d1_layers_only(const T* f, long s, int c, int n, int lo, int hi) {
+  T acc = T(0);
+  SW_UNROLL
+  for (int j = 1; j <= Order / 2; ++j) {
+    const int p = c + j, q = c - j;
+    const T fp = (p < n && (p < lo || p >= hi)) ? f[j * s] : T(0);
+    const T fq = (q >= 0 && (q < lo || q >= hi)) ? f[-j * s] : T(0);
+    acc += T(d1_coef<Order>(j)) * (fp - fq);
+  }
+  return acc;
+}
+
+/// Adjoint β pass at cell (z, x) of an absorbing layer: `a.u` holds μ[n+1].
+template <int Order, typename T>
+SW_HD void adjoint_beta_point(const StepArgs<T>& a, int z, int x) {
+  const T mu = a.u[long(z) * a.stride + x];
+  if (a.z_layer(z)) {
+    T* q = a.zeta_z + a.zi(z, x);
+    *q = a.a_z[z] * *q + a.b_z[z] * mu;
+  }
+  if (a.x_layer(x)) {
+    T* q = a.zeta_x + a.xi(z, x);
+    *q = a.a_x[x] * *q + a.b_x[x] * mu;
+  }
+}
+
+/// Adjoint α pass at cell (z, x) of an absorbing layer, after the β pass of the same step.
+template <int Order, typename T>
+SW_HD void adjoint_alpha_point(const StepArgs<T>& a, int z, int x) {
+  const T* mu = a.u + long(z) * a.stride + x;
+  if (a.z_layer(z)) {
+    const long j = a.zi(z, x);
+    const T d = d1_layers_only<Order>(mu, a.stride, z, a.nz, a.zt, a.zb) + d1<Order>(a.zeta_z + j, a.stride);
+    a.psi_z[j] = a.a_z[z] * a.psi_z[j] - a.b_z[z] * a.inv_dz * d;
+  }
+  if (a.x_layer(x)) {
+    const long j = a.xi(z, x);
+    const T d = d1_layers_only<Order>(mu, 1, x, a.nx, a.xl, a.xr) + d1<Order>(a.zeta_x + j, 1);
+    a.psi_x[j] = a.a_x[x] * a.psi_x[j] - a.b_x[x] * a.inv_dx * d;
+  }
+}
+
+/// C_d at a cell of a layer or its rim: ∂²_d β_d − ∂_d α_d (β in ζ's array, α in ψ's).
+template <int Order, typename T>
+SW_HD T adjoint_correction(const T* alpha, const T* beta, long s, T inv_h, T inv_h2) {
+  return d2<Order>(beta, s) * inv_h2 - d1<Order>(alpha, s) * inv_h;
+}
+
+/// Adjoint u pass at cell (z, x): `a.u` holds μ[n+1], `a.u_prev_next` μ[n+2] → μ[n].
+template <int Order, typename T>
+SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int x) {
+  const long i = long(z) * a.stride + x;
+  T* out = a.u_prev_next + i;
+  const T v = a.vdt2[i];
+  interior_point<Order>(a.u + i, out, v, a.stride, a.inv_dz2, a.inv_dx2);
+  if (a.z_rim(z)) {
+    const long j = a.zi(z, x);
+    out[0] += v * adjoint_correction<Order>(a.psi_z + j, a.zeta_z + j, a.stride, a.inv_dz, a.inv_dz2);
+  }
+  if (a.x_rim(x)) {
+    const long j = a.xi(z, x);
+    out[0] += v * adjoint_correction<Order>(a.psi_x + j, a.zeta_x + j, 1, a.inv_dx, a.inv_dx2);
   }
 }
 

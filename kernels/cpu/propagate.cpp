@@ -12,125 +12,20 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define STARWAVE_HAVE_MXCSR 1
-#endif
 
+#include "kernels/cpu/adjoint.hpp"
+#include "kernels/cpu/simd.hpp"
 #include "kernels/stencil.hpp"
 
 namespace starwave::cpu {
 namespace {
 
+using detail::d1x_vec;
+using detail::d2x_vec;
+using detail::FlushSubnormals;
+using detail::interior_row;
+using detail::Simd;
 using stencil::StepArgs;
-
-/// Flushes subnormal results and operands to zero while a shot runs, and restores the
-/// caller's mode after. Ahead of the wavefront the stencil spreads amplitudes that decay
-/// into the subnormal range, and x86 cores take a ~100-cycle assist on each of them: with
-/// them the kernel runs 2–2.5× slower for no change in any significant digit.
-class FlushSubnormals {
- public:
-  FlushSubnormals() {
-#ifdef STARWAVE_HAVE_MXCSR
-    saved_ = _mm_getcsr();
-    _mm_setcsr(saved_ | 0x8040u);  // FTZ (bit 15) | DAZ (bit 6)
-#endif
-  }
-  ~FlushSubnormals() {
-#ifdef STARWAVE_HAVE_MXCSR
-    _mm_setcsr(saved_);
-#endif
-  }
-  FlushSubnormals(const FlushSubnormals&) = delete;
-  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
-
- private:
-  unsigned saved_ = 0;
-};
-
-/// 64-byte SIMD vectors through GCC's vector extension. The vector loops load one vector
-/// left and right of the cells they update: kernels/shot.hpp gives the grid `lead` ≥ one
-/// vector of guard columns and the side-layer arrays one vector of guards on each side;
-/// loads past column nx + halo reach padding or the next row's guards, and only feed
-/// lanes beyond the grid, which are never stored.
-template <typename T>
-struct Simd {
-  static constexpr int W = int(64 / sizeof(T));
-  typedef T vec __attribute__((vector_size(64)));
-  using ivec = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-  typedef ivec mask __attribute__((vector_size(64)));
-  static vec load(const T* p) {
-    vec v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-  }
-  static void store(T* p, vec v) { std::memcpy(p, &v, sizeof v); }
-  /// The cells J columns right (at_right) or left (at_left) of the W cells in `c`, from
-  /// the neighbouring vectors, by lane shifts instead of unaligned loads (0 ≤ J ≤ W).
-  template <int J>
-  static vec at_right(vec c, vec r) {
-    return window<J>(c, r, std::make_integer_sequence<int, W>{});
-  }
-  template <int J>
-  static vec at_left(vec l, vec c) {
-    return window<W - J>(l, c, std::make_integer_sequence<int, W>{});
-  }
-  /// Lanes K … K+W−1 of the concatenation lo:hi.
-  template <int K, int... I>
-  static vec window(vec lo, vec hi, std::integer_sequence<int, I...>) {
-    constexpr mask m = {ivec(K + I)...};
-    return __builtin_shuffle(lo, hi, m);
-  }
-};
-
-/// ∂²_x (without 1/h²) of the W cells in `c`, given the vectors left and right of them.
-template <int Order, typename T, int... J>
-typename Simd<T>::vec d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r,
-                              std::integer_sequence<int, J...>) {
-  using S = Simd<T>;
-  typename S::vec acc = T(stencil::d2_coef<Order>(0)) * c;
-  ((acc += T(stencil::d2_coef<Order>(J + 1)) * (S::template at_right<J + 1>(c, r) + S::template at_left<J + 1>(l, c))),
-   ...);
-  return acc;
-}
-
-/// ∂_x (without 1/h) of the W cells in `c`, given the vectors left and right of them.
-template <int Order, typename T, int... J>
-typename Simd<T>::vec d1x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r,
-                              std::integer_sequence<int, J...>) {
-  using S = Simd<T>;
-  typename S::vec acc = T(0) * c;
-  ((acc += T(stencil::d1_coef<Order>(J + 1)) * (S::template at_right<J + 1>(c, r) - S::template at_left<J + 1>(l, c))),
-   ...);
-  return acc;
-}
-
-/// Interior update of columns [0, nx) of row z: the whole row, layer cells included (their
-/// corrections follow). Whole vectors use lane shifts for ∂²_x; the tail is a plain loop.
-template <int Order, typename T>
-void interior_row(const StepArgs<T>& a, int z) {
-  using S = Simd<T>;
-  constexpr int W = S::W, R = stencil::radius(Order);
-  const long row = long(z) * a.stride;
-  const T* __restrict u = a.u + row;
-  T* __restrict out = a.u_prev_next + row;
-  const T* __restrict v = a.vdt2 + row;
-  const long s = a.stride;
-  const T cz = a.inv_dz2, cx = a.inv_dx2;
-  int x = 0;
-  for (; x + W <= a.nx; x += W) {  // the left neighbour of x = 0 lies in the `lead` guard columns
-    const T* p = u + x;
-    const typename S::vec c = S::load(p);
-    typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
-    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
-    const typename S::vec dx =
-        d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
-    const typename S::vec lap = dz * cz + dx * cx;
-    S::store(out + x, T(2) * c - S::load(out + x) + S::load(v + x) * lap);
-  }
-#pragma omp simd
-  for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], s, cz, cx);
-}
 
 /// z-layer correction of row z (a top or bottom layer row), all columns.
 template <int Order, typename T>
@@ -280,13 +175,19 @@ void forward(const ShotProblem<T>& p) {
     for (int r = 0; r < p.nrec; ++r) p.traces[long(r) * p.nt + n] = u[o + p.receiver_index[r]];
   };
   record(0);
+  if (p.store) save_slot(p, u, 0);
   for (int m = 0; m < p.nsteps; ++m) {
     step<Order>(p, u, up, p.source[m]);
     std::swap(u, up);  // u now holds u[m+1]
+    if (p.store) save_slot(p, u, m + 1);
     if ((m + 1) % p.record_every == 0) {
       const int n = (m + 1) / p.record_every;
       if (n < p.nt) record(n);
     }
+  }
+  if (p.final_state) {
+    std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
+    std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
   }
 }
 

@@ -6,7 +6,8 @@
 
 namespace starwave::cpu {
 
-/// Runs one shot: zeroes the work arrays, steps `nsteps` times, records traces.
+/// Runs one shot: zeroes the work arrays, steps `nsteps` times, records traces; with
+/// p.store / p.final_state set, also keeps the wavefield for the adjoint (kernels/cpu/adjoint.hpp).
 template <int Order, typename T>
 void forward(const ShotProblem<T>& p);
 

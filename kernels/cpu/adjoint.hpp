@@ -1,0 +1,33 @@
+// kernels/cpu/adjoint.hpp — CPU adjoint of the propagator (DESIGN §2, §3): the transpose of
+// the forward step run backwards in time, with the forward wavefield re-created from the
+// store the forward wrote, and the imaging correlations.
+#pragma once
+
+#include "kernels/shot.hpp"
+
+namespace starwave::cpu {
+
+/// One adjoint step (kernels/stencil.hpp, "the adjoint step"): `mu` holds μ[n+1] and
+/// `mu_prev_next` μ[n+2], which becomes μ[n]; the layer arrays of p.work hold α and β.
+/// No adjoint source and no free-surface mirror (adjoint() adds both).
+template <int Order, typename T>
+void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);
+
+/// Runs one shot's adjoint after cpu::forward() has filled p.store and p.final_state.
+/// Back-propagates `residual` (nrec × nt; sample n is the adjoint source at internal step
+/// n·record_every) and accumulates over the model region (row-major, mz1−mz0 rows of
+/// mx1−mx0 values):
+///   correlation  += Σ_m μ[m+1] (L u[m] + f[m])   (∂J/∂v = 2/v × this: see src/gradient)
+///   illumination += Σ_m u[m]²                      (m = 0 … nsteps)
+/// With L u + f = (u[m+1] − 2u[m] + u[m−1]) / (v²Δt²), the correlation is the zero-lag
+/// correlation of λ with the forward field's second time difference. `source_adjoint`
+/// (nsteps values, optional) receives μ[m+1] at the source: the transpose of the map from
+/// source samples to traces. p.work must hold adjoint_work_size() values.
+template <int Order, typename T>
+void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint);
+
+/// Writes store slot m (u: grid allocation holding u[m]); forward() calls it every step.
+template <typename T>
+void save_slot(const ShotProblem<T>& p, const T* u, int m);
+
+}  // namespace starwave::cpu
