@@ -154,8 +154,9 @@ struct ShotProblem {
   }
 
   /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer
-  /// variables) and two grids for the re-created forward wavefield.
-  SW_HD std::size_t adjoint_work_size() const { return work_size() + 2 * grid_size(); }
+  /// variables), two grids for the re-created forward wavefield and two for the imaging
+  /// sums (kept in the grid's aligned layout while they accumulate).
+  SW_HD std::size_t adjoint_work_size() const { return work_size() + 4 * grid_size(); }
 
   /// The scratch arrays, in this order inside `work`.
   SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size(); }

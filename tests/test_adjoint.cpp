@@ -277,5 +277,32 @@ TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradient) {
   }
 }
 
+TEST(Adjoint, StoreSlotsFollowStoreCell) {
+  // save_slot's row-wise copies and store_cell's per-element map (used by the GPU) agree,
+  // and a boundary slot holds exactly the ring around the model region.
+  const Model m = test_model();
+  NumericalOptions o;
+  o.pml_width = 7;
+  for (int storage : {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreFull}) {
+    Shot<double> s(m, test_survey(m, false), o, storage);
+    const ShotProblem<double>& p = s.p();
+    std::vector<double> grid(p.grid_size());
+    for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = double(i);
+    cpu::save_slot(p, grid.data(), 1);
+    const double* slot = p.store + p.store_step_size();
+    long ring = 0;
+    for (long k = 0; k < p.store_step_size(); ++k) {
+      const long g = p.store_cell(k);
+      ASSERT_EQ(slot[k], grid[std::size_t(p.origin() + g)]) << "storage " << storage << " element " << k;
+      const int z = int((g + p.lead) / p.stride), x = int(g - long(z) * p.stride);
+      const bool in_z = z >= p.mz0() && z < p.mz1(), in_x = x >= p.mx0() && x < p.mx1();
+      ring += !(in_z && in_x) && (in_z || in_x);
+    }
+    if (storage == ShotProblem<double>::kStoreBoundary) {
+      EXPECT_EQ(ring, p.store_step_size()) << "every boundary element lies on the ring";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace starwave

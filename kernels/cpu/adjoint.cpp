@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "kernels/cpu/simd.hpp"
 #include "kernels/stencil.hpp"
@@ -15,68 +16,108 @@ namespace {
 
 using detail::FlushSubnormals;
 using detail::interior_row;
+using detail::Simd;
 using stencil::StepArgs;
 
-/// Calls f(x0, x1, j) for the side loops of row z: columns [x0, x1) and the index j of
-/// column x0 in the compact x-layer arrays.
-template <typename T, typename F>
-void for_side_loops(const StepArgs<T>& a, int z, F&& f) {
-  if (a.xloop_left > 0) f(0, a.xloop_left, a.xleft0 + long(z) * a.xstride);
-  if (a.xloop_right < a.nx) f(a.xloop_right, a.nx, a.xright0 + long(z) * a.xstride);
-}
-
-/// β ← a β + b μ[n+1] in the layers (the side loops' model lanes have a = b = 0).
+/// β_z ← a β_z + b μ[n+1] over row z of a z-layer.
 template <int Order, typename T>
-void beta_row(const StepArgs<T>& a, int z) {
+void beta_z_row(const StepArgs<T>& a, int z) {
   const T* __restrict mu = a.u + long(z) * a.stride;
-  if (a.z_layer(z)) {
-    T* __restrict q = a.zeta_z + a.zi(z, 0);
-    const T az = a.a_z[z], bz = a.b_z[z];
+  T* __restrict q = a.zeta_z + a.zi(z, 0);
+  const T az = a.a_z[z], bz = a.b_z[z];
 #pragma omp simd
-    for (int x = 0; x < a.nx; ++x) q[x] = az * q[x] + bz * mu[x];
-  }
-  for_side_loops(a, z, [&](int x0, int x1, long j) {
-    T* __restrict q = a.zeta_x + j - x0;
-#pragma omp simd
-    for (int x = x0; x < x1; ++x) q[x] = a.a_x[x] * q[x] + a.b_x[x] * mu[x];
-  });
+  for (int x = 0; x < a.nx; ++x) q[x] = az * q[x] + bz * mu[x];
 }
 
-/// α ← a α − b ∂(M μ[n+1] + β) in the layers, after the β pass of the rows it reads.
+/// α_z ← a α_z − b ∂_z(M_z μ[n+1] + β_z) over row z of a z-layer, after the β_z pass of
+/// rows z ± halo.
 template <int Order, typename T>
-void alpha_row(const StepArgs<T>& a, int z) {
+void alpha_z_row(const StepArgs<T>& a, int z) {
+  constexpr int R = stencil::radius(Order);
   const T* __restrict mu = a.u + long(z) * a.stride;
-  if (a.z_layer(z)) {
-    const long j = a.zi(z, 0);
-    T* __restrict p = a.psi_z + j;
-    const T* __restrict q = a.zeta_z + j;
-    const T az = a.a_z[z], bz = a.b_z[z] * a.inv_dz;
-    const long s = a.stride;
-#pragma omp simd
-    for (int x = 0; x < a.nx; ++x)
-      p[x] = az * p[x] -
-             bz * (stencil::d1_layers_only<Order>(mu + x, s, z, a.nz, a.zt, a.zb) + stencil::d1<Order>(q + x, s));
+  const long j = a.zi(z, 0);
+  T* __restrict p = a.psi_z + j;
+  const T* __restrict q = a.zeta_z + j;
+  const T az = a.a_z[z], bz = a.b_z[z] * a.inv_dz;
+  const long s = a.stride;
+  // M_z per row: the weights of ∂_z applied to M_z μ (zero for rows outside the layers).
+  T wp[R], wm[R];
+  for (int k = 1; k <= R; ++k) {
+    const int up = z + k, dn = z - k;
+    wp[k - 1] = up < a.nz && a.z_layer(up) ? T(stencil::d1_coef<Order>(k)) : T(0);
+    wm[k - 1] = dn >= 0 && a.z_layer(dn) ? T(stencil::d1_coef<Order>(k)) : T(0);
   }
-  for_side_loops(a, z, [&](int x0, int x1, long j) {
-    T* __restrict p = a.psi_x + j - x0;
-    const T* __restrict q = a.zeta_x + j - x0;
 #pragma omp simd
-    for (int x = x0; x < x1; ++x)
-      p[x] = a.a_x[x] * p[x] -
-             a.b_x[x] * a.inv_dx *
-                 (stencil::d1_layers_only<Order>(mu + x, 1, x, a.nx, a.xl, a.xr) + stencil::d1<Order>(q + x, 1));
-  });
+  for (int x = 0; x < a.nx; ++x) {
+    T d = stencil::d1<Order>(q + x, s);
+    for (int k = 1; k <= R; ++k) d += wp[k - 1] * mu[x + k * s] - wm[k - 1] * mu[x - k * s];
+    p[x] = az * p[x] - bz * d;
+  }
 }
 
-/// The u pass of row z: the interior update, then C_d in the layers and their rims (the
-/// side loops cover the rims; beyond them α, β are zero and so is C_x).
+/// The x part of the adjoint step over the side loop [x0, x1) of row z, all three passes
+/// (β_x, α_x, then C_x added to the output): each reads only row z, so they run one after
+/// the other over the loop's few vectors while those stay in L1. `j` indexes column x0 in
+/// the compact x-layer arrays, whose guard vectors either side of the loop stay zero.
+template <int Order, typename T>
+void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
+  using S = Simd<T>;
+  using V = typename S::vec;
+  constexpr int W = S::W;
+  constexpr auto J = std::make_integer_sequence<int, stencil::radius(Order)>{};
+  const long row = long(z) * a.stride + x0;
+  const T* __restrict mu = a.u + row;
+  T* __restrict out = a.u_prev_next + row;
+  const T* __restrict v = a.vdt2 + row;
+  T* __restrict al = a.psi_x + j;
+  T* __restrict be = a.zeta_x + j;
+  const T* __restrict ax = a.a_x + x0;
+  const T* __restrict bx = a.b_x + x0;
+  const T hx = a.inv_dx, hx2 = a.inv_dx2;
+  const int n = x1 - x0;
+  if (n % W == 0) {  // whole vectors (not when a narrow model clamps the loop)
+    typename S::mask lane;
+    for (int k = 0; k < W; ++k) lane[k] = k;
+    const int il = a.xl - x0, ir = a.xr - x0;  // lanes i < il or i ≥ ir are layer cells
+    // M_x μ of the vector at i: μ on layer lanes, zero elsewhere (guard lanes hold zero).
+    auto masked_mu = [&](int i) {
+      const typename S::mask at = lane + typename S::ivec(i);
+      return (at < typename S::ivec(il) || at >= typename S::ivec(ir)) ? S::load(mu + i) : V{};
+    };
+    for (int i = 0; i < n; i += W)
+      S::store(be + i, S::load(ax + i) * S::load(be + i) + S::load(bx + i) * S::load(mu + i));
+    for (int i = 0; i < n; i += W) {
+      const V d = detail::d1x_vec<Order, T>(masked_mu(i - W), masked_mu(i), masked_mu(i + W), J) +
+                  detail::d1x_vec<Order, T>(S::load(be + i - W), S::load(be + i), S::load(be + i + W), J);
+      S::store(al + i, S::load(ax + i) * S::load(al + i) - S::load(bx + i) * (d * hx));
+    }
+    for (int i = 0; i < n; i += W) {
+      const V c = detail::d2x_vec<Order, T>(S::load(be + i - W), S::load(be + i), S::load(be + i + W), J) * hx2 -
+                  detail::d1x_vec<Order, T>(S::load(al + i - W), S::load(al + i), S::load(al + i + W), J) * hx;
+      S::store(out + i, S::load(out + i) + S::load(v + i) * c);
+    }
+    return;
+  }
+#pragma omp simd
+  for (int k = 0; k < n; ++k) be[k] = ax[k] * be[k] + bx[k] * mu[k];
+#pragma omp simd
+  for (int k = 0; k < n; ++k)
+    al[k] = ax[k] * al[k] -
+            bx[k] * hx *
+                (stencil::d1_layers_only<Order>(mu + k, 1, x0 + k, a.nx, a.xl, a.xr) + stencil::d1<Order>(be + k, 1));
+#pragma omp simd
+  for (int k = 0; k < n; ++k) out[k] += v[k] * stencil::adjoint_correction<Order>(al + k, be + k, 1, hx, hx2);
+}
+
+/// The μ pass of row z: the interior update, C_z in the z-layers and their rims, and the
+/// x part in the side loops (which cover the rims; beyond them α, β and C_x are zero).
 template <int Order, typename T>
 void mu_row(const StepArgs<T>& a, int z) {
   interior_row<Order>(a, z);
-  const long row = long(z) * a.stride;
-  T* __restrict out = a.u_prev_next + row;
-  const T* __restrict v = a.vdt2 + row;
   if (a.z_rim(z)) {
+    const long row = long(z) * a.stride;
+    T* __restrict out = a.u_prev_next + row;
+    const T* __restrict v = a.vdt2 + row;
     const long j = a.zi(z, 0);
     const T* __restrict p = a.psi_z + j;
     const T* __restrict q = a.zeta_z + j;
@@ -85,13 +126,8 @@ void mu_row(const StepArgs<T>& a, int z) {
     for (int x = 0; x < a.nx; ++x)
       out[x] += v[x] * stencil::adjoint_correction<Order>(p + x, q + x, s, a.inv_dz, a.inv_dz2);
   }
-  for_side_loops(a, z, [&](int x0, int x1, long j) {
-    const T* __restrict p = a.psi_x + j - x0;
-    const T* __restrict q = a.zeta_x + j - x0;
-#pragma omp simd
-    for (int x = x0; x < x1; ++x)
-      out[x] += v[x] * stencil::adjoint_correction<Order>(p + x, q + x, 1, a.inv_dx, a.inv_dx2);
-  });
+  if (a.xloop_left > 0) x_side_adjoint<Order>(a, z, 0, a.xloop_left, a.xleft0 + long(z) * a.xstride);
+  if (a.xloop_right < a.nx) x_side_adjoint<Order>(a, z, a.xloop_right, a.nx, a.xright0 + long(z) * a.xstride);
 }
 
 template <typename T>
@@ -101,12 +137,30 @@ void mirror(const ShotProblem<T>& p, T* u_grid) {
     stencil::mirror_free_surface(u_grid + p.origin(), p.stride, p.pml_top, p.halo, x);
 }
 
+/// Calls f(grid offset, slot offset, count) for the runs of consecutive cells of a store
+/// slot, in the order of ShotProblem::store_cell.
+template <typename T, typename F>
+void for_slot_runs(const ShotProblem<T>& p, F&& f) {
+  const long r = p.halo, s = p.stride, w = p.mx1() - p.mx0();
+  long k = 0;
+  auto rows = [&](long za, long zb, long xa, long n) {
+    for (long z = za; z < zb; ++z, k += n) f(z * s + xa, k, n);
+  };
+  if (p.storage == ShotProblem<T>::kStoreFull) {
+    rows(p.mz0() - r, p.mz1() + r, p.mx0() - r, w + 2 * r);
+  } else {
+    rows(p.mz0() - r, p.mz0(), p.mx0(), w);
+    rows(p.mz1(), p.mz1() + r, p.mx0(), w);
+    rows(p.mz0(), p.mz1(), p.mx0() - r, r);
+    rows(p.mz0(), p.mz1(), p.mx1(), r);
+  }
+}
+
 template <typename T>
 void restore_slot(const ShotProblem<T>& p, T* u, int m) {
   T* uo = u + p.origin();
-  const long n = p.store_step_size();
-  const T* slot = p.store + std::size_t(m) * std::size_t(n);
-  for (long k = 0; k < n; ++k) uo[p.store_cell(k)] = slot[k];
+  const T* slot = p.store + std::size_t(m) * std::size_t(p.store_step_size());
+  for_slot_runs(p, [&](long g, long k, long n) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
 }
 
 /// Adds v²Δt² × the adjoint source of internal step m at the receivers (μ grid allocation).
@@ -127,22 +181,73 @@ void inject_residual(const ShotProblem<T>& p, const T* residual, T* mu, int m) {
 template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   const T* uo = u + p.origin();
-  const long n = p.store_step_size();
-  T* slot = p.store + std::size_t(m) * std::size_t(n);
-  for (long k = 0; k < n; ++k) slot[k] = uo[p.store_cell(k)];
+  T* slot = p.store + std::size_t(m) * std::size_t(p.store_step_size());
+  for_slot_runs(p, [&](long g, long k, long n) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
+}
+
+/// One adjoint step; `row_done(z)` runs after row z of μ[n] is written (the imaging of the
+/// backward sweep rides along, while μ[n+1] and v²Δt² of that row are in cache).
+template <int Order, typename T, typename F>
+void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& row_done) {
+  const StepArgs<T> a = stencil::make_step_args(p, mu, mu_prev_next);
+  const int R = p.halo;
+  // β_z, then α_z (reading β_z of rows z ± halo), then the μ rows (reading both of rows
+  // z ± halo; their x part is row-local): one sweep, each pass `halo` rows behind the one
+  // it reads.
+  for (int z = 0; z < p.nz + 2 * R; ++z) {
+    if (z < p.nz && a.z_layer(z)) beta_z_row<Order>(a, z);
+    if (z >= R && z - R < p.nz && a.z_layer(z - R)) alpha_z_row<Order>(a, z - R);
+    if (z >= 2 * R) {
+      mu_row<Order>(a, z - 2 * R);
+      row_done(z - 2 * R);
+    }
+  }
+}
+
+/// Imaging of model row z (padded-grid row) at backward step m: with u = u[m], u_next =
+/// u[m+1] and mu = μ[m+1] (grid allocations), lap = L u[m]:
+///   corr += μ[m+1] lap,  illum += u[m]²  (accumulators in the grid's layout), and when
+///   `recreate`, u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² lap  (the source term is added by
+///   the caller). Aligned whole vectors over the model columns; the accumulators' lanes
+///   outside them are never read, and u_next keeps its values there.
+template <int Order, typename T>
+void image_row(const ShotProblem<T>& p, int z, const T* u, T* u_next, const T* mu, T* corr, T* illum, bool recreate) {
+  using S = Simd<T>;
+  using V = typename S::vec;
+  constexpr int W = S::W, R = stencil::radius(Order);
+  const long o = p.origin() + long(z) * p.stride, s = p.stride;
+  const int x0 = p.mx0(), x1 = p.mx1();
+  const T* __restrict uz = u + o;
+  T* __restrict un = u_next + o;
+  const T* __restrict lz = mu + o;
+  const T* __restrict vz = p.vdt2 + o;
+  T* __restrict cr = corr + o;
+  T* __restrict il = illum + o;
+  const T cz = T(1) / (p.dz * p.dz), cx = T(1) / (p.dx * p.dx);
+  typename S::mask lane;
+  for (int k = 0; k < W; ++k) lane[k] = k;
+  for (int x = x0 / W * W; x < x1; x += W) {
+    const T* q = uz + x;
+    const V c = S::load(q);
+    V dz = T(stencil::d2_coef<Order>(0)) * c;
+    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(q + j * s) + S::load(q - j * s));
+    const V lap =
+        dz * cz +
+        detail::d2x_vec<Order, T>(S::load(q - W), c, S::load(q + W), std::make_integer_sequence<int, R>{}) * cx;
+    S::store(cr + x, S::load(cr + x) + S::load(lz + x) * lap);
+    S::store(il + x, S::load(il + x) + c * c);
+    if (recreate) {
+      const typename S::mask at = lane + typename S::ivec(x);
+      const V old = S::load(un + x);
+      const V next = T(2) * c - old + S::load(vz + x) * lap;
+      S::store(un + x, (at >= typename S::ivec(x0) && at < typename S::ivec(x1)) ? next : old);
+    }
+  }
 }
 
 template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
-  const StepArgs<T> a = stencil::make_step_args(p, mu, mu_prev_next);
-  const int R = p.halo;
-  // β then α (α of row z reads β_z of rows z ± halo), then the μ rows: one sweep, each
-  // pass `halo` rows behind the one it reads.
-  for (int z = 0; z < p.nz + 2 * R; ++z) {
-    if (z < p.nz) beta_row<Order>(a, z);
-    if (z >= R && z - R < p.nz) alpha_row<Order>(a, z - R);
-    if (z >= 2 * R) mu_row<Order>(a, z - 2 * R);
-  }
+  adjoint_sweep<Order>(p, mu, mu_prev_next, [](int) {});
 }
 
 template <int Order, typename T>
@@ -154,42 +259,30 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
   T* mu = p.u1();                      // μ[m+1]
   T* u_next = p.work + p.work_size();  // u[m+1]
   T* u = u_next + G;                   // u[m]
+  T* corr = u + G;                     // the correlation and illumination, grid layout
+  T* illum = corr + G;
   std::memcpy(u_next, p.final_state, G * sizeof(T));
   std::memcpy(u, p.final_state + G, G * sizeof(T));
   const bool full = p.storage == ShotProblem<T>::kStoreFull;
   const int N = p.nsteps, z0 = p.mz0(), z1 = p.mz1(), x0 = p.mx0(), x1 = p.mx1(), w = x1 - x0;
   const long o = p.origin(), s = p.stride;
-  const T cz = T(1) / (p.dz * p.dz), cx = T(1) / (p.dx * p.dx);
   const T* v = p.vdt2 + o;
   const long src = p.source_index;
-  const long src_model = (src / s - z0) * w + (src % s - x0);
 
   inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
   mirror(p, mu);
   for (int z = z0; z < z1; ++z)
-    for (int x = x0; x < x1; ++x)
-      illumination[long(z - z0) * w + (x - x0)] += u_next[o + z * s + x] * u_next[o + z * s + x];
+    for (int x = x0; x < x1; ++x) illum[o + z * s + x] = u_next[o + z * s + x] * u_next[o + z * s + x];
 
   for (int m = N - 1; m >= 0; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
     if (full && m < N - 1) restore_slot(p, u, m);
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
-    for (int z = z0; z < z1; ++z) {
-      const T* __restrict uz = u + o + z * s;
-      T* __restrict un = u_next + o + z * s;
-      const T* __restrict lz = mu + o + z * s;
-      const T* __restrict vz = v + z * s;
-      T* __restrict cr = correlation + long(z - z0) * w - x0;
-      T* __restrict il = illumination + long(z - z0) * w - x0;
-#pragma omp simd
-      for (int x = x0; x < x1; ++x) {
-        const T lap = stencil::d2<Order>(uz + x, s) * cz + stencil::d2<Order>(uz + x, 1) * cx;
-        cr[x] += lz[x] * lap;
-        il[x] += uz[x] * uz[x];
-        if (recreate) un[x] = T(2) * uz[x] - un[x] + vz[x] * lap;
-      }
-    }
-    correlation[src_model] += mu[o + src] * p.source[m];
+    // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
+    adjoint_sweep<Order>(p, mu, mu_next, [&](int z) {
+      if (z >= z0 && z < z1) image_row<Order>(p, z, u, u_next, mu, corr, illum, recreate);
+    });
+    corr[o + src] += mu[o + src] * p.source[m];
     if (recreate) {
       u_next[o + src] += v[src] * p.source[m];
       mirror(p, u_next);
@@ -197,11 +290,15 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
       std::swap(u, u_next);
     }
     if (source_adjoint) source_adjoint[m] = mu[o + src];
-    adjoint_step<Order>(p, mu, mu_next);  // mu_next ← μ[m]
     inject_residual(p, residual, mu_next, m);
     mirror(p, mu_next);
     std::swap(mu, mu_next);
   }
+  for (int z = z0; z < z1; ++z)
+    for (int x = x0; x < x1; ++x) {
+      correlation[long(z - z0) * w + (x - x0)] += corr[o + z * s + x];
+      illumination[long(z - z0) * w + (x - x0)] += illum[o + z * s + x];
+    }
 }
 
 #define STARWAVE_INSTANTIATE(O, T)                                       \

@@ -126,4 +126,23 @@ void interior_row(const StepArgs<T>& a, int z) {
   for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], s, cz, cx);
 }
 
+/// ∇²u (with the 1/h² factors) over columns [0, nx) of the row `u` points to, into `lap`.
+template <int Order, typename T>
+void laplacian_row(const T* __restrict u, long s, int nx, T cz, T cx, T* __restrict lap) {
+  using S = Simd<T>;
+  constexpr int W = S::W, R = stencil::radius(Order);
+  int x = 0;
+  for (; x + W <= nx; x += W) {
+    const T* p = u + x;
+    const typename S::vec c = S::load(p);
+    typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
+    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
+    const typename S::vec dx =
+        d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
+    S::store(lap + x, dz * cz + dx * cx);
+  }
+#pragma omp simd
+  for (int i = x; i < nx; ++i) lap[i] = stencil::d2<Order>(u + i, s) * cz + stencil::d2<Order>(u + i, 1) * cx;
+}
+
 }  // namespace starwave::cpu::detail

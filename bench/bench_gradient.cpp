@@ -1,0 +1,74 @@
+// bench/bench_gradient.cpp — the cost of a gradient against a forward run on DESIGN §8's
+// reference case, one shot on one core, through the CPU kernels (no StarPU): forward
+// alone; forward writing the store; adjoint (re-creation + back-propagation + imaging).
+// Also the memory a shot keeps between its forward and adjoint, per storage strategy.
+// Not a test: prints a table.   usage: bench_gradient [steps] [reps]
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "bench/reference_case.hpp"
+#include "kernels/cpu/adjoint.hpp"
+#include "tests/helpers.hpp"
+
+using namespace starwave;
+
+namespace {
+
+double median(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
+  const Model m = bench::reference_model();
+  NumericalOptions o;
+  o.order = 8;
+  o.pml_width = 20;
+  const Survey s = bench::reference_survey(m, 1, steps);
+  auto shot = test::prepare_shot<float>(m, s, o);
+  ShotProblem<float>& p = shot->p;
+  shot->work.assign(p.adjoint_work_size(), 0.0f);
+  p.work = shot->work.data();
+  aligned_vector<float> store(p.store_size()), final_state(2 * p.grid_size());
+  const std::size_t region = std::size_t(p.mz1() - p.mz0()) * (p.mx1() - p.mx0());
+  std::vector<float> residual(shot->traces.size()), corr(region), illum(region);
+
+  std::vector<double> t_fwd, t_store, t_adj;
+  for (int r = 0; r < reps; ++r) {
+    p.store = nullptr;
+    p.final_state = nullptr;
+    double t0 = bench::now();
+    cpu::forward<8, float>(p);
+    t_fwd.push_back(bench::now() - t0);
+    p.store = store.data();
+    p.final_state = final_state.data();
+    t0 = bench::now();
+    cpu::forward<8, float>(p);
+    t_store.push_back(bench::now() - t0);
+    residual.assign(shot->traces.begin(), shot->traces.end());
+    t0 = bench::now();
+    cpu::adjoint<8, float>(p, residual.data(), corr.data(), illum.data(), nullptr);
+    t_adj.push_back(bench::now() - t0);
+  }
+  const double f = median(t_fwd), fs = median(t_store), a = median(t_adj);
+  std::printf("reference case, order 8, float32, %d steps, one shot, one core, median of %d\n", steps, reps);
+  std::printf("  forward:               %.3f s\n", f);
+  std::printf("  forward + store:       %.3f s\n", fs);
+  std::printf("  adjoint:               %.3f s\n", a);
+  std::printf("  gradient / forward:    %.2f\n", (fs + a) / f);
+  const double mb = 1.0 / (1 << 20);
+  ShotProblem<float> q = p;
+  q.storage = ShotProblem<float>::kStoreFull;
+  std::printf("  kept per shot, boundary: %.1f MB store + %.1f MB final state\n", p.store_size() * 4 * mb,
+              2 * p.grid_size() * 4 * mb);
+  std::printf("  kept per shot, full:     %.1f MB store + %.1f MB final state\n", q.store_size() * 4 * mb,
+              2 * p.grid_size() * 4 * mb);
+  std::printf("  adjoint scratch per worker: %.1f MB\n", p.adjoint_work_size() * 4 * mb);
+  return 0;
+}
