@@ -269,6 +269,18 @@ SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int x) {
   }
 }
 
+/// Free surface, row k = 1 … halo, after the μ pass: the forward's ψ_z and ζ_z passes read
+/// u in the mirrored rows above the surface (u(−k) = −u(k)), so in the transpose the
+/// z-correction that falls on row −k folds back onto row k with the opposite sign. It is
+/// non-zero only where the bottom layer's rim reaches above the surface (a model thinner
+/// than about two stencil radii).
+template <int Order, typename T>
+SW_HD void adjoint_fold_point(const StepArgs<T>& a, int k, int x) {
+  if (!a.layout.free_surface || k >= a.nz || !a.z_rim(-k)) return;
+  const long j = a.zi(-k, x), i = long(k) * a.stride + x;
+  a.u_prev_next[i] -= a.vdt2[i] * adjoint_correction<Order>(a.psi_z + j, a.zeta_z + j, a.stride, a.inv_dz, a.inv_dz2);
+}
+
 /// StepArgs for one step of shot `p`: `u` holds u[n], `upn` holds u[n−1] and receives
 /// u[n+1] (both full allocations, guards included); the layer arrays come from p.work.
 template <typename T>

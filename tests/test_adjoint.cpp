@@ -80,13 +80,8 @@ std::vector<T> random_vector(std::size_t n, unsigned seed) {
 
 /// ⟨F s, r⟩ against ⟨s, Fᵀ r⟩ for the map F from the source samples to the traces.
 template <int Order, typename T>
-double source_receiver_dot(bool free_surface) {
-  const Model m = test_model();
-  NumericalOptions o;
-  o.order = Order;
-  o.pml_width = 10;
-  o.free_surface = free_surface;
-  Shot<T> s(m, test_survey(m, free_surface), o, ShotProblem<T>::kStoreBoundary);
+double source_receiver_dot(const Model& m, const Survey& sv, const NumericalOptions& o) {
+  Shot<T> s(m, sv, o, ShotProblem<T>::kStoreBoundary);
   const std::vector<T> src = random_vector<T>(std::size_t(s.p().nsteps), 1);
   s.ps->in.source = src;
   s.p().source = s.ps->in.source.data();
@@ -98,6 +93,39 @@ double source_receiver_dot(bool free_surface) {
   for (std::size_t i = 0; i < r.size(); ++i) lhs += double(s.ps->traces[i]) * double(r[i]);
   for (std::size_t i = 0; i < src.size(); ++i) rhs += double(src[i]) * double(adj[i]);
   return std::abs(lhs - rhs) / std::max(std::abs(lhs), std::abs(rhs));
+}
+
+template <int Order, typename T>
+double source_receiver_dot(bool free_surface) {
+  const Model m = test_model();
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = 10;
+  o.free_surface = free_surface;
+  return source_receiver_dot<Order, T>(m, test_survey(m, free_surface), o);
+}
+
+TEST(Adjoint, SourceToReceiverMapDotProductInOddGeometries) {
+  // Layers thinner than, as wide as and wider than a vector; models narrower than one or
+  // thinner than two stencil radii (shared layer arrays); receivers in the layers too.
+  for (int pml : {1, 7, 17})
+    for (int nx : {3, 9})
+      for (int nz : {3, 11}) {
+        Model m = test::constant_model(nz, nx, 10, 2000);
+        for (int z = 0; z < nz; ++z)
+          for (int x = 0; x < nx; ++x) m.at(z, x) = 1900 + 20 * z + 7 * x;
+        const Survey sv =
+            test::point_survey({10.0 * (nz / 2), 10.0 * (nx / 2)},
+                               {{0, 0}, {0, 10.0 * (nx - 1)}, {10.0 * (nz - 1), 10.0 * (nx / 2)}}, 20, 1e-3, 0.2);
+        NumericalOptions o;
+        o.pml_width = pml;
+        o.free_surface = pml == 7;
+        EXPECT_LE((source_receiver_dot<8, double>(m, sv, o)), 1e-10)
+            << "PML " << pml << ", model " << nz << " × " << nx << ", free surface " << o.free_surface;
+        o.order = 4;
+        EXPECT_LE((source_receiver_dot<4, double>(m, sv, o)), 1e-10)
+            << "order 4, PML " << pml << ", model " << nz << " × " << nx;
+      }
 }
 
 TEST(Adjoint, SourceToReceiverMapDotProduct) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "kernels/cpu/adjoint.hpp"
 #include "tests/cuda_emulation.hpp"
 #include "tests/helpers.hpp"
 
@@ -25,6 +26,43 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
   EXPECT_LE(diff_norm(cpu, emu) / norm(cpu), tol) << "order " << Order << ", " << context;
 }
 
+/// The adjoint of shot 0 (residual = its traces) through cpu::adjoint and through the
+/// emulated CUDA launches, each after its own forward with a `storage` store: the
+/// correlation and illumination agree like the traces.
+template <typename T, int Order>
+void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
+                                          const std::string& context) {
+  std::vector<T> corr[2], illum[2];
+  for (int emulated : {0, 1}) {
+    auto ps = prepare_shot<T>(m, s, o);
+    ShotProblem<T>& p = ps->p;
+    p.storage = storage;
+    ps->work.assign(p.adjoint_work_size(), T(0));
+    p.work = ps->work.data();
+    aligned_vector<T> store(p.store_size()), final_state(2 * p.grid_size());
+    p.store = store.data();
+    p.final_state = final_state.data();
+    const std::size_t region = std::size_t(p.mz1() - p.mz0()) * std::size_t(p.mx1() - p.mx0());
+    corr[emulated].assign(region, T(0));
+    illum[emulated].assign(region, T(0));
+    EmulatedExec ex;
+    if (emulated) {
+      ASSERT_TRUE((cuda_bodies::run_shot<Order>(p, ex)));
+      ASSERT_TRUE((cuda_bodies::run_adjoint<Order>(p, ps->traces.data(), corr[1].data(), illum[1].data(), ex)));
+    } else {
+      cpu::forward<Order, T>(p);
+      cpu::adjoint<Order, T>(p, ps->traces.data(), corr[0].data(), illum[0].data(), nullptr);
+    }
+  }
+  const double tol = sizeof(T) == 8 ? 1e-11 : 1e-4;
+  for (auto* field : {corr, illum}) {
+    const std::vector<double> a(field[0].begin(), field[0].end()), b(field[1].begin(), field[1].end());
+    ASSERT_GT(norm(a), 0) << context;
+    EXPECT_LE(diff_norm(a, b) / norm(a), tol) << (field == corr ? "correlation" : "illumination") << ", order " << Order
+                                              << ", storage " << storage << ", " << context;
+  }
+}
+
 template <typename T, int Order>
 void compare(bool free_surface) {
   // Odd sizes so no dimension is a multiple of the block shape; a heterogeneous model.
@@ -38,6 +76,8 @@ void compare(bool free_surface) {
   o.free_surface = free_surface;
   o.double_precision = sizeof(T) == 8;
   expect_emulation_matches_cpu<T, Order>(m, s, o, "free surface " + std::to_string(free_surface));
+  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, "free surface " + std::to_string(free_surface));
 }
 
 TEST(CudaEmulation, MatchesCpuKernelFloat) {
@@ -73,9 +113,10 @@ void compare_geometry(int nz, int nx, int pml, bool free_surface) {
   o.pml_width = pml;
   o.free_surface = free_surface;
   o.double_precision = sizeof(T) == 8;
-  expect_emulation_matches_cpu<T, Order>(m, s, o,
-                                         "model " + std::to_string(nz) + " × " + std::to_string(nx) + ", PML " +
-                                             std::to_string(pml) + ", free surface " + std::to_string(free_surface));
+  const std::string context = "model " + std::to_string(nz) + " × " + std::to_string(nx) + ", PML " +
+                              std::to_string(pml) + ", free surface " + std::to_string(free_surface);
+  expect_emulation_matches_cpu<T, Order>(m, s, o, context);
+  expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreBoundary, context);
 }
 
 TEST(CudaEmulation, LayerGeometries) {

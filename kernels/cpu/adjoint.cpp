@@ -202,6 +202,9 @@ void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& ro
       row_done(z - 2 * R);
     }
   }
+  if (p.free_surface && a.z_rim(-1))
+    for (int k = 1; k <= R; ++k)
+      for (int x = 0; x < p.nx; ++x) stencil::adjoint_fold_point<Order>(a, k, x);
 }
 
 /// Imaging of model row z (padded-grid row) at backward step m: with u = u[m], u_next =

@@ -59,6 +59,13 @@ int forward(const ShotProblem<T>& p, void* stream) {
   return int(ex.err);
 }
 
+template <int Order, typename T>
+int adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream) {
+  DeviceExec ex{static_cast<cudaStream_t>(stream)};
+  run_adjoint<Order>(p, residual, correlation, illumination, ex);
+  return int(ex.err);
+}
+
 const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaError_t>(code)); }
 
 template int forward<2, float>(const ShotProblem<float>&, void*);
@@ -69,5 +76,15 @@ template int forward<2, double>(const ShotProblem<double>&, void*);
 template int forward<4, double>(const ShotProblem<double>&, void*);
 template int forward<6, double>(const ShotProblem<double>&, void*);
 template int forward<8, double>(const ShotProblem<double>&, void*);
+#define STARWAVE_ADJOINT(O, T) template int adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);
+STARWAVE_ADJOINT(2, float)
+STARWAVE_ADJOINT(4, float)
+STARWAVE_ADJOINT(6, float)
+STARWAVE_ADJOINT(8, float)
+STARWAVE_ADJOINT(2, double)
+STARWAVE_ADJOINT(4, double)
+STARWAVE_ADJOINT(6, double)
+STARWAVE_ADJOINT(8, double)
+#undef STARWAVE_ADJOINT
 
 }  // namespace starwave::cuda
