@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "codelets/common.hpp"
 #include "codelets/submit.hpp"
 #include "kernels/cpu/propagate.hpp"
 #include "kernels/cuda/propagate.hpp"
@@ -16,6 +17,8 @@
 
 namespace starwave {
 namespace {
+
+using codelets::with_order;
 
 struct ForwardArgs {
   int order;
@@ -33,25 +36,11 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
   p.source = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2]));
   p.traces = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[3]));
   p.work = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[4]));
-  return p;
-}
-
-template <typename F>
-void with_order(int order, F&& f) {
-  switch (order) {
-    case 2:
-      f(std::integral_constant<int, 2>{});
-      break;
-    case 4:
-      f(std::integral_constant<int, 4>{});
-      break;
-    case 6:
-      f(std::integral_constant<int, 6>{});
-      break;
-    default:
-      f(std::integral_constant<int, 8>{});
-      break;
+  if (p.store) {  // the forward_keep codelet: the store and the final state for the adjoint
+    p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
+    p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
   }
+  return p;
 }
 
 template <typename T>
@@ -75,7 +64,7 @@ void forward_cuda_typed(void* buffers[], const ForwardArgs& a, const ShotProblem
   const ShotProblem<T> p = unpack(buffers, layout);
   int err = 0;
   with_order(a.order, [&](auto o) { err = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
-  if (err != 0) STARPU_CUDA_REPORT_ERROR(static_cast<cudaError_t>(err));
+  codelets::check_cuda(err);
 }
 
 void forward_cuda(void* buffers[], void* cl_arg) {
@@ -88,38 +77,37 @@ void forward_cuda(void* buffers[], void* cl_arg) {
 }
 #endif
 
-struct starpu_perfmodel* forward_model() {
-  static struct starpu_perfmodel model = [] {
-    struct starpu_perfmodel m;
-    std::memset(&m, 0, sizeof m);
-    m.type = STARPU_HISTORY_BASED;
-    m.symbol = "starwave_forward";
-    return m;
-  }();
-  return &model;
-}
-
-struct starpu_codelet* forward_codelet() {
-  static struct starpu_codelet cl = [] {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = forward_cpu;
-    c.cpu_funcs_name[0] = "forward_cpu";
+/// `keep`: the forward of a gradient or an image, which also writes the store and the
+/// final state (DESIGN §3); its own perf model, as it costs more.
+struct starpu_codelet* forward_codelet(bool keep) {
+  static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_forward"),
+                                              codelets::history_model("starwave_forward_keep")};
+  static struct starpu_codelet cls[2];
+  static const bool ready = [] {
+    for (int k = 0; k < 2; ++k) {
+      struct starpu_codelet& c = cls[k];
+      starpu_codelet_init(&c);
+      c.cpu_funcs[0] = forward_cpu;
+      c.cpu_funcs_name[0] = "forward_cpu";
 #ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = forward_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+      c.cuda_funcs[0] = forward_cuda;
+      c.cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
-    c.nbuffers = 5;
-    c.modes[0] = STARPU_R;
-    c.modes[1] = STARPU_R;
-    c.modes[2] = STARPU_R;
-    c.modes[3] = STARPU_W;
-    c.modes[4] = STARPU_SCRATCH;
-    c.model = forward_model();
-    c.name = "forward";
-    return c;
+      c.nbuffers = k == 0 ? 5 : 7;
+      c.modes[0] = STARPU_R;
+      c.modes[1] = STARPU_R;
+      c.modes[2] = STARPU_R;
+      c.modes[3] = STARPU_W;
+      c.modes[4] = STARPU_SCRATCH;
+      c.modes[5] = STARPU_W;
+      c.modes[6] = STARPU_W;
+      c.model = &models[k];
+      c.name = k == 0 ? "forward" : "forward_keep";
+    }
+    return true;
   }();
-  return &cl;
+  (void)ready;
+  return &cls[keep ? 1 : 0];
 }
 
 }  // namespace
@@ -129,12 +117,21 @@ void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int o
   ForwardArgs a{};
   a.order = order;
   a.is_double = sizeof(T) == sizeof(double);
+  ShotProblem<T> l = layout;
+  const bool keep = h.store != nullptr;
+  l.store = keep ? reinterpret_cast<T*>(1) : nullptr;  // a flag here; the buffer at run time
+  l.final_state = nullptr;
   if constexpr (sizeof(T) == sizeof(double))
-    a.d = layout;
+    a.d = l;
   else
-    a.f = layout;
-  submit_task(forward_codelet(), "forward", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source, STARPU_W,
-              h.traces, STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
+    a.f = l;
+  if (keep)
+    submit_task(forward_codelet(true), "forward_keep", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source,
+                STARPU_W, h.traces, STARPU_SCRATCH, h.work, STARPU_W, h.store, STARPU_W, h.final_state, STARPU_VALUE,
+                &a, sizeof a);
+  else
+    submit_task(forward_codelet(false), "forward", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source, STARPU_W,
+                h.traces, STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
 }
 
 template void insert_forward<float>(const ForwardHandles&, const ShotProblem<float>&, int);

@@ -6,5 +6,7 @@ int info(int argc, char** argv);
 int synth(int argc, char** argv);
 int survey(int argc, char** argv);
 int model(int argc, char** argv);
+int gradient(int argc, char** argv);
+int rtm(int argc, char** argv);
 int plot(int argc, char** argv);
 }  // namespace starwave::commands

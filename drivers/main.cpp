@@ -16,6 +16,8 @@ const char* kUsage =
     "  synth    write a built-in velocity model (constant, layered, marmousi-like, marmousi2)\n"
     "  survey   write a regular surface acquisition with a Ricker wavelet\n"
     "  model    forward-model every shot of a survey: synthetic data\n"
+    "  gradient misfit and its exact gradient with respect to the velocity\n"
+    "  rtm      reverse-time migration image of observed data\n"
     "  plot     draw a model or a shot gather as PNG\n";
 
 }  // namespace
@@ -31,6 +33,8 @@ int main(int argc, char** argv) {
     if (cmd == "synth") return starwave::commands::synth(argc - 1, argv + 1);
     if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
     if (cmd == "model") return starwave::commands::model(argc - 1, argv + 1);
+    if (cmd == "gradient") return starwave::commands::gradient(argc - 1, argv + 1);
+    if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);
     if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
     std::cerr << "starwave: unknown subcommand '" << cmd << "' (see starwave --help)\n";
     return 2;

@@ -13,17 +13,18 @@ namespace starwave::commands {
 
 int model(int argc, char** argv) {
   NumericalOptions o;
-  std::string precision, model_path, survey_path, out;
+  cli::NumericalText numerical;
+  std::string model_path, survey_path, out;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave model");
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "velocity model (HDF5)")(
       "survey", cli::po::value<std::string>(&survey_path)->required(), "survey or data file (HDF5)")(
       "out", cli::po::value<std::string>(&out)->required(), "output data file (HDF5)");
-  cli::add_numerical_options(desc, o, precision);
+  cli::add_numerical_options(desc, o, numerical);
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("model", argc, argv, desc, vm);
-  cli::finish_numerical_options(o, precision);
+  cli::finish_numerical_options(o, numerical);
   io::check_output(out, flags.overwrite);
 
   const Model m = io::read_model(model_path);

@@ -36,22 +36,28 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
   }
 }
 
-void add_numerical_options(po::options_description& desc, NumericalOptions& o, std::string& precision) {
+void add_numerical_options(po::options_description& desc, NumericalOptions& o, NumericalText& text) {
   desc.add_options()("order", po::value<int>(&o.order)->default_value(8), "finite-difference order: 2, 4, 6 or 8")(
       "pml-width", po::value<int>(&o.pml_width)->default_value(20), "absorbing-layer width (cells)")(
       "free-surface", po::bool_switch(&o.free_surface), "free surface on the first model row (no top layer)")(
-      "precision", po::value<std::string>(&precision)->default_value("single"), "single or double")(
+      "precision", po::value<std::string>(&text.precision)->default_value("single"), "single or double")(
+      "storage", po::value<std::string>(&text.storage)->default_value("boundary"),
+      "forward wavefield kept for the adjoint: boundary (the model region's edge each step) or full")(
       "internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
       "propagator time step in s (0 = automatic); must divide dt and be stable");
 }
 
-void finish_numerical_options(NumericalOptions& o, const std::string& precision) {
-  if (precision == "single" || precision == "float")
+void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
+  if (text.precision == "single" || text.precision == "float")
     o.double_precision = false;
-  else if (precision == "double")
+  else if (text.precision == "double")
     o.double_precision = true;
   else
-    throw InputError("--precision: must be 'single' or 'double' (got '" + precision + "')");
+    throw InputError("--precision: must be 'single' or 'double' (got '" + text.precision + "')");
+  if (text.storage == "boundary" || text.storage == "full")
+    o.full_storage = text.storage == "full";
+  else
+    throw InputError("--storage: must be 'boundary' or 'full' (got '" + text.storage + "')");
   o.validate();
 }
 

@@ -19,9 +19,15 @@ struct HelpShown {};
 /// the option or file.
 void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm);
 
-/// --order, --pml-width, --free-surface, --precision, --internal-dt.
-void add_numerical_options(po::options_description& desc, NumericalOptions& o, std::string& precision);
-void finish_numerical_options(NumericalOptions& o, const std::string& precision);
+/// The numerical options given as words, turned into NumericalOptions by
+/// finish_numerical_options().
+struct NumericalText {
+  std::string precision, storage;
+};
+
+/// --order, --pml-width, --free-surface, --precision, --internal-dt, --storage.
+void add_numerical_options(po::options_description& desc, NumericalOptions& o, NumericalText& text);
+void finish_numerical_options(NumericalOptions& o, const NumericalText& text);
 
 /// --verbose / --quiet / --overwrite.
 struct CommonFlags {

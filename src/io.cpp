@@ -211,6 +211,21 @@ void write_model(const std::string& path, const Model& m) {
   });
 }
 
+void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
+                  const std::map<std::string, double>& scalars) {
+  write_atomically(path, [&](hid_t f) {
+    write_model_attributes(f, m);
+    for (const auto& [name, v] : scalars) write_attribute(f, name, {v});
+    for (const auto& [name, v] : fields) {
+      if (v.size() != std::size_t(m.nz) * std::size_t(m.nx))
+        throw RuntimeError(path + ": field " + name + " is not of the model's shape");
+      write_dataset(f, name, {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, v.data());
+      Hid d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
+      write_model_attributes(d, m);
+    }
+  });
+}
+
 Survey read_survey(const std::string& path, bool need_data) {
   Hid f = open_file(path);
   Survey s;

@@ -15,6 +15,12 @@ namespace starwave::io {
 Model read_model(const std::string& path);
 void write_model(const std::string& path, const Model& m);
 
+/// Writes model-sized fields (each nz × nx, row-major) as float32 datasets, with the
+/// model's `spacing` and `origin` on each and on the root, plus root attributes `scalars`
+/// (DESIGN §4 outputs: /gradient, /image, /illumination …).
+void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
+                  const std::map<std::string, double>& scalars);
+
 /// Reads a survey; with `need_data` the file must also hold /data.
 Survey read_survey(const std::string& path, bool need_data);
 

@@ -20,7 +20,8 @@ struct NumericalOptions {
   bool double_precision = false;
   double internal_dt = 0;  // s; 0 = choose from the stability bound
   double pml_reflection = 1e-3;
-  double cfl_safety = 0.9;  // automatic step = safety × stability bound (at most)
+  double cfl_safety = 0.9;    // automatic step = safety × stability bound (at most)
+  bool full_storage = false;  // gradient/RTM: keep every step's wavefield, not the boundary
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;

@@ -185,5 +185,36 @@ TEST_F(Cli, MissingData) {
   expect_refused("plot --in " + survey_ + " --dataset /data --out " + path("g.png"), path("g.png"), "/data");
 }
 
+TEST_F(Cli, GradientAndRtmEndToEnd) {
+  const std::string data = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  const std::string smooth = path("smooth.h5");
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  ASSERT_EQ(run("gradient --model " + smooth + " --data " + data + " --out " + path("g.h5")).status, 0);
+  const io::Array2D g = io::read_slice(path("g.h5"), "/gradient", 0);
+  EXPECT_EQ(g.rows, 40);
+  EXPECT_EQ(g.cols, 60);
+  double peak = 0;
+  for (float v : g.values) peak = std::max(peak, double(std::abs(v)));
+  EXPECT_GT(peak, 0);
+  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data + " --storage full --out " + path("i.h5")).status, 0);
+  for (const char* d : {"/image", "/image_raw", "/illumination"})
+    EXPECT_EQ(io::read_slice(path("i.h5"), d, 0).values.size(), 40u * 60u) << d;
+  ASSERT_EQ(run("plot --in " + path("i.h5") + " --dataset /image --out " + path("i.png")).status, 0);
+}
+
+TEST_F(Cli, GradientNeedsObservedData) {
+  // A survey without /data is refused by name before any work.
+  expect_refused("gradient --model " + model_ + " --data " + survey_ + " --out " + path("g.h5"), path("g.h5"), "/data");
+  expect_refused("rtm --model " + model_ + " --data " + survey_ + " --out " + path("i.h5"), path("i.h5"), "/data");
+}
+
+TEST_F(Cli, BadStorage) {
+  const std::string data = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  expect_refused("gradient --model " + model_ + " --data " + data + " --storage some --out " + path("g.h5"),
+                 path("g.h5"), "--storage");
+}
+
 }  // namespace
 }  // namespace starwave

@@ -1,0 +1,132 @@
+// codelets/adjoint.cpp — StarPU glue of the adjoint task: CPU and CUDA functions that
+// unpack buffers into a ShotProblem and call the kernels, the codelet and its perf model.
+#include "codelets/adjoint.hpp"
+
+#include <cstring>
+
+#include "codelets/common.hpp"
+#include "codelets/submit.hpp"
+#include "kernels/cpu/adjoint.hpp"
+#include "kernels/cuda/propagate.hpp"
+
+namespace starwave {
+namespace {
+
+using codelets::vector_ptr;
+using codelets::with_order;
+
+struct AdjointArgs {
+  int order;
+  int is_double;
+  ShotProblem<float> f;
+  ShotProblem<double> d;
+};
+
+template <typename T>
+struct Unpacked {
+  ShotProblem<T> p;
+  const T* residual;
+  T* correlation;
+  T* illumination;
+  long region;
+};
+
+template <typename T>
+Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
+  p.attach_medium(vector_ptr<const T>(buffers[0]));
+  const long* nodes = vector_ptr<const long>(buffers[1]);  // source_index comes with the layout
+  p.receiver_index = nodes + 1;
+  p.source = vector_ptr<const T>(buffers[2]);
+  p.store = vector_ptr<T>(buffers[4]);
+  p.final_state = vector_ptr<T>(buffers[5]);
+  p.work = vector_ptr<T>(buffers[8]);
+  return {p, vector_ptr<const T>(buffers[3]), vector_ptr<T>(buffers[6]), vector_ptr<T>(buffers[7]),
+          long(STARPU_VECTOR_GET_NX(buffers[6]))};
+}
+
+template <typename T>
+void adjoint_cpu_typed(void* buffers[], const AdjointArgs& a, const ShotProblem<T>& layout) {
+  const Unpacked<T> u = unpack(buffers, layout);
+  std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));  // W buffers: ours to clear
+  std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
+  with_order(a.order, [&](auto o) {
+    cpu::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, nullptr);
+  });
+}
+
+void adjoint_cpu(void* buffers[], void* cl_arg) {
+  AdjointArgs a;
+  starpu_codelet_unpack_args(cl_arg, &a);
+  if (a.is_double)
+    adjoint_cpu_typed<double>(buffers, a, a.d);
+  else
+    adjoint_cpu_typed<float>(buffers, a, a.f);
+}
+
+#ifdef STARWAVE_USE_CUDA
+template <typename T>
+void adjoint_cuda_typed(void* buffers[], const AdjointArgs& a, const ShotProblem<T>& layout) {
+  const Unpacked<T> u = unpack(buffers, layout);
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  codelets::check_cuda(cudaMemsetAsync(u.correlation, 0, std::size_t(u.region) * sizeof(T), stream));
+  codelets::check_cuda(cudaMemsetAsync(u.illumination, 0, std::size_t(u.region) * sizeof(T), stream));
+  int err = 0;
+  with_order(a.order, [&](auto o) {
+    err = cuda::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, stream);
+  });
+  codelets::check_cuda(err);
+}
+
+void adjoint_cuda(void* buffers[], void* cl_arg) {
+  AdjointArgs a;
+  starpu_codelet_unpack_args(cl_arg, &a);
+  if (a.is_double)
+    adjoint_cuda_typed<double>(buffers, a, a.d);
+  else
+    adjoint_cuda_typed<float>(buffers, a, a.f);
+}
+#endif
+
+struct starpu_codelet* adjoint_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_adjoint");
+  static struct starpu_codelet cl = [] {
+    struct starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = adjoint_cpu;
+    c.cpu_funcs_name[0] = "adjoint_cpu";
+#ifdef STARWAVE_USE_CUDA
+    c.cuda_funcs[0] = adjoint_cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    c.nbuffers = 9;
+    for (int i = 0; i < 6; ++i) c.modes[i] = STARPU_R;
+    c.modes[6] = STARPU_W;
+    c.modes[7] = STARPU_W;
+    c.modes[8] = STARPU_SCRATCH;
+    c.model = &model;
+    c.name = "adjoint";
+    return c;
+  }();
+  return &cl;
+}
+
+}  // namespace
+
+template <typename T>
+void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
+  AdjointArgs a{};
+  a.order = order;
+  a.is_double = sizeof(T) == sizeof(double);
+  if constexpr (sizeof(T) == sizeof(double))
+    a.d = layout;
+  else
+    a.f = layout;
+  submit_task(adjoint_codelet(), "adjoint", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source, STARPU_R,
+              h.residual, STARPU_R, h.store, STARPU_R, h.final_state, STARPU_W, h.correlation, STARPU_W, h.illumination,
+              STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
+}
+
+template void insert_adjoint<float>(const AdjointHandles&, const ShotProblem<float>&, int);
+template void insert_adjoint<double>(const AdjointHandles&, const ShotProblem<double>&, int);
+
+}  // namespace starwave

@@ -1,0 +1,22 @@
+// codelets/adjoint.hpp — the `adjoint` task of DESIGN §3: one shot's back-propagation with
+// the re-created forward field, and its imaging correlations.
+#pragma once
+
+#include <starpu.h>
+
+#include "kernels/shot.hpp"
+
+namespace starwave {
+
+/// The handles of one adjoint task. `medium`, `nodes`, `source` as for the forward (R);
+/// `residual`: nrec × nt adjoint source samples (R); `store`, `final_state`: what the
+/// shot's forward_keep wrote (R); `correlation`, `illumination`: the model region (W);
+/// `work`: layout.adjoint_work_size() values (SCRATCH).
+struct AdjointHandles {
+  starpu_data_handle_t medium, nodes, source, residual, store, final_state, correlation, illumination, work;
+};
+
+template <typename T>
+void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order);
+
+}  // namespace starwave

@@ -1,0 +1,57 @@
+// codelets/common.hpp — small pieces every codelet file uses: the compile-time stencil
+// order from a run-time one, history-based perf models, and the CUDA error report.
+#pragma once
+
+#include <starpu.h>
+
+#include <cstring>
+#include <type_traits>
+
+#ifdef STARWAVE_USE_CUDA
+#include <cuda_runtime.h>
+#include <starpu_cuda.h>
+#endif
+
+namespace starwave::codelets {
+
+/// Calls f(std::integral_constant<int, order>) for order 2, 4, 6 or 8.
+template <typename F>
+void with_order(int order, F&& f) {
+  switch (order) {
+    case 2:
+      f(std::integral_constant<int, 2>{});
+      break;
+    case 4:
+      f(std::integral_constant<int, 4>{});
+      break;
+    case 6:
+      f(std::integral_constant<int, 6>{});
+      break;
+    default:
+      f(std::integral_constant<int, 8>{});
+      break;
+  }
+}
+
+/// A history-based perf model (StarPU keeps its samples under $STARPU_HOME); `symbol`
+/// must be a string literal.
+inline struct starpu_perfmodel history_model(const char* symbol) {
+  struct starpu_perfmodel m;
+  std::memset(&m, 0, sizeof m);
+  m.type = STARPU_HISTORY_BASED;
+  m.symbol = symbol;
+  return m;
+}
+
+#ifdef STARWAVE_USE_CUDA
+inline void check_cuda(int err) {
+  if (err != 0) STARPU_CUDA_REPORT_ERROR(static_cast<cudaError_t>(err));
+}
+#endif
+
+template <typename T>
+T* vector_ptr(void* buffer) {
+  return reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffer));
+}
+
+}  // namespace starwave::codelets

@@ -1,0 +1,137 @@
+// codelets/image.cpp — StarPU glue of the image and reduce tasks.
+#include "codelets/image.hpp"
+
+#include "codelets/common.hpp"
+#include "codelets/submit.hpp"
+#include "kernels/cuda/imaging.hpp"
+#include "kernels/imaging.hpp"
+
+namespace starwave {
+namespace {
+
+using codelets::vector_ptr;
+
+bool is_double(void* buffer) { return STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(double); }
+
+template <typename T>
+void image_cpu_typed(void* buffers[], int mode) {
+  const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
+  const T* corr = vector_ptr<const T>(buffers[0]);
+  const T* illum = vector_ptr<const T>(buffers[1]);
+  const T* v = vector_ptr<const T>(buffers[2]);
+  T* out = vector_ptr<T>(buffers[3]);
+  for (long k = 0; k < n; ++k) imaging::contribution_point(corr, illum, v, out, n, mode, k);
+}
+
+void image_cpu(void* buffers[], void* cl_arg) {
+  int mode;
+  starpu_codelet_unpack_args(cl_arg, &mode);
+  if (is_double(buffers[0]))
+    image_cpu_typed<double>(buffers, mode);
+  else
+    image_cpu_typed<float>(buffers, mode);
+}
+
+template <typename T>
+void reduce_cpu_typed(void* buffers[]) {
+  const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
+  T* a = vector_ptr<T>(buffers[0]);
+  const T* b = vector_ptr<const T>(buffers[1]);
+  for (long k = 0; k < n; ++k) a[k] += b[k];
+}
+
+void reduce_cpu(void* buffers[], void*) {
+  if (is_double(buffers[0]))
+    reduce_cpu_typed<double>(buffers);
+  else
+    reduce_cpu_typed<float>(buffers);
+}
+
+#ifdef STARWAVE_USE_CUDA
+template <typename T>
+void image_cuda_typed(void* buffers[], int mode) {
+  codelets::check_cuda(cuda::contribution(
+      vector_ptr<const T>(buffers[0]), vector_ptr<const T>(buffers[1]), vector_ptr<const T>(buffers[2]),
+      vector_ptr<T>(buffers[3]), long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()));
+}
+
+void image_cuda(void* buffers[], void* cl_arg) {
+  int mode;
+  starpu_codelet_unpack_args(cl_arg, &mode);
+  if (is_double(buffers[0]))
+    image_cuda_typed<double>(buffers, mode);
+  else
+    image_cuda_typed<float>(buffers, mode);
+}
+
+template <typename T>
+void reduce_cuda_typed(void* buffers[]) {
+  codelets::check_cuda(cuda::accumulate(vector_ptr<T>(buffers[0]), vector_ptr<const T>(buffers[1]),
+                                        long(STARPU_VECTOR_GET_NX(buffers[0])), starpu_cuda_get_local_stream()));
+}
+
+void reduce_cuda(void* buffers[], void*) {
+  if (is_double(buffers[0]))
+    reduce_cuda_typed<double>(buffers);
+  else
+    reduce_cuda_typed<float>(buffers);
+}
+#endif
+
+struct starpu_codelet* image_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_image");
+  static struct starpu_codelet cl = [] {
+    struct starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = image_cpu;
+    c.cpu_funcs_name[0] = "image_cpu";
+#ifdef STARWAVE_USE_CUDA
+    c.cuda_funcs[0] = image_cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    c.nbuffers = 4;
+    c.modes[0] = STARPU_R;
+    c.modes[1] = STARPU_R;
+    c.modes[2] = STARPU_R;
+    c.modes[3] = STARPU_W;
+    c.model = &model;
+    c.name = "image";
+    return c;
+  }();
+  return &cl;
+}
+
+struct starpu_codelet* reduce_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_reduce");
+  static struct starpu_codelet cl = [] {
+    struct starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = reduce_cpu;
+    c.cpu_funcs_name[0] = "reduce_cpu";
+#ifdef STARWAVE_USE_CUDA
+    c.cuda_funcs[0] = reduce_cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    c.nbuffers = 2;
+    c.modes[0] = STARPU_RW;
+    c.modes[1] = STARPU_R;
+    c.model = &model;
+    c.name = "reduce";
+    return c;
+  }();
+  return &cl;
+}
+
+}  // namespace
+
+void insert_image(const ImageHandles& h, int mode, void (*done)(void*), void* arg) {
+  submit_task(image_codelet(), "image", STARPU_R, h.correlation, STARPU_R, h.illumination, STARPU_R, h.velocity,
+              STARPU_W, h.contribution, STARPU_VALUE, &mode, sizeof mode, STARPU_CALLBACK_WITH_ARG_NFREE, done,
+              arg);  // NFREE: StarPU would free(arg)
+}
+
+void insert_reduce(starpu_data_handle_t sum, starpu_data_handle_t part) {
+  submit_task(reduce_codelet(), "reduce", STARPU_RW, sum, STARPU_R, part);
+}
+
+}  // namespace starwave

@@ -1,0 +1,23 @@
+// codelets/image.hpp — the `image` and `reduce` tasks of DESIGN §3: a shot's raw
+// correlation made into its contribution (∂J/∂v or RTM image, with its illumination), and
+// the sum of two contributions.
+#pragma once
+
+#include <starpu.h>
+
+namespace starwave {
+
+/// `correlation`, `illumination`: the adjoint's outputs (R); `velocity`: the model region
+/// in the run's precision (R); `contribution`: [gradient or image | illumination] (W).
+struct ImageHandles {
+  starpu_data_handle_t correlation, illumination, velocity, contribution;
+};
+
+/// `mode`: imaging::kGradient or imaging::kRtm (kernels/imaging.hpp). `done(arg)`, when
+/// given, runs once the task has (a StarPU callback: keep it short, no StarPU calls).
+void insert_image(const ImageHandles& h, int mode, void (*done)(void*) = nullptr, void* arg = nullptr);
+
+/// `sum` += `part` (two contributions).
+void insert_reduce(starpu_data_handle_t sum, starpu_data_handle_t part);
+
+}  // namespace starwave

@@ -1,0 +1,85 @@
+// codelets/misfit.cpp — StarPU glue of the misfit task.
+#include "codelets/misfit.hpp"
+
+#include "codelets/common.hpp"
+#include "codelets/submit.hpp"
+#include "kernels/cuda/imaging.hpp"
+#include "kernels/imaging.hpp"
+
+namespace starwave {
+namespace {
+
+using codelets::vector_ptr;
+
+template <typename T>
+void misfit_cpu_typed(void* buffers[], int mode) {
+  const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
+  const T* syn = vector_ptr<const T>(buffers[0]);
+  const float* obs = vector_ptr<const float>(buffers[1]);
+  T* res = vector_ptr<T>(buffers[2]);
+  double sum = 0;
+  for (long i = 0; i < n; ++i) {
+    res[i] = imaging::adjoint_source(syn[i], obs[i], mode);
+    sum += double(res[i]) * double(res[i]);
+  }
+  *vector_ptr<double>(buffers[3]) = 0.5 * sum;
+}
+
+void misfit_cpu(void* buffers[], void* cl_arg) {
+  int mode;
+  starpu_codelet_unpack_args(cl_arg, &mode);
+  if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
+    misfit_cpu_typed<double>(buffers, mode);
+  else
+    misfit_cpu_typed<float>(buffers, mode);
+}
+
+#ifdef STARWAVE_USE_CUDA
+template <typename T>
+void misfit_cuda_typed(void* buffers[], int mode) {
+  codelets::check_cuda(cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]),
+                                    vector_ptr<T>(buffers[2]), vector_ptr<double>(buffers[3]),
+                                    long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()));
+}
+
+void misfit_cuda(void* buffers[], void* cl_arg) {
+  int mode;
+  starpu_codelet_unpack_args(cl_arg, &mode);
+  if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
+    misfit_cuda_typed<double>(buffers, mode);
+  else
+    misfit_cuda_typed<float>(buffers, mode);
+}
+#endif
+
+struct starpu_codelet* misfit_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_misfit");
+  static struct starpu_codelet cl = [] {
+    struct starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = misfit_cpu;
+    c.cpu_funcs_name[0] = "misfit_cpu";
+#ifdef STARWAVE_USE_CUDA
+    c.cuda_funcs[0] = misfit_cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    c.nbuffers = 4;
+    c.modes[0] = STARPU_R;
+    c.modes[1] = STARPU_R;
+    c.modes[2] = STARPU_W;
+    c.modes[3] = STARPU_W;
+    c.model = &model;
+    c.name = "misfit";
+    return c;
+  }();
+  return &cl;
+}
+
+}  // namespace
+
+void insert_misfit(const MisfitHandles& h, int mode) {
+  submit_task(misfit_codelet(), "misfit", STARPU_R, h.synthetic, STARPU_R, h.observed, STARPU_W, h.residual, STARPU_W,
+              h.misfit, STARPU_VALUE, &mode, sizeof mode);
+}
+
+}  // namespace starwave

@@ -1,0 +1,18 @@
+// codelets/misfit.hpp — the `misfit` task of DESIGN §3: one shot's adjoint source and
+// ½‖d_syn − d_obs‖² (or, for RTM, the observed data as adjoint source).
+#pragma once
+
+#include <starpu.h>
+
+namespace starwave {
+
+/// `synthetic`: nrec × nt traces of the run's precision (R); `observed`: float32 (R);
+/// `residual`: adjoint source, run's precision (W); `misfit`: one double (W).
+/// `mode`: imaging::kGradient or imaging::kRtm (kernels/imaging.hpp).
+struct MisfitHandles {
+  starpu_data_handle_t synthetic, observed, residual, misfit;
+};
+
+void insert_misfit(const MisfitHandles& h, int mode);
+
+}  // namespace starwave

@@ -1,0 +1,63 @@
+// drivers/gradient.cpp — `starwave gradient --model vp.h5 --data obs.h5 --out grad.h5` and
+// `starwave rtm --model vp.h5 --data obs.h5 --out image.h5`.
+#include <iostream>
+
+#include "drivers/commands.hpp"
+#include "src/config.hpp"
+#include "src/io.hpp"
+#include "src/runtime.hpp"
+#include "src/workflows/imaging.hpp"
+
+namespace starwave::commands {
+namespace {
+
+int run(const std::string& command, int argc, char** argv) {
+  const bool rtm = command == "rtm";
+  NumericalOptions o;
+  cli::NumericalText numerical;
+  std::string model_path, data_path, out;
+  cli::CommonFlags flags;
+  cli::po::options_description desc("starwave " + command);
+  desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(),
+                     rtm ? "migration velocity model (HDF5)" : "velocity model the gradient is taken at (HDF5)")(
+      "data", cli::po::value<std::string>(&data_path)->required(), "observed data file (HDF5, with /data)")(
+      "out", cli::po::value<std::string>(&out)->required(),
+      rtm ? "output: /image, /image_raw, /illumination" : "output: /gradient, /illumination, attribute misfit");
+  cli::add_numerical_options(desc, o, numerical);
+  cli::add_common_flags(desc, flags);
+  cli::po::variables_map vm;
+  cli::parse(command, argc, argv, desc, vm);
+  cli::finish_numerical_options(o, numerical);
+  io::check_output(out, flags.overwrite);
+
+  const Model m = io::read_model(model_path);
+  const Survey s = io::read_survey(data_path, true);
+  check_imaging_inputs(m, s, o);  // every refusal before StarPU starts
+
+  Runtime rt;
+  const ImagingResult r = rtm ? rtm_stack(m, s, o) : misfit_gradient(m, s, o);
+  if (rtm) {
+    const auto [acquisition, mute] = rtm_mute(m, s);
+    io::write_fields(out, m,
+                     {{"/image", finish_rtm_image(m, r.values, r.illumination, acquisition, mute)},
+                      {"/image_raw", r.values},
+                      {"/illumination", r.illumination}},
+                     {{"mute_depth", mute}});
+  } else {
+    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
+  }
+  if (!flags.quiet) {
+    std::cout << "wrote " << out << ": " << (rtm ? "image" : "gradient") << " of " << s.nshots() << " shots";
+    if (!rtm) std::cout << ", misfit " << r.misfit;
+    std::cout << "; internal dt = " << r.time.dt << " s (k = " << r.time.k << "); " << r.seconds << " s on "
+              << rt.cpu_workers() << " CPU + " << rt.cuda_workers() << " CUDA workers\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int gradient(int argc, char** argv) { return run("gradient", argc, argv); }
+int rtm(int argc, char** argv) { return run("rtm", argc, argv); }
+
+}  // namespace starwave::commands

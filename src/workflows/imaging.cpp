@@ -1,0 +1,236 @@
+// src/workflows/imaging.cpp — the gradient and RTM algorithm on the task graph of DESIGN
+// §3. Per shot:
+//     forward_keep(s) → misfit(s) → adjoint(s) → image(s)
+// then the contributions are summed by a fixed binary tree over shot index (built as a
+// binary counter while shots are submitted), so the result has the same bits whatever
+// ran where. At most 2 × workers shots are in flight; each shot's handles are released
+// after their last task.
+#include "src/workflows/imaging.hpp"
+
+#include <starpu.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "codelets/adjoint.hpp"
+#include "codelets/forward.hpp"
+#include "codelets/image.hpp"
+#include "codelets/misfit.hpp"
+#include "kernels/imaging.hpp"
+#include "src/error.hpp"
+#include "src/workflows/modeling.hpp"
+
+namespace starwave {
+namespace {
+
+/// Which shots' last task has run; the submitting thread waits on a given shot (they
+/// finish in any order).
+class Completion {
+ public:
+  struct Ticket {
+    Completion* owner;
+    int shot;
+  };
+  explicit Completion(int nshots) : done_(std::size_t(nshots), false) {
+    for (int s = 0; s < nshots; ++s) tickets_.push_back({this, s});
+  }
+  void* ticket(int shot) { return &tickets_[std::size_t(shot)]; }
+  static void done(void* ticket) {
+    const Ticket* t = static_cast<const Ticket*>(ticket);
+    {
+      std::lock_guard<std::mutex> lock(t->owner->mutex_);
+      t->owner->done_[std::size_t(t->shot)] = true;
+    }
+    t->owner->cv_.notify_all();
+  }
+  void wait_for(int shot) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return bool(done_[std::size_t(shot)]); });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<bool> done_;
+  std::vector<Ticket> tickets_;
+};
+
+starpu_data_handle_t vector_handle(int home, const void* ptr, std::size_t n, std::size_t elem) {
+  starpu_data_handle_t h;
+  starpu_vector_data_register(&h, home, uintptr_t(ptr), uint32_t(n), elem);
+  return h;
+}
+
+/// A shot's contribution waiting in the reduction tree: it stands for 2^level shots.
+struct Partial {
+  int level;
+  starpu_data_handle_t sum;
+};
+
+template <typename T>
+ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, int mode) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ImagingResult result;
+  const TimeStepping ts = choose_time_step(m, s, o);
+  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
+  ShotProblem<T> layout = med.layout;
+  layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
+  const int nrec = s.nrec(), nt = int(s.nt), nshots = s.nshots();
+  const std::size_t region = std::size_t(m.nz) * std::size_t(m.nx), traces = std::size_t(nrec) * nt;
+  if (std::size_t(layout.mz1() - layout.mz0()) * std::size_t(layout.mx1() - layout.mx0()) != region)
+    throw RuntimeError("imaging: the padded grid's model region does not match the model");
+
+  std::vector<T> velocity(m.vp.begin(), m.vp.end());
+  starpu_data_handle_t medium = vector_handle(STARPU_MAIN_RAM, med.buffer.data(), med.buffer.size(), sizeof(T));
+  starpu_data_handle_t vel = vector_handle(STARPU_MAIN_RAM, velocity.data(), region, sizeof(T));
+  starpu_data_handle_t fwork = vector_handle(-1, nullptr, layout.work_size(), sizeof(T));
+  starpu_data_handle_t awork = vector_handle(-1, nullptr, layout.adjoint_work_size(), sizeof(T));
+  std::vector<double> misfits(std::size_t(nshots), 0.0);
+  std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(nshots), nullptr);
+
+  Completion completion(nshots);
+  const int window = std::max(2, 2 * int(starpu_worker_get_count()));
+  std::deque<ShotInputs<T>> inputs;  // host memory behind each in-flight shot's R handles
+  std::vector<Partial> tree;
+  for (int shot = 0; shot < nshots; ++shot) {
+    if (shot >= window) {  // throttle: shot − window has finished, its inputs can go
+      completion.wait_for(shot - window);
+      inputs.pop_front();
+    }
+    inputs.push_back(shot_inputs(med, m, s, ts, shot));
+    const ShotInputs<T>& in = inputs.back();
+    ShotProblem<T> p = layout;
+    p.source_index = in.nodes[0];
+    p.nrec = nrec;
+
+    ForwardHandles f{medium,
+                     vector_handle(STARPU_MAIN_RAM, in.nodes.data(), in.nodes.size(), sizeof(long)),
+                     vector_handle(STARPU_MAIN_RAM, in.source.data(), in.source.size(), sizeof(T)),
+                     vector_handle(-1, nullptr, traces, sizeof(T)),
+                     fwork,
+                     vector_handle(-1, nullptr, layout.store_size(), sizeof(T)),
+                     vector_handle(-1, nullptr, 2 * layout.grid_size(), sizeof(T))};
+    insert_forward<T>(f, p, o.order);
+
+    const float* observed = s.data.data() + std::size_t(shot) * traces;
+    MisfitHandles mh{f.traces, vector_handle(STARPU_MAIN_RAM, observed, traces, sizeof(float)),
+                     vector_handle(-1, nullptr, traces, sizeof(T)),
+                     vector_handle(STARPU_MAIN_RAM, &misfits[std::size_t(shot)], 1, sizeof(double))};
+    misfit_handles[std::size_t(shot)] = mh.misfit;
+    insert_misfit(mh, mode);
+
+    AdjointHandles a{medium,
+                     f.nodes,
+                     f.source,
+                     mh.residual,
+                     f.store,
+                     f.final_state,
+                     vector_handle(-1, nullptr, region, sizeof(T)),
+                     vector_handle(-1, nullptr, region, sizeof(T)),
+                     awork};
+    insert_adjoint<T>(a, p, o.order);
+
+    ImageHandles ih{a.correlation, a.illumination, vel, vector_handle(-1, nullptr, 2 * region, sizeof(T))};
+    insert_image(ih, mode, &Completion::done, completion.ticket(shot));
+    for (starpu_data_handle_t h :
+         {f.nodes, f.source, f.traces, f.store, f.final_state, mh.observed, mh.residual, a.correlation, a.illumination})
+      starpu_data_unregister_submit(h);
+
+    // The reduction tree: equal levels merge, left += right, as in a binary counter.
+    tree.push_back({0, ih.contribution});
+    while (tree.size() >= 2 && tree[tree.size() - 1].level == tree[tree.size() - 2].level) {
+      const Partial right = tree.back();
+      tree.pop_back();
+      insert_reduce(tree.back().sum, right.sum);
+      starpu_data_unregister_submit(right.sum);
+      ++tree.back().level;
+    }
+  }
+  while (tree.size() >= 2) {  // the remaining partial sums, right to left
+    const Partial right = tree.back();
+    tree.pop_back();
+    insert_reduce(tree.back().sum, right.sum);
+    starpu_data_unregister_submit(right.sum);
+  }
+
+  const starpu_data_handle_t root = tree.front().sum;
+  if (starpu_data_acquire(root, STARPU_R) != 0) throw RuntimeError("imaging: cannot read the reduced result");
+  const T* sum = static_cast<const T*>(starpu_data_get_local_ptr(root));
+  result.values.assign(sum, sum + region);
+  result.illumination.assign(sum + region, sum + 2 * region);
+  starpu_data_release(root);
+  starpu_data_unregister(root);
+  for (starpu_data_handle_t h : misfit_handles) starpu_data_unregister(h);  // waits, brings the value home
+  for (double j : misfits) result.misfit += j;                              // in shot order: the same bits every run
+  for (starpu_data_handle_t h : {medium, vel, fwork, awork}) starpu_data_unregister(h);
+
+  result.time = ts;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  result.cell_updates = 2.0 * layout.nz * layout.nx * ts.nsteps * nshots;
+  return result;
+}
+
+ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode) {
+  check_imaging_inputs(m, s, o);
+  return o.double_precision ? run<double>(m, s, o, mode) : run<float>(m, s, o, mode);
+}
+
+}  // namespace
+
+std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& raw,
+                                     const std::vector<double>& illumination, double acquisition_depth,
+                                     double mute_depth) {
+  double peak = 0;
+  for (double v : illumination) peak = std::max(peak, v);
+  std::vector<double> c(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) c[i] = raw[i] / (illumination[i] + 0.01 * peak + 1e-300);
+  auto at = [&](int z, int x) {  // edge replication outside the model
+    return c[std::size_t(std::clamp(z, 0, m.nz - 1)) * std::size_t(m.nx) + std::size_t(x)];
+  };
+  std::vector<double> out(raw.size());
+  for (int z = 0; z < m.nz; ++z) {
+    const double depth = m.z0 + z * m.dz;
+    double w = 1;
+    if (depth <= acquisition_depth)
+      w = 0;
+    else if (depth < mute_depth)
+      w = std::pow(std::sin(M_PI / 2 * (depth - acquisition_depth) / (mute_depth - acquisition_depth)), 2);
+    for (int x = 0; x < m.nx; ++x)
+      out[std::size_t(z) * std::size_t(m.nx) + std::size_t(x)] = w * (at(z + 1, x) - at(z - 1, x)) / (2 * m.dz);
+  }
+  return out;
+}
+
+std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
+  double depth = m.z0;
+  for (const auto& p : s.sources) depth = std::max(depth, p[0]);
+  for (int shot = 0; shot < s.nshots(); ++shot)
+    for (const auto& p : s.receivers_of(shot)) depth = std::max(depth, p[0]);
+  double vmin = m.vp[0];
+  for (int x = 0; x < m.nx; ++x) vmin = std::min(vmin, m.vp[std::size_t(x)]);
+  return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
+}
+
+void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o) {
+  check_modeling_inputs(m, s, o);
+  const std::size_t want = std::size_t(s.nshots()) * std::size_t(s.nrec()) * std::size_t(s.nt);
+  if (s.data.size() != want)
+    throw InputError("--data: the survey carries no observed data of shape (nshots, nrec, nt) = (" +
+                     std::to_string(s.nshots()) + ", " + std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ")");
+}
+
+ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o) {
+  return run_any(m, s, o, imaging::kGradient);
+}
+
+ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o) {
+  return run_any(m, s, o, imaging::kRtm);
+}
+
+}  // namespace starwave

@@ -1,0 +1,52 @@
+// src/workflows/imaging.hpp — the gradient of the misfit and the RTM image (`starwave
+// gradient`, `starwave rtm`): per shot forward_keep → misfit → adjoint → image tasks, and
+// a fixed binary tree of reduce tasks over shot index (DESIGN §3).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "src/model.hpp"
+#include "src/propagator.hpp"
+#include "src/survey.hpp"
+
+namespace starwave {
+
+struct ImagingResult {
+  double misfit = 0;                 // J = ½ Σ_s Σ_r Σ_n (d_syn − d_obs)² (gradient only)
+  std::vector<double> values;        // (nz, nx): ∂J/∂v, or the raw RTM stack
+  std::vector<double> illumination;  // (nz, nx): Σ_s Σ_n u_s² over internal steps
+  TimeStepping time;
+  double seconds = 0;
+  double cell_updates = 0;  // padded cells × internal steps × shots, forward and adjoint
+};
+
+/// J and its exact gradient with respect to the model's velocity (the padding held fixed)
+/// for the survey's observed data `s.data`. Needs a running Runtime.
+ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o);
+
+/// The RTM stack of the observed data (back-propagated, correlated with the source field's
+/// second time difference) and the illumination. Needs a running Runtime.
+ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o);
+
+/// The RTM image as it is used: the raw stack (∝ the velocity update, raw/illumination
+/// compensated by the source illumination plus 1% of its peak so unlit cells stay
+/// bounded), differentiated in depth — the velocity-update image of a step is a band-
+/// limited step, its depth derivative a zero-phase reflectivity peak, and the derivative
+/// removes the smooth low-wavenumber (backscattering, transmission) part — and muted in
+/// the acquisition zone: zero above `acquisition_depth` (m), a sin² taper down to
+/// `mute_depth`, where correlations of the direct wave around sources and receivers
+/// dominate.
+std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& raw,
+                                     const std::vector<double>& illumination, double acquisition_depth,
+                                     double mute_depth);
+
+/// The depth of the deepest source or receiver, and that plus one dominant wavelength at
+/// the slowest velocity of the model's top row: the mute of finish_rtm_image().
+std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
+
+/// Checks before any work (InputError): options, time step, positions, and that the survey
+/// carries data of the right shape.
+void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o);
+
+}  // namespace starwave
