@@ -41,12 +41,14 @@ class Completion {
     for (int s = 0; s < nshots; ++s) tickets_.push_back({this, s});
   }
   void* ticket(int shot) { return &tickets_[std::size_t(shot)]; }
+  /// The StarPU callback. It notifies under the lock: StarPU releases a task's data
+  /// before running its callback, so the submitting thread may be about to destroy this
+  /// object, which it does only after wait_for() has seen every shot (and thus after the
+  /// callback has let go of the lock).
   static void done(void* ticket) {
     const Ticket* t = static_cast<const Ticket*>(ticket);
-    {
-      std::lock_guard<std::mutex> lock(t->owner->mutex_);
-      t->owner->done_[std::size_t(t->shot)] = true;
-    }
+    std::lock_guard<std::mutex> lock(t->owner->mutex_);
+    t->owner->done_[std::size_t(t->shot)] = true;
     t->owner->cv_.notify_all();
   }
   void wait_for(int shot) {
@@ -167,6 +169,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   starpu_data_release(root);
   starpu_data_unregister(root);
   for (starpu_data_handle_t h : misfit_handles) starpu_data_unregister(h);  // waits, brings the value home
+  for (int shot = 0; shot < nshots; ++shot) completion.wait_for(shot);      // every callback has run
   for (double j : misfits) result.misfit += j;                              // in shot order: the same bits every run
   for (starpu_data_handle_t h : {medium, vel, fwork, awork}) starpu_data_unregister(h);
 
