@@ -8,5 +8,6 @@ int survey(int argc, char** argv);
 int model(int argc, char** argv);
 int gradient(int argc, char** argv);
 int rtm(int argc, char** argv);
+int fwi(int argc, char** argv);
 int plot(int argc, char** argv);
 }  // namespace starwave::commands

@@ -18,6 +18,7 @@ const char* kUsage =
     "  model    forward-model every shot of a survey: synthetic data\n"
     "  gradient misfit and its exact gradient with respect to the velocity\n"
     "  rtm      reverse-time migration image of observed data\n"
+    "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
     "  plot     draw a model or a shot gather as PNG\n";
 
 }  // namespace
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
     if (cmd == "model") return starwave::commands::model(argc - 1, argv + 1);
     if (cmd == "gradient") return starwave::commands::gradient(argc - 1, argv + 1);
+    if (cmd == "fwi") return starwave::commands::fwi(argc - 1, argv + 1);
     if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);
     if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
     std::cerr << "starwave: unknown subcommand '" << cmd << "' (see starwave --help)\n";

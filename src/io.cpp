@@ -226,6 +226,37 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
   });
 }
 
+void write_record(const std::string& path, const Record& r) {
+  write_atomically(path, [&](hid_t f) {
+    for (const auto& [name, v] : r.scalars) write_attribute(f, name, {v});
+    for (const auto& [name, v] : r.arrays)
+      write_dataset(f, "/" + name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
+  });
+}
+
+Record read_record(const std::string& path, const std::vector<std::string>& arrays,
+                   const std::vector<std::string>& scalars) {
+  Hid f = open_file(path);
+  Record r;
+  std::vector<hsize_t> dims;
+  for (const auto& name : arrays) r.arrays[name] = read_dataset(f, path, "/" + name, dims);
+  for (const auto& name : scalars) r.scalars[name] = read_attribute(f, path, "the root", name, 1)[0];
+  return r;
+}
+
+void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
+                      const std::map<std::string, double>& settings) {
+  write_atomically(path, [&](hid_t f) {
+    write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
+    Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
+    write_model_attributes(d, m);
+    write_model_attributes(f, m);
+    for (const auto& [name, v] : settings) write_attribute(f, name, {v});
+    write_dataset(f, "/history/misfit", {hsize_t(misfit_history.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                  misfit_history.data());
+  });
+}
+
 Survey read_survey(const std::string& path, bool need_data) {
   Hid f = open_file(path);
   Survey s;

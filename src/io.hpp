@@ -21,6 +21,22 @@ void write_model(const std::string& path, const Model& m);
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars);
 
+/// Named float64 arrays and scalars, stored exactly (restart states): arrays as 1-D
+/// float64 datasets, scalars as root attributes. Written atomically.
+struct Record {
+  std::map<std::string, std::vector<double>> arrays;
+  std::map<std::string, double> scalars;
+};
+void write_record(const std::string& path, const Record& r);
+/// Reads the named arrays and scalars back (InputError naming the file and the missing one).
+Record read_record(const std::string& path, const std::vector<std::string>& arrays,
+                   const std::vector<std::string>& scalars);
+
+/// The result of `starwave fwi`: /vp (float32, model attributes), /history/misfit (float64),
+/// and the settings as root attributes.
+void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
+                      const std::map<std::string, double>& settings);
+
 /// Reads a survey; with `need_data` the file must also hold /data.
 Survey read_survey(const std::string& path, bool need_data);
 

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -214,6 +216,42 @@ TEST_F(Cli, BadStorage) {
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   expect_refused("gradient --model " + model_ + " --data " + data + " --storage some --out " + path("g.h5"),
                  path("g.h5"), "--storage");
+}
+
+TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
+  const std::string data = path("data.h5"), smooth = path("smooth.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  const std::string common = "fwi --model " + smooth + " --data " + data + " --iterations 6 --quiet --out ";
+  ASSERT_EQ(run(common + path("whole.h5")).status, 0);
+
+  // Start the same inversion, SIGKILL it once its state has reached iteration 2, resume.
+  const std::string killed = path("killed.h5"), state = killed + ".state";
+  FILE* p = popen((std::string(STARWAVE_BIN) + " " + common + killed + " >/dev/null 2>&1 & echo $!").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  int pid = 0;
+  ASSERT_EQ(std::fscanf(p, "%d", &pid), 1);
+  pclose(p);
+  int reached = -1;
+  for (int tries = 0; tries < 6000 && reached < 2; ++tries) {
+    usleep(10000);
+    if (!fs::exists(state)) continue;
+    try {
+      reached = int(io::read_record(state, {}, {"iteration"}).scalars.at("iteration"));
+    } catch (const std::exception&) {
+    }
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_GE(reached, 2) << "the inversion never saved iteration 2";
+  EXPECT_FALSE(fs::exists(killed)) << "no result before the run ends";
+  // Without --resume a second start is refused rather than overwriting the saved state.
+  expect_refused(common + killed, killed, "--resume");
+  ASSERT_EQ(run(common + killed + " --resume").status, 0);
+  const io::Array2D a = io::read_slice(path("whole.h5"), "/vp", 0), b = io::read_slice(killed, "/vp", 0);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
+  EXPECT_EQ(io::read_record(killed, {"history/misfit"}, {}).arrays.at("history/misfit").size(), 7u);
 }
 
 }  // namespace

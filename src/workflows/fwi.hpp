@@ -1,0 +1,49 @@
+// src/workflows/fwi.hpp — full-waveform inversion (`starwave fwi`): L-BFGS on the velocity
+// with bounds by projection and a backtracking Armijo line search; every evaluation is the
+// gradient task graph of src/workflows/imaging. After each iteration the whole state is
+// written (atomically) so that a resumed run continues bit for bit.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/model.hpp"
+#include "src/propagator.hpp"
+#include "src/survey.hpp"
+
+namespace starwave {
+
+struct FwiProgress {
+  int iteration = 0;        // iterations completed
+  double misfit = 0;        // J after it
+  double relative = 0;      // J / J(initial model)
+  double model_error = -1;  // ‖v − v_true‖ / ‖v_true‖ when a true model is known, else −1
+  double seconds = 0;       // this iteration
+  int evaluations = 0;      // gradients computed in it (line-search trials)
+};
+
+struct FwiOptions {
+  int iterations = 10;
+  double vmin = 0, vmax = 0;  // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
+  int memory = 5;             // L-BFGS pairs
+  double first_step = 50;     // m/s: the largest change of the first iteration's first trial
+  std::string state;          // restart file, written after every iteration ("" = none)
+  bool resume = false;        // continue from `state`
+  const Model* true_model = nullptr;
+  std::function<void(const FwiProgress&)> on_iteration;
+  std::function<bool()> stop_requested;  // checked between evaluations
+};
+
+struct FwiResult {
+  Model model;
+  std::vector<double> misfit;  // J before the first iteration, then after each
+  int iterations = 0;          // completed (all of them unless stopped)
+  bool stopped = false;        // stop_requested() ended it early; the state is the last complete one
+  bool converged = false;      // the line search found no decrease: nothing more to gain
+};
+
+/// Needs a running Runtime. Throws InputError on bad options or an unreadable state.
+FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
+
+}  // namespace starwave
