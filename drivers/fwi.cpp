@@ -11,9 +11,11 @@
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/error.hpp"
+#include "src/figures.hpp"
 #include "src/io.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/fwi.hpp"
+#include "src/workflows/modeling.hpp"
 
 namespace starwave::commands {
 namespace {
@@ -27,7 +29,7 @@ int fwi(int argc, char** argv) {
   NumericalOptions o;
   cli::NumericalText numerical;
   FwiOptions f;
-  std::string model_path, data_path, out, true_path;
+  std::string model_path, data_path, out, true_path, figures_dir;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave fwi");
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "initial velocity model (HDF5)")(
@@ -39,7 +41,11 @@ int fwi(int argc, char** argv) {
       "vmax", cli::po::value<double>(&f.vmax)->default_value(0), "upper velocity bound, m/s (0 = 1.25 × initial max)")(
       "memory", cli::po::value<int>(&f.memory)->default_value(5), "L-BFGS memory (pairs)")(
       "resume", cli::po::bool_switch(&f.resume), "continue from OUT.state (after a crash or a stop)")(
-      "true-model", cli::po::value<std::string>(&true_path), "true model (synthetic studies): model error reported");
+      "true-model", cli::po::value<std::string>(&true_path), "true model (synthetic studies): model error reported")(
+      "fix-top", cli::po::value<double>(&f.fix_top)->default_value(0),
+      "keep the velocity of rows shallower than this (m), e.g. a water layer")(
+      "figures", cli::po::value<std::string>(&figures_dir),
+      "folder for the pictures (default: OUT without .h5, plus _figures)");
   cli::add_numerical_options(desc, o, numerical);
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
@@ -66,13 +72,55 @@ int fwi(int argc, char** argv) {
     f.true_model = &truth;
   }
 
+  // Pictures: true (if given), initial and current model on one colour scale, the latest
+  // gradient, the residual gather of the middle shot, and the misfit curve.
+  if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";
+  std::filesystem::create_directories(figures_dir);
+  const Model& scale_model = f.true_model ? truth : initial;
+  const double lo = scale_model.vmin(), hi = scale_model.vmax();
+  auto image = [&](const std::vector<double>& v) {
+    figures::Image2D img;
+    img.rows = initial.nz;
+    img.cols = initial.nx;
+    img.values.assign(v.begin(), v.end());
+    return img;
+  };
+  const std::string fig = figures_dir + "/";
+  if (f.true_model) figures::plot_model(fig + "true.png", image(truth.vp), lo, hi);
+  figures::plot_model(fig + "initial.png", image(initial.vp), lo, hi);
+
   Runtime rt;
+  const int shown = s.nshots() / 2;
+  Survey one;  // the middle shot, for its residual gather
+  one.dt = s.dt;
+  one.nt = s.nt;
+  one.sources = {s.sources[std::size_t(shown)]};
+  one.wavelets = {s.wavelet(shown)};
+  one.receivers = {s.receivers_of(shown)};
+  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  auto figures_now = [&](const FwiProgress& p) {
+    figures::plot_model(fig + "current.png", image(*p.model), lo, hi);
+    std::vector<double> pg(p.gradient->size());  // the preconditioned gradient: what moves the model
+    for (std::size_t i = 0; i < pg.size(); ++i) pg[i] = (*p.precond)[i] * (*p.gradient)[i];
+    figures::plot_section(fig + "gradient.png", image(pg));
+    figures::plot_curve(fig + "misfit.png", *p.history, true);
+    Model m = initial;
+    m.vp = *p.model;
+    const std::vector<float> syn = model_shots(m, one, o, nullptr);
+    figures::Image2D res;
+    res.rows = s.nrec();
+    res.cols = int(s.nt);
+    res.values.resize(per_shot);
+    for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - s.data[std::size_t(shown) * per_shot + i];
+    figures::plot_gather(fig + "residual.png", res);
+  };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   f.stop_requested = [] { return g_signal != 0; };
   double total = 0;
   int first = -1;
   f.on_iteration = [&](const FwiProgress& p) {
+    figures_now(p);
     total += p.seconds;
     if (first < 0) first = p.iteration;
     if (flags.quiet) return;

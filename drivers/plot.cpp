@@ -38,10 +38,13 @@ int plot(int argc, char** argv) {
     a = io::read_slice(in, dataset, shot);
   }
   figures::Image2D img{a.rows, a.cols, a.values};
+  const bool velocity = dataset.empty() || dataset == "/vp";
   if (gather)
     figures::plot_gather(out, img);
-  else
+  else if (velocity)
     figures::plot_model(out, img, vmin, vmax);
+  else  // gradients, images, illumination: grey-scale about zero
+    figures::plot_section(out, img);
   if (!flags.quiet) std::cout << "wrote " << out << "\n";
   return 0;
 }

@@ -33,31 +33,8 @@ Rgb colour(Colormap c, double t) {
   return c == Colormap::Velocity ? lerp(velocity, 5, t) : lerp(seismic, 3, t);
 }
 
-}  // namespace
-
-void write_png(const std::string& path, const Image2D& img, Colormap cmap, double lo, double hi, int min_width) {
-  if (img.rows <= 0 || img.cols <= 0) throw InputError(path + ": nothing to draw (empty array)");
-  const int scale = std::max(1, (min_width + img.cols - 1) / img.cols);
-  const int width = img.cols * scale;
-  const int bar = std::max(12, width / 40), gap = bar / 2;
-  const int height = img.rows * scale + gap + bar;
-  const double span = hi > lo ? hi - lo : 1.0;
-
-  std::vector<unsigned char> pixels(std::size_t(width) * height * 3, 255);
-  for (int y = 0; y < img.rows * scale; ++y)
-    for (int x = 0; x < width; ++x) {
-      const float v = img.values[std::size_t(y / scale) * img.cols + x / scale];
-      const Rgb c = colour(cmap, (v - lo) / span);
-      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
-      p[0] = c.r, p[1] = c.g, p[2] = c.b;
-    }
-  for (int y = img.rows * scale + gap; y < height; ++y)  // colour bar, lo at the left
-    for (int x = 0; x < width; ++x) {
-      const Rgb c = colour(cmap, double(x) / (width - 1));
-      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
-      p[0] = c.r, p[1] = c.g, p[2] = c.b;
-    }
-
+/// Writes RGB pixels (row-major, 3 bytes each) as a PNG, atomically.
+void write_rgb(const std::string& path, int width, int height, std::vector<unsigned char>& pixels) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()));
@@ -85,6 +62,43 @@ void write_png(const std::string& path, const Image2D& img, Colormap cmap, doubl
   fs::rename(tmp, target);
 }
 
+/// Symmetric clip value: the `clip` quantile of |values|.
+double quantile_abs(const std::vector<float>& values, double clip) {
+  std::vector<float> mag(values.size());
+  for (std::size_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(values[i]);
+  const std::size_t k = std::min(mag.size() - 1, std::size_t(clip * double(mag.size())));
+  std::nth_element(mag.begin(), mag.begin() + long(k), mag.end());
+  return mag[k] > 0 ? mag[k] : 1.0;
+}
+
+}  // namespace
+
+void write_png(const std::string& path, const Image2D& img, Colormap cmap, double lo, double hi, int min_width) {
+  if (img.rows <= 0 || img.cols <= 0) throw InputError(path + ": nothing to draw (empty array)");
+  const int scale = std::max(1, (min_width + img.cols - 1) / img.cols);
+  const int width = img.cols * scale;
+  const int bar = std::max(12, width / 40), gap = bar / 2;
+  const int height = img.rows * scale + gap + bar;
+  const double span = hi > lo ? hi - lo : 1.0;
+
+  std::vector<unsigned char> pixels(std::size_t(width) * height * 3, 255);
+  for (int y = 0; y < img.rows * scale; ++y)
+    for (int x = 0; x < width; ++x) {
+      const float v = img.values[std::size_t(y / scale) * img.cols + x / scale];
+      const Rgb c = colour(cmap, (v - lo) / span);
+      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
+      p[0] = c.r, p[1] = c.g, p[2] = c.b;
+    }
+  for (int y = img.rows * scale + gap; y < height; ++y)  // colour bar, lo at the left
+    for (int x = 0; x < width; ++x) {
+      const Rgb c = colour(cmap, double(x) / (width - 1));
+      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
+      p[0] = c.r, p[1] = c.g, p[2] = c.b;
+    }
+
+  write_rgb(path, width, height, pixels);
+}
+
 void plot_model(const std::string& path, const Image2D& vp, double lo, double hi) {
   if (!(hi > lo)) {
     const auto mm = std::minmax_element(vp.values.begin(), vp.values.end());
@@ -105,12 +119,44 @@ void plot_gather(const std::string& path, const Image2D& traces, double clip) {
   for (int r = 0; r < traces.rows; ++r)
     for (int n = 0; n < t.rows; ++n)
       t.values[std::size_t(n) * t.cols + r] = traces.values[std::size_t(r) * traces.cols + std::size_t(n) * step];
-  std::vector<float> mag(t.values.size());
-  for (std::size_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(t.values[i]);
-  const std::size_t k = std::min(mag.size() - 1, std::size_t(clip * double(mag.size())));
-  std::nth_element(mag.begin(), mag.begin() + long(k), mag.end());
-  const double a = mag[k] > 0 ? mag[k] : 1.0;
+  const double a = quantile_abs(t.values, clip);
   write_png(path, t, Colormap::Seismic, -a, a, 800);
+}
+
+void plot_section(const std::string& path, const Image2D& img, double clip) {
+  const double a = quantile_abs(img.values, clip);
+  write_png(path, img, Colormap::Seismic, -a, a, 800);
+}
+
+void plot_curve(const std::string& path, const std::vector<double>& values, bool log_scale) {
+  const int width = 800, height = 400, margin = 30;
+  std::vector<unsigned char> pixels(std::size_t(width) * height * 3, 255);
+  auto put = [&](int x, int y, unsigned char v) {
+    if (x < 0 || y < 0 || x >= width || y >= height) return;
+    unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
+    p[0] = p[1] = p[2] = v;
+  };
+  for (int x = margin; x <= width - margin; ++x) put(x, height - margin, 0), put(x, margin, 160);
+  for (int y = margin; y <= height - margin; ++y) put(margin, y, 0), put(width - margin, y, 160);
+  std::vector<double> v;
+  for (double x : values)
+    if (std::isfinite(x) && (!log_scale || x > 0)) v.push_back(log_scale ? std::log10(x) : x);
+  if (v.size() >= 2) {
+    const auto mm = std::minmax_element(v.begin(), v.end());
+    const double lo = *mm.first, span = *mm.second > lo ? *mm.second - lo : 1.0;
+    auto px = [&](double i) { return margin + (width - 2 * margin) * i / double(v.size() - 1); };
+    auto py = [&](double y) { return height - margin - (height - 2 * margin) * (y - lo) / span; };
+    for (std::size_t i = 0; i + 1 < v.size(); ++i)
+      for (int k = 0; k <= 200; ++k) {  // the segment, densely sampled, 2 pixels thick
+        const double t = k / 200.0;
+        const int x = int(std::lround(px(double(i) + t))), y = int(std::lround(py(v[i] + t * (v[i + 1] - v[i]))));
+        put(x, y, 0), put(x, y + 1, 0);
+      }
+    for (std::size_t i = 0; i < v.size(); ++i)  // a dot per value
+      for (int dx = -2; dx <= 2; ++dx)
+        for (int dy = -2; dy <= 2; ++dy) put(int(std::lround(px(double(i)))) + dx, int(std::lround(py(v[i]))) + dy, 0);
+  }
+  write_rgb(path, width, height, pixels);
 }
 
 }  // namespace starwave::figures

@@ -25,4 +25,12 @@ void plot_model(const std::string& path, const Image2D& vp, double lo = 0, doubl
 /// symmetric about zero, clipped at the `clip` quantile of |amplitude|.
 void plot_gather(const std::string& path, const Image2D& traces, double clip = 0.98);
 
+/// A section (gradient, image): grey-scale symmetric about zero, clipped at the `clip`
+/// quantile of |value|, rows downwards.
+void plot_section(const std::string& path, const Image2D& img, double clip = 0.98);
+
+/// A curve (e.g. the misfit per iteration): values left to right, optionally on a log
+/// scale, in a box; no text (the numbers are in the result file and the log).
+void plot_curve(const std::string& path, const std::vector<double>& values, bool log_scale);
+
 }  // namespace starwave::figures

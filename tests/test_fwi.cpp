@@ -113,6 +113,26 @@ TEST(Fwi, BoundsBindByProjection) {
   EXPECT_EQ(hi, 2600);
 }
 
+TEST(Fwi, FixTopKeepsTheShallowRows) {
+  Runtime rt(two_cpus());
+  const Case c = small_case();
+  FwiOptions f;
+  f.iterations = 3;
+  f.fix_top = 45;  // rows 0–4 (depths 0–40 m)
+  const FwiResult r = invert(c.initial, c.survey, c.options, f);
+  ASSERT_EQ(r.iterations, 3);
+  int moved_below = 0;
+  for (int z = 0; z < c.initial.nz; ++z)
+    for (int x = 0; x < c.initial.nx; ++x) {
+      const std::size_t i = std::size_t(z) * std::size_t(c.initial.nx) + std::size_t(x);
+      if (z < 5)
+        ASSERT_EQ(r.model.vp[i], c.initial.vp[i]) << "row " << z << " column " << x;
+      else
+        moved_below += r.model.vp[i] != c.initial.vp[i];
+    }
+  EXPECT_GT(moved_below, 0);
+}
+
 TEST(Fwi, StoppedAndResumedRunEndsBitForBitLikeAnUninterruptedOne) {
   Runtime rt(two_cpus());
   const Case c = small_case();

@@ -126,6 +126,10 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     st.precond.resize(e.illumination.size());
     for (std::size_t i = 0; i < e.illumination.size(); ++i)
       st.precond[i] = peak / (e.illumination[i] + 0.01 * peak + 1e-300);
+    // A zero in the preconditioner fixes a cell: H₀ has no component there and, the cell
+    // never moving, no L-BFGS pair has one either.
+    for (int z = 0; z < initial.nz && initial.z0 + z * initial.dz < f.fix_top; ++z)
+      for (int x = 0; x < initial.nx; ++x) st.precond[std::size_t(z) * std::size_t(initial.nx) + std::size_t(x)] = 0;
     if (!f.state.empty()) save(f.state, st);
   }
 
@@ -188,6 +192,10 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
       p.model_error = model_error(st.v, f.true_model);
       p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       p.evaluations = evaluations;
+      p.model = &st.v;
+      p.gradient = &st.g;
+      p.precond = &st.precond;
+      p.history = &st.history;
       f.on_iteration(p);
     }
     if (f.stop_requested && f.stop_requested()) {

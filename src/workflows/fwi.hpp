@@ -21,6 +21,10 @@ struct FwiProgress {
   double model_error = -1;  // ‖v − v_true‖ / ‖v_true‖ when a true model is known, else −1
   double seconds = 0;       // this iteration
   int evaluations = 0;      // gradients computed in it (line-search trials)
+  const std::vector<double>* model = nullptr;     // the current velocity (valid during the call)
+  const std::vector<double>* gradient = nullptr;  // ∂J/∂v there
+  const std::vector<double>* precond = nullptr;   // the preconditioner (0 on fixed cells)
+  const std::vector<double>* history = nullptr;   // J before the first iteration, then after each
 };
 
 struct FwiOptions {
@@ -28,6 +32,7 @@ struct FwiOptions {
   double vmin = 0, vmax = 0;  // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
   int memory = 5;             // L-BFGS pairs
   double first_step = 50;     // m/s: the largest change of the first iteration's first trial
+  double fix_top = 0;         // m: rows shallower than this keep their initial velocity (a water layer)
   std::string state;          // restart file, written after every iteration ("" = none)
   bool resume = false;        // continue from `state`
   const Model* true_model = nullptr;
