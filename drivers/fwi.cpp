@@ -40,6 +40,11 @@ int fwi(int argc, char** argv) {
       "vmin", cli::po::value<double>(&f.vmin)->default_value(0), "lower velocity bound, m/s (0 = 0.75 × initial min)")(
       "vmax", cli::po::value<double>(&f.vmax)->default_value(0), "upper velocity bound, m/s (0 = 1.25 × initial max)")(
       "memory", cli::po::value<int>(&f.memory)->default_value(5), "L-BFGS memory (pairs)")(
+      "optimizer", cli::po::value<std::string>(&f.optimizer)->default_value("lbfgs"), "lbfgs or adam")(
+      "batch-shots", cli::po::value<int>(&f.batch_shots)->default_value(0),
+      "adam: shots per iteration, drawn from --seed (0 = all)")(
+      "seed", cli::po::value<unsigned>(&f.seed)->default_value(1), "adam: seed of the shot batches")(
+      "learning-rate", cli::po::value<double>(&f.learning_rate)->default_value(20), "adam: step in m/s")(
       "resume", cli::po::bool_switch(&f.resume), "continue from OUT.state (after a crash or a stop)")(
       "true-model", cli::po::value<std::string>(&true_path), "true model (synthetic studies): model error reported")(
       "fix-top", cli::po::value<double>(&f.fix_top)->default_value(0),

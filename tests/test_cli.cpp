@@ -218,6 +218,15 @@ TEST_F(Cli, BadStorage) {
                  path("g.h5"), "--storage");
 }
 
+TEST_F(Cli, FwiBadOptimizerOptions) {
+  const std::string data = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  const std::string base = "fwi --model " + model_ + " --data " + data + " --out " + path("r.h5");
+  expect_refused(base + " --optimizer sgd", path("r.h5"), "--optimizer");
+  expect_refused(base + " --optimizer adam --batch-shots 9", path("r.h5"), "--batch-shots");
+  EXPECT_FALSE(fs::exists(path("r.h5.state")));
+}
+
 TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
   const std::string data = path("data.h5"), smooth = path("smooth.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
+#include <random>
 #include <string>
 
 #include "src/error.hpp"
@@ -49,6 +51,7 @@ struct State {
   double misfit = 0;
   std::vector<double> history;
   optim::LbfgsState lbfgs;
+  std::vector<double> adam_m, adam_v;  // Adam's moment estimates
   int iteration = 0;
 };
 
@@ -66,6 +69,11 @@ void save(const std::string& path, const State& st) {
   r.scalars["misfit"] = st.misfit;
   r.scalars["pairs"] = double(st.lbfgs.s.size());
   r.scalars["memory"] = st.lbfgs.memory;
+  r.scalars["adam"] = st.adam_m.empty() ? 0 : 1;
+  if (!st.adam_m.empty()) {
+    r.arrays["adam_m"] = st.adam_m;
+    r.arrays["adam_v"] = st.adam_v;
+  }
   io::write_record(path, r);
 }
 
@@ -89,7 +97,15 @@ State load(const std::string& path, std::size_t n) {
     names.push_back("s" + std::to_string(k));
     names.push_back("y" + std::to_string(k));
   }
+  if (io::read_record(path, {}, {"adam"}).scalars.at("adam") != 0) {
+    names.push_back("adam_m");
+    names.push_back("adam_v");
+  }
   const io::Record mem = io::read_record(path, names, {});
+  if (mem.arrays.count("adam_m")) {
+    st.adam_m = mem.arrays.at("adam_m");
+    st.adam_v = mem.arrays.at("adam_v");
+  }
   for (int k = 0; k < pairs; ++k) {
     st.lbfgs.s.push_back(mem.arrays.at("s" + std::to_string(k)));
     st.lbfgs.y.push_back(mem.arrays.at("y" + std::to_string(k)));
@@ -97,11 +113,49 @@ State load(const std::string& path, std::size_t n) {
   return st;
 }
 
+/// The survey restricted to the given shots.
+Survey sub_survey(const Survey& s, const std::vector<int>& shots) {
+  Survey b;
+  b.dt = s.dt;
+  b.nt = s.nt;
+  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  for (int k : shots) {
+    b.sources.push_back(s.sources[std::size_t(k)]);
+    if (s.wavelets.size() > 1) b.wavelets.push_back(s.wavelet(k));
+    if (s.receivers.size() > 1) b.receivers.push_back(s.receivers_of(k));
+    b.data.insert(b.data.end(), s.data.begin() + long(std::size_t(k) * per_shot),
+                  s.data.begin() + long(std::size_t(k + 1) * per_shot));
+  }
+  if (s.wavelets.size() == 1) b.wavelets = s.wavelets;
+  if (s.receivers.size() == 1) b.receivers = s.receivers;
+  return b;
+}
+
 }  // namespace
+
+std::vector<int> batch_of(unsigned seed, int t, int nshots, int k) {
+  std::vector<int> all(static_cast<std::size_t>(nshots));
+  for (int i = 0; i < nshots; ++i) all[std::size_t(i)] = i;
+  if (k <= 0 || k >= nshots) return all;
+  std::mt19937_64 rng(std::uint64_t(seed) * 0x9E3779B97F4A7C15ull + std::uint64_t(t));
+  for (int i = nshots - 1; i > 0; --i) {  // Fisher–Yates with our own index draw (portable)
+    const int j = int(rng() % std::uint64_t(i + 1));
+    std::swap(all[std::size_t(i)], all[std::size_t(j)]);
+  }
+  all.resize(std::size_t(k));
+  std::sort(all.begin(), all.end());
+  return all;
+}
 
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   if (f.iterations < 0) throw InputError("--iterations: must be 0 or more");
   if (f.memory < 1) throw InputError("--memory: must be at least 1");
+  if (f.optimizer != "lbfgs" && f.optimizer != "adam")
+    throw InputError("--optimizer: must be 'lbfgs' or 'adam' (got '" + f.optimizer + "')");
+  if (f.batch_shots < 0 || f.batch_shots > s.nshots())
+    throw InputError("--batch-shots: must be between 0 (all) and the number of shots, " + std::to_string(s.nshots()));
+  if (!(f.learning_rate > 0)) throw InputError("--learning-rate: must be positive");
+  const bool adam = f.optimizer == "adam";
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
@@ -111,6 +165,8 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
   if (f.resume) {
     if (!std::filesystem::exists(f.state)) throw InputError("--resume: no saved state " + f.state);
     st = load(f.state, initial.vp.size());
+    if (adam != !st.adam_m.empty())
+      throw InputError(f.state + ": the saved state is from another optimizer than --optimizer " + f.optimizer);
   } else {
     st.v = initial.vp;
     for (double& v : st.v) v = std::clamp(v, lower, upper);
@@ -130,12 +186,57 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     // never moving, no L-BFGS pair has one either.
     for (int z = 0; z < initial.nz && initial.z0 + z * initial.dz < f.fix_top; ++z)
       for (int x = 0; x < initial.nx; ++x) st.precond[std::size_t(z) * std::size_t(initial.nx) + std::size_t(x)] = 0;
+    if (adam) {
+      st.adam_m.assign(st.v.size(), 0.0);
+      st.adam_v.assign(st.v.size(), 0.0);
+    }
     if (!f.state.empty()) save(f.state, st);
   }
 
   FwiResult result;
   while (st.iteration < f.iterations) {
     const auto t0 = std::chrono::steady_clock::now();
+    if (adam) {  // one mini-batch gradient, one Adam step (β₁ 0.9, β₂ 0.999)
+      if (f.stop_requested && f.stop_requested()) {
+        result.stopped = true;
+        break;
+      }
+      const int t = st.iteration + 1;
+      const Survey batch = sub_survey(s, batch_of(f.seed, t, s.nshots(), f.batch_shots));
+      Evaluation e = evaluate(initial, st.v, batch, o);
+      const double b1 = 0.9, b2 = 0.999, c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
+      double vmax_hat = 0;
+      for (std::size_t i = 0; i < st.v.size(); ++i) {
+        st.adam_m[i] = b1 * st.adam_m[i] + (1 - b1) * e.gradient[i];
+        st.adam_v[i] = b2 * st.adam_v[i] + (1 - b2) * e.gradient[i] * e.gradient[i];
+        vmax_hat = std::max(vmax_hat, std::sqrt(st.adam_v[i] / c2));
+      }
+      const double eps = 1e-8 * vmax_hat + 1e-300;
+      for (std::size_t i = 0; i < st.v.size(); ++i)
+        if (st.precond[i] != 0)  // fixed cells (--fix-top) stay
+          st.v[i] = std::clamp(st.v[i] - f.learning_rate * (st.adam_m[i] / c1) / (std::sqrt(st.adam_v[i] / c2) + eps),
+                               lower, upper);
+      st.g = std::move(e.gradient);
+      st.misfit = e.misfit;  // of this iteration's batch, at the model before the step
+      st.history.push_back(st.misfit);
+      st.iteration = t;
+      if (!f.state.empty()) save(f.state, st);
+      if (f.on_iteration) {
+        FwiProgress p;
+        p.iteration = st.iteration;
+        p.misfit = st.misfit;
+        p.relative = st.misfit / st.history.front();
+        p.model_error = model_error(st.v, f.true_model);
+        p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        p.evaluations = 1;
+        p.model = &st.v;
+        p.gradient = &st.g;
+        p.precond = &st.precond;
+        p.history = &st.history;
+        f.on_iteration(p);
+      }
+      continue;
+    }
     std::vector<double> d = optim::direction(st.lbfgs, st.v, st.g, lower, upper, st.precond);
     if (optim::dot(d, st.g) >= 0) {  // not a descent direction: forget the pairs
       st.lbfgs.s.clear();

@@ -29,12 +29,16 @@ struct FwiProgress {
 
 struct FwiOptions {
   int iterations = 10;
-  double vmin = 0, vmax = 0;  // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
-  int memory = 5;             // L-BFGS pairs
-  double first_step = 50;     // m/s: the largest change of the first iteration's first trial
-  double fix_top = 0;         // m: rows shallower than this keep their initial velocity (a water layer)
-  std::string state;          // restart file, written after every iteration ("" = none)
-  bool resume = false;        // continue from `state`
+  double vmin = 0, vmax = 0;        // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
+  int memory = 5;                   // L-BFGS pairs
+  double first_step = 50;           // m/s: the largest change of the first iteration's first trial
+  double fix_top = 0;               // m: rows shallower than this keep their initial velocity (a water layer)
+  std::string optimizer = "lbfgs";  // or "adam" (mini-batches of shots, fixed learning rate)
+  int batch_shots = 0;              // adam: shots per iteration (0 = all), drawn from `seed`
+  unsigned seed = 1;                // adam: the batch of iteration t depends only on (seed, t)
+  double learning_rate = 20;        // adam: m/s per iteration (the step of a steady gradient)
+  std::string state;                // restart file, written after every iteration ("" = none)
+  bool resume = false;              // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
   std::function<bool()> stop_requested;  // checked between evaluations
@@ -47,6 +51,10 @@ struct FwiResult {
   bool stopped = false;        // stop_requested() ended it early; the state is the last complete one
   bool converged = false;      // the line search found no decrease: nothing more to gain
 };
+
+/// The shots of iteration `t` (1-based) for a mini-batch of `k` of `nshots`: a shuffle
+/// seeded by (seed, t) alone, so a resumed run draws the same batches. Sorted.
+std::vector<int> batch_of(unsigned seed, int t, int nshots, int k);
 
 /// Needs a running Runtime. Throws InputError on bad options or an unreadable state.
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
