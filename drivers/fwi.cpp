@@ -77,6 +77,8 @@ int fwi(int argc, char** argv) {
     f.true_model = &truth;
   }
 
+  check_fwi_inputs(initial, s, o, f);  // every refusal before StarPU starts
+
   // Pictures: true (if given), initial and current model on one colour scale, the latest
   // gradient, the residual gather of the middle shot, and the misfit curve.
   if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";

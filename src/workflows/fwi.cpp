@@ -147,7 +147,7 @@ std::vector<int> batch_of(unsigned seed, int t, int nshots, int k) {
   return all;
 }
 
-FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   if (f.iterations < 0) throw InputError("--iterations: must be 0 or more");
   if (f.memory < 1) throw InputError("--memory: must be at least 1");
   if (f.optimizer != "lbfgs" && f.optimizer != "adam")
@@ -155,11 +155,17 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
   if (f.batch_shots < 0 || f.batch_shots > s.nshots())
     throw InputError("--batch-shots: must be between 0 (all) and the number of shots, " + std::to_string(s.nshots()));
   if (!(f.learning_rate > 0)) throw InputError("--learning-rate: must be positive");
-  const bool adam = f.optimizer == "adam";
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
   check_imaging_inputs(initial, s, o);
+}
+
+FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+  check_fwi_inputs(initial, s, o, f);
+  const bool adam = f.optimizer == "adam";
+  const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
+  const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
 
   State st;
   if (f.resume) {

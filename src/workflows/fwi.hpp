@@ -56,6 +56,9 @@ struct FwiResult {
 /// seeded by (seed, t) alone, so a resumed run draws the same batches. Sorted.
 std::vector<int> batch_of(unsigned seed, int t, int nshots, int k);
 
+/// Every check that needs no runtime (options, time step, positions, data): InputError.
+void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
+
 /// Needs a running Runtime. Throws InputError on bad options or an unreadable state.
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
