@@ -15,13 +15,6 @@ namespace {
 using codelets::vector_ptr;
 using codelets::with_order;
 
-struct AdjointArgs {
-  int order;
-  int is_double;
-  ShotProblem<float> f;
-  ShotProblem<double> d;
-};
-
 template <typename T>
 struct Unpacked {
   ShotProblem<T> p;
@@ -45,7 +38,7 @@ Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
 }
 
 template <typename T>
-void adjoint_cpu_typed(void* buffers[], const AdjointArgs& a, const ShotProblem<T>& layout) {
+void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const Unpacked<T> u = unpack(buffers, layout);
   std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));  // W buffers: ours to clear
   std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
@@ -55,17 +48,13 @@ void adjoint_cpu_typed(void* buffers[], const AdjointArgs& a, const ShotProblem<
 }
 
 void adjoint_cpu(void* buffers[], void* cl_arg) {
-  AdjointArgs a;
-  starpu_codelet_unpack_args(cl_arg, &a);
-  if (a.is_double)
-    adjoint_cpu_typed<double>(buffers, a, a.d);
-  else
-    adjoint_cpu_typed<float>(buffers, a, a.f);
+  codelets::with_shot_args(
+      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cpu_typed(buffers, a, layout); });
 }
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void adjoint_cuda_typed(void* buffers[], const AdjointArgs& a, const ShotProblem<T>& layout) {
+void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const Unpacked<T> u = unpack(buffers, layout);
   cudaStream_t stream = starpu_cuda_get_local_stream();
   codelets::check_cuda(cudaMemsetAsync(u.correlation, 0, std::size_t(u.region) * sizeof(T), stream));
@@ -78,12 +67,8 @@ void adjoint_cuda_typed(void* buffers[], const AdjointArgs& a, const ShotProblem
 }
 
 void adjoint_cuda(void* buffers[], void* cl_arg) {
-  AdjointArgs a;
-  starpu_codelet_unpack_args(cl_arg, &a);
-  if (a.is_double)
-    adjoint_cuda_typed<double>(buffers, a, a.d);
-  else
-    adjoint_cuda_typed<float>(buffers, a, a.f);
+  codelets::with_shot_args(
+      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cuda_typed(buffers, a, layout); });
 }
 #endif
 
@@ -114,13 +99,7 @@ struct starpu_codelet* adjoint_codelet() {
 
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
-  AdjointArgs a{};
-  a.order = order;
-  a.is_double = sizeof(T) == sizeof(double);
-  if constexpr (sizeof(T) == sizeof(double))
-    a.d = layout;
-  else
-    a.f = layout;
+  codelets::ShotArgs a = codelets::shot_args(layout, order);
   submit_task(adjoint_codelet(), "adjoint", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source, STARPU_R,
               h.residual, STARPU_R, h.store, STARPU_R, h.final_state, STARPU_W, h.correlation, STARPU_W, h.illumination,
               STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/shot.hpp"
+
 #ifdef STARWAVE_USE_CUDA
 #include <cuda_runtime.h>
 #include <starpu_cuda.h>
@@ -48,6 +50,38 @@ inline void check_cuda(int err) {
   if (err != 0) STARPU_CUDA_REPORT_ERROR(static_cast<cudaError_t>(err));
 }
 #endif
+
+/// The value argument of the per-shot propagation tasks (forward, adjoint): the stencil
+/// order and the grid/time layout in the run's precision.
+struct ShotArgs {
+  int order;
+  int is_double;
+  ShotProblem<float> f;
+  ShotProblem<double> d;
+};
+
+template <typename T>
+ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
+  ShotArgs a{};
+  a.order = order;
+  a.is_double = sizeof(T) == sizeof(double);
+  if constexpr (sizeof(T) == sizeof(double))
+    a.d = layout;
+  else
+    a.f = layout;
+  return a;
+}
+
+/// Unpacks a task's ShotArgs and calls f(args, layout) with the layout of its precision.
+template <typename F>
+void with_shot_args(void* cl_arg, F&& f) {
+  ShotArgs a;
+  starpu_codelet_unpack_args(cl_arg, &a);
+  if (a.is_double)
+    f(a, a.d);
+  else
+    f(a, a.f);
+}
 
 template <typename T>
 T* vector_ptr(void* buffer) {

@@ -20,13 +20,6 @@ namespace {
 
 using codelets::with_order;
 
-struct ForwardArgs {
-  int order;
-  int is_double;
-  ShotProblem<float> f;
-  ShotProblem<double> d;
-};
-
 template <typename T>
 ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
   const T* medium = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[0]));
@@ -44,23 +37,19 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
 }
 
 template <typename T>
-void forward_cpu_typed(void* buffers[], const ForwardArgs& a, const ShotProblem<T>& layout) {
+void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const ShotProblem<T> p = unpack(buffers, layout);
   with_order(a.order, [&](auto o) { cpu::forward<decltype(o)::value, T>(p); });
 }
 
 void forward_cpu(void* buffers[], void* cl_arg) {
-  ForwardArgs a;
-  starpu_codelet_unpack_args(cl_arg, &a);
-  if (a.is_double)
-    forward_cpu_typed<double>(buffers, a, a.d);
-  else
-    forward_cpu_typed<float>(buffers, a, a.f);
+  codelets::with_shot_args(
+      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cpu_typed(buffers, a, layout); });
 }
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void forward_cuda_typed(void* buffers[], const ForwardArgs& a, const ShotProblem<T>& layout) {
+void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const ShotProblem<T> p = unpack(buffers, layout);
   int err = 0;
   with_order(a.order, [&](auto o) { err = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
@@ -68,12 +57,8 @@ void forward_cuda_typed(void* buffers[], const ForwardArgs& a, const ShotProblem
 }
 
 void forward_cuda(void* buffers[], void* cl_arg) {
-  ForwardArgs a;
-  starpu_codelet_unpack_args(cl_arg, &a);
-  if (a.is_double)
-    forward_cuda_typed<double>(buffers, a, a.d);
-  else
-    forward_cuda_typed<float>(buffers, a, a.f);
+  codelets::with_shot_args(
+      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cuda_typed(buffers, a, layout); });
 }
 #endif
 
@@ -114,17 +99,11 @@ struct starpu_codelet* forward_codelet(bool keep) {
 
 template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order) {
-  ForwardArgs a{};
-  a.order = order;
-  a.is_double = sizeof(T) == sizeof(double);
   ShotProblem<T> l = layout;
   const bool keep = h.store != nullptr;
   l.store = keep ? reinterpret_cast<T*>(1) : nullptr;  // a flag here; the buffer at run time
   l.final_state = nullptr;
-  if constexpr (sizeof(T) == sizeof(double))
-    a.d = l;
-  else
-    a.f = l;
+  codelets::ShotArgs a = codelets::shot_args(l, order);
   if (keep)
     submit_task(forward_codelet(true), "forward_keep", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source,
                 STARPU_W, h.traces, STARPU_SCRATCH, h.work, STARPU_W, h.store, STARPU_W, h.final_state, STARPU_VALUE,

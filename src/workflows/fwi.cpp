@@ -199,6 +199,24 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     if (!f.state.empty()) save(f.state, st);
   }
 
+  // After each completed iteration: the state to disk, then the report.
+  auto finish_iteration = [&](std::chrono::steady_clock::time_point t0, int evaluations) {
+    if (!f.state.empty()) save(f.state, st);
+    if (!f.on_iteration) return;
+    FwiProgress p;
+    p.iteration = st.iteration;
+    p.misfit = st.misfit;
+    p.relative = st.misfit / st.history.front();
+    p.model_error = model_error(st.v, f.true_model);
+    p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    p.evaluations = evaluations;
+    p.model = &st.v;
+    p.gradient = &st.g;
+    p.precond = &st.precond;
+    p.history = &st.history;
+    f.on_iteration(p);
+  };
+
   FwiResult result;
   while (st.iteration < f.iterations) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -226,21 +244,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
       st.misfit = e.misfit;  // of this iteration's batch, at the model before the step
       st.history.push_back(st.misfit);
       st.iteration = t;
-      if (!f.state.empty()) save(f.state, st);
-      if (f.on_iteration) {
-        FwiProgress p;
-        p.iteration = st.iteration;
-        p.misfit = st.misfit;
-        p.relative = st.misfit / st.history.front();
-        p.model_error = model_error(st.v, f.true_model);
-        p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        p.evaluations = 1;
-        p.model = &st.v;
-        p.gradient = &st.g;
-        p.precond = &st.precond;
-        p.history = &st.history;
-        f.on_iteration(p);
-      }
+      finish_iteration(t0, 1);
       continue;
     }
     std::vector<double> d = optim::direction(st.lbfgs, st.v, st.g, lower, upper, st.precond);
@@ -290,21 +294,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     st.misfit = e.misfit;
     st.history.push_back(st.misfit);
     ++st.iteration;
-    if (!f.state.empty()) save(f.state, st);
-    if (f.on_iteration) {
-      FwiProgress p;
-      p.iteration = st.iteration;
-      p.misfit = st.misfit;
-      p.relative = st.misfit / st.history.front();
-      p.model_error = model_error(st.v, f.true_model);
-      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      p.evaluations = evaluations;
-      p.model = &st.v;
-      p.gradient = &st.g;
-      p.precond = &st.precond;
-      p.history = &st.history;
-      f.on_iteration(p);
-    }
+    finish_iteration(t0, evaluations);
     if (f.stop_requested && f.stop_requested()) {
       result.stopped = st.iteration < f.iterations;
       break;
