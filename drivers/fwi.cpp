@@ -1,5 +1,6 @@
 // drivers/fwi.cpp — `starwave fwi --model init.h5 --data obs.h5 --out result.h5
-// --iterations N [--vmin V] [--vmax V] [--resume] [--true-model vp.h5]`.
+// --iterations N [--optimizer lbfgs|adam|gd] [--bands 3,5,8] [--smooth M] [--resume]
+// [--true-model vp.h5] [...]`.
 #include <unistd.h>
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -23,29 +25,56 @@ namespace {
 std::atomic<int> g_signal{0};
 extern "C" void on_signal(int sig) { g_signal = sig; }
 
+/// "3,5,8" → {3, 5, 8}; InputError naming --bands otherwise.
+std::vector<double> parse_bands(const std::string& text) {
+  std::vector<double> out;
+  if (text.empty()) return out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    double f = 0;
+    try {
+      f = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size())
+      throw InputError("--bands: '" + text + "' is not a comma-separated list of frequencies in Hz");
+    out.push_back(f);
+  }
+  return out;
+}
+
 }  // namespace
 
 int fwi(int argc, char** argv) {
   NumericalOptions o;
   cli::NumericalText numerical;
   FwiOptions f;
-  std::string model_path, data_path, out, true_path, figures_dir;
+  std::string model_path, data_path, out, true_path, figures_dir, bands_text;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave fwi");
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "initial velocity model (HDF5)")(
       "data", cli::po::value<std::string>(&data_path)->required(), "observed data file (HDF5, with /data)")(
       "out", cli::po::value<std::string>(&out)->required(),
       "output: /vp, /history/misfit, settings; the restart state goes to OUT.state")(
-      "iterations", cli::po::value<int>(&f.iterations)->default_value(10), "L-BFGS iterations")(
+      "iterations", cli::po::value<int>(&f.iterations)->default_value(10), "iterations (per band with --bands)")(
       "vmin", cli::po::value<double>(&f.vmin)->default_value(0), "lower velocity bound, m/s (0 = 0.75 × initial min)")(
       "vmax", cli::po::value<double>(&f.vmax)->default_value(0), "upper velocity bound, m/s (0 = 1.25 × initial max)")(
       "memory", cli::po::value<int>(&f.memory)->default_value(5), "L-BFGS memory (pairs)")(
-      "optimizer", cli::po::value<std::string>(&f.optimizer)->default_value("lbfgs"), "lbfgs or adam")(
-      "batch-shots", cli::po::value<int>(&f.batch_shots)->default_value(0),
-      "adam: shots per iteration, drawn from --seed (0 = all)")(
-      "seed", cli::po::value<unsigned>(&f.seed)->default_value(1), "adam: seed of the shot batches")(
-      "learning-rate", cli::po::value<double>(&f.learning_rate)->default_value(20), "adam: step in m/s")(
-      "resume", cli::po::bool_switch(&f.resume), "continue from OUT.state (after a crash or a stop)")(
+      "optimizer", cli::po::value<std::string>(&f.optimizer)->default_value("lbfgs"),
+      "lbfgs, adam or gd (plain gradient descent)")("batch-shots",
+                                                    cli::po::value<int>(&f.batch_shots)->default_value(0),
+                                                    "adam, gd: shots per iteration, drawn from --seed (0 = all)")(
+      "seed", cli::po::value<unsigned>(&f.seed)->default_value(1), "adam, gd: seed of the shot batches")(
+      "learning-rate", cli::po::value<double>(&f.learning_rate)->default_value(20),
+      "adam, gd: step in m/s (gd: the largest change)")(
+      "bands", cli::po::value<std::string>(&bands_text),
+      "frequency continuation: low-pass corners in Hz, e.g. 3,5,8 (data and wavelet filtered per band)")(
+      "smooth", cli::po::value<double>(&f.smooth)->default_value(0),
+      "Gaussian smoothing of the gradient, m (0 = none)")("resume", cli::po::bool_switch(&f.resume),
+                                                          "continue from OUT.state (after a crash or a stop)")(
       "true-model", cli::po::value<std::string>(&true_path), "true model (synthetic studies): model error reported")(
       "fix-top", cli::po::value<double>(&f.fix_top)->default_value(0),
       "keep the velocity of rows shallower than this (m), e.g. a water layer")(
@@ -56,6 +85,7 @@ int fwi(int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse("fwi", argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
+  f.bands = parse_bands(bands_text);
   f.state = out + ".state";
   if (!f.resume) {
     io::check_output(out, flags.overwrite);
@@ -124,25 +154,38 @@ int fwi(int argc, char** argv) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   f.stop_requested = [] { return g_signal != 0; };
+  // A live count of the shots done in the running evaluation, on a terminal only.
+  const bool live = !flags.quiet && isatty(STDERR_FILENO);
+  if (live)
+    f.on_shot_done = [&](int done, int total) {
+      std::fprintf(stderr, "\r  shots done: %d/%d ", done, total);
+      std::fflush(stderr);
+    };
+  const int nbands = std::max<int>(1, int(f.bands.size()));
   double total = 0;
   int first = -1;
   f.on_iteration = [&](const FwiProgress& p) {
+    if (live) std::fprintf(stderr, "\r\033[K");
     figures_now(p);
     total += p.seconds;
     if (first < 0) first = p.iteration;
     if (flags.quiet) return;
-    const double eta = total / (p.iteration - first + 1) * (f.iterations - p.iteration);
-    std::printf("iteration %3d  misfit %.5g  relative %.4f", p.iteration, p.misfit, p.relative);
+    const double eta = total / (p.iteration - first + 1) * std::max(0, f.iterations * nbands - p.iteration);
+    std::printf("iteration %3d", p.iteration);
+    if (!f.bands.empty()) std::printf("  band %d/%d (%g Hz)", p.band + 1, nbands, p.frequency);
+    std::printf("  misfit %.5g  relative %.4f", p.misfit, p.relative);
     if (p.model_error >= 0) std::printf("  model error %.4f", p.model_error);
     std::printf("  %.1f s (%d gradients)  ETA %.0f s\n", p.seconds, p.evaluations, eta);
     std::fflush(stdout);
   };
   const FwiResult r = invert(initial, s, o, f);
-  io::write_fwi_result(out, r.model, r.misfit,
+  io::write_fwi_result(out, r.model, r.misfit, r.band, f.bands,
                        {{"iterations", r.iterations},
                         {"vmin", f.vmin},
                         {"vmax", f.vmax},
                         {"memory", f.memory},
+                        {"smooth", f.smooth},
+                        {"fix_top", f.fix_top},
                         {"order", o.order},
                         {"pml_width", o.pml_width},
                         {"free_surface", o.free_surface},

@@ -12,6 +12,7 @@ int synth(int argc, char** argv) {
   SynthOptions o;
   std::string out;
   double smooth = 0;
+  bool keep_water = false;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave synth");
   desc.add_options()("kind", cli::po::value<std::string>(&o.kind)->default_value(o.kind),
@@ -22,12 +23,14 @@ int synth(int argc, char** argv) {
       "spacing", cli::po::value<double>(&o.spacing)->default_value(0), "grid spacing in m (0 = default)")(
       "velocity", cli::po::value<double>(&o.velocity)->default_value(2000), "velocity of the constant kind (m/s)")(
       "file", cli::po::value<std::string>(&o.file), "marmousi2: the raw Marmousi2 float32 file")(
-      "smooth", cli::po::value<double>(&smooth)->default_value(0), "Gaussian smoothing length in m (0 = none)");
+      "smooth", cli::po::value<double>(&smooth)->default_value(0), "Gaussian smoothing length in m (0 = none)")(
+      "keep-water", cli::po::bool_switch(&keep_water),
+      "with --smooth: the top rows of one velocity (the water layer) stay unsmoothed");
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("synth", argc, argv, desc, vm);
   io::check_output(out, flags.overwrite);
-  const Model m = smoothed(synthesize(o), smooth);
+  const Model m = smoothed(synthesize(o), smooth, keep_water);
   io::write_model(out, m);
   if (!flags.quiet)
     std::cout << "wrote " << out << ": " << o.kind << " model " << m.nz << " × " << m.nx << " cells at " << m.dz

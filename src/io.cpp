@@ -245,6 +245,7 @@ Record read_record(const std::string& path, const std::vector<std::string>& arra
 }
 
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
+                      const std::vector<double>& band_history, const std::vector<double>& bands,
                       const std::map<std::string, double>& settings) {
   write_atomically(path, [&](hid_t f) {
     write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
@@ -254,6 +255,10 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
     for (const auto& [name, v] : settings) write_attribute(f, name, {v});
     write_dataset(f, "/history/misfit", {hsize_t(misfit_history.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                   misfit_history.data());
+    write_dataset(f, "/history/band", {hsize_t(band_history.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                  band_history.data());
+    if (!bands.empty())
+      write_dataset(f, "/bands", {hsize_t(bands.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, bands.data());
   });
 }
 

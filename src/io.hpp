@@ -32,9 +32,12 @@ void write_record(const std::string& path, const Record& r);
 Record read_record(const std::string& path, const std::vector<std::string>& arrays,
                    const std::vector<std::string>& scalars);
 
-/// The result of `starwave fwi`: /vp (float32, model attributes), /history/misfit (float64),
-/// and the settings as root attributes.
+/// The result of `starwave fwi`: /vp (float32, model attributes), /history/misfit and
+/// /history/band (float64: each band's starting misfit, then one per iteration, and the
+/// band index of each), /bands (Hz, when frequency continuation was used), and the
+/// settings as root attributes.
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
+                      const std::vector<double>& band_history, const std::vector<double>& bands,
                       const std::map<std::string, double>& settings);
 
 /// Reads a survey; with `need_data` the file must also hold /data.

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "src/error.hpp"
+#include "src/filters.hpp"
 #include "src/propagator.hpp"
 
 namespace starwave {
@@ -114,26 +115,17 @@ Model synthesize(const SynthOptions& o) {
   return m;
 }
 
-Model smoothed(const Model& m, double sigma) {
-  if (!(sigma > 0)) return m;
+Model smoothed(const Model& m, double sigma, bool keep_water) {
   Model out = m;
-  auto blur = [&](std::vector<double>& v, int n, int count, long step, long stride, double h) {
-    const int r = int(std::ceil(3 * sigma / h));
-    std::vector<double> w(std::size_t(2 * r + 1));
-    double sum = 0;
-    for (int k = -r; k <= r; ++k) sum += w[std::size_t(k + r)] = std::exp(-0.5 * (k * h / sigma) * (k * h / sigma));
-    std::vector<double> line(static_cast<std::size_t>(n));
-    for (int c = 0; c < count; ++c) {
-      for (int i = 0; i < n; ++i) line[std::size_t(i)] = v[std::size_t(c * stride + i * step)];
-      for (int i = 0; i < n; ++i) {
-        double acc = 0;
-        for (int k = -r; k <= r; ++k) acc += w[std::size_t(k + r)] * line[std::size_t(std::clamp(i + k, 0, n - 1))];
-        v[std::size_t(c * stride + i * step)] = acc / sum;
-      }
+  out.vp = filters::gaussian(m.vp, m.nz, m.nx, m.dz, m.dx, sigma, filters::Edge::kReplicate);
+  if (keep_water) {  // the top rows of one velocity (the water layer) keep it
+    const std::size_t nx = std::size_t(m.nx);
+    for (std::size_t z = 0; z < std::size_t(m.nz); ++z) {
+      const auto row = m.vp.begin() + long(z * nx);
+      if (!std::all_of(row, row + long(nx), [&](double v) { return v == m.vp[0]; })) break;
+      std::copy(row, row + long(nx), out.vp.begin() + long(z * nx));
     }
-  };
-  blur(out.vp, m.nx, m.nz, 1, m.nx, m.dx);
-  blur(out.vp, m.nz, m.nx, m.nx, 1, m.dz);
+  }
   return out;
 }
 

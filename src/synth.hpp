@@ -20,8 +20,10 @@ struct SynthOptions {
 Model synthesize(const SynthOptions& o);
 
 /// Gaussian smoothing of the model with standard deviation `sigma` metres (for initial
-/// models of synthetic inversions).
-Model smoothed(const Model& m, double sigma);
+/// models of synthetic inversions). `keep_water`: the top rows that hold one velocity
+/// everywhere (a water layer) are restored after smoothing, so the initial model has the
+/// true sea floor's water, as a processed survey would.
+Model smoothed(const Model& m, double sigma, bool keep_water = false);
 
 struct SurveyOptions {
   int nshots = 8;

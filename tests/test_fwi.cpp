@@ -11,9 +11,17 @@
 #include <cstring>
 #include <filesystem>
 
+#include <starpu.h>
+
+#include <atomic>
+#include <thread>
+
+#include "src/error.hpp"
+#include "src/filters.hpp"
 #include "src/runtime.hpp"
 #include "src/synth.hpp"
 #include "src/workflows/fwi.hpp"
+#include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {
@@ -60,6 +68,187 @@ RuntimeOptions two_cpus() {
   ro.ncpus = 2;
   ro.ncuda = 0;
   return ro;
+}
+
+/// Roughness of a field: energy of its second differences over its energy.
+double roughness(const std::vector<double>& f, int nz, int nx) {
+  double num = 0, den = 0;
+  for (int z = 1; z + 1 < nz; ++z)
+    for (int x = 1; x + 1 < nx; ++x) {
+      const auto at = [&](int zz, int xx) { return f[std::size_t(zz) * std::size_t(nx) + std::size_t(xx)]; };
+      const double l = at(z + 1, x) + at(z - 1, x) + at(z, x + 1) + at(z, x - 1) - 4 * at(z, x);
+      num += l * l;
+      den += at(z, x) * at(z, x);
+    }
+  return num / den;
+}
+
+TEST(Filters, ButterworthPassesBelowTheCornerAndStopsAbove) {
+  const double dt = 1e-3, fc = 10;
+  auto gain = [&](double f) {  // steady-state amplitude of a sinusoid after the filter
+    std::vector<float> x(4000);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(std::sin(2 * M_PI * f * double(i) * dt));
+    filters::lowpass(x.data(), x.size(), dt, fc);
+    double peak = 0;
+    for (std::size_t i = 2000; i < x.size(); ++i) peak = std::max(peak, std::abs(double(x[i])));
+    return peak;
+  };
+  EXPECT_NEAR(gain(2), 1.0, 0.01);
+  EXPECT_NEAR(gain(fc), std::sqrt(0.5), 0.01);                  // −3 dB at the corner
+  EXPECT_NEAR(gain(3 * fc), 1 / std::sqrt(1 + 6561.0), 0.002);  // 4th order: |H|² = 1 / (1 + (f/fc)⁸)
+  EXPECT_LT(gain(40), 0.005);
+  std::vector<float> x(10, 1.0f);
+  EXPECT_THROW(filters::lowpass(x.data(), x.size(), dt, 600), InputError);  // above Nyquist
+}
+
+TEST(Filters, GaussianWithZeroEdgesIsSymmetricAndGaussian) {
+  // uᵀ B w = wᵀ B u for the smoothing used in the preconditioner (L-BFGS's H₀ must be symmetric).
+  const int nz = 13, nx = 17;
+  std::vector<double> u(std::size_t(nz * nx)), w(u.size());
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    u[i] = std::sin(0.7 * double(i) + 0.3);
+    w[i] = std::cos(1.3 * double(i) * double(i % 7));
+  }
+  const auto bu = filters::gaussian(u, nz, nx, 10, 10, 25, filters::Edge::kZero);
+  const auto bw = filters::gaussian(w, nz, nx, 10, 10, 25, filters::Edge::kZero);
+  double a = 0, b = 0;
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    a += w[i] * bu[i];
+    b += u[i] * bw[i];
+  }
+  EXPECT_NEAR(a, b, 1e-12 * std::abs(a));
+  // A spike becomes the Gaussian of σ = 25 m: exp(−½ (r/σ)²) relative to its centre.
+  std::vector<double> spike(u.size(), 0.0);
+  spike[6 * nx + 8] = 1;
+  const auto g = filters::gaussian(spike, nz, nx, 10, 10, 25, filters::Edge::kZero);
+  EXPECT_NEAR(g[6 * nx + 10] / g[6 * nx + 8], std::exp(-0.5 * 0.64), 1e-12);
+  EXPECT_NEAR(g[3 * nx + 8] / g[6 * nx + 8], std::exp(-0.5 * 1.44), 1e-12);
+  EXPECT_NEAR(g[4 * nx + 9] / g[6 * nx + 8], std::exp(-0.5 * (0.64 + 0.16)), 1e-12);
+  // Replicated edges keep a constant field constant.
+  const auto c = filters::gaussian(std::vector<double>(u.size(), 3.0), nz, nx, 10, 10, 25, filters::Edge::kReplicate);
+  for (double x : c) EXPECT_NEAR(x, 3.0, 1e-12);
+}
+
+TEST(Fwi, LowPassedWaveletModelsTheLowPassedData) {
+  // Frequency continuation filters the observed data and the wavelet by the same causal
+  // filter: the data are linear and time-invariant in the wavelet, so modeling with the
+  // filtered wavelet must give the filtered data. Not to round-off: the CPML is tuned to
+  // the wavelet's dominant frequency, so the boundary's weak reflections differ between
+  // the two; a 30-cell PML keeps them below 1e−3 (a 10-cell one: 0.9%).
+  Runtime rt(two_cpus());
+  Case c = small_case();
+  c.options.pml_width = 30;
+  c.survey.data = model_shots(c.truth, c.survey, c.options, nullptr);
+  const Survey low = filters::lowpassed(c.survey, 6);
+  Survey s = low;
+  s.data.clear();
+  const std::vector<float> modeled = model_shots(c.truth, s, c.options, nullptr);
+  ASSERT_EQ(modeled.size(), low.data.size());
+  double num = 0, den = 0, full = 0;
+  for (std::size_t i = 0; i < modeled.size(); ++i) {
+    num += (double(modeled[i]) - low.data[i]) * (double(modeled[i]) - low.data[i]);
+    den += double(low.data[i]) * low.data[i];
+    full += double(c.survey.data[i]) * c.survey.data[i];
+  }
+  EXPECT_LT(std::sqrt(num / den), 1e-3);
+  EXPECT_LT(den, 0.5 * full) << "the filter removed little: the test would not see a mismatch";
+}
+
+TEST(Fwi, StepRunsAsTheLastTaskOfTheGradientGraph) {
+  Runtime rt(two_cpus());
+  const Case c = small_case();
+  std::vector<double> model = c.initial.vp;
+  std::atomic<int> shots{0}, last{0};
+  bool in_task = false;
+  std::vector<double> seen_gradient;
+  double seen_misfit = 0;
+  const StepFunction step = [&](const std::vector<double>& g, const std::vector<double>&, double misfit,
+                                std::vector<double>& v) {
+    in_task = starpu_task_get_current() != nullptr;
+    seen_gradient = g;
+    seen_misfit = misfit;
+    for (double& x : v) x += 1;
+  };
+  GradientHooks hooks;
+  hooks.on_shot_done = [&](int done, int total) {
+    EXPECT_EQ(total, c.survey.nshots());
+    EXPECT_GT(done, last.load());
+    last = done;
+    ++shots;
+  };
+  hooks.step = &step;
+  hooks.model = &model;
+  const ImagingResult r = misfit_gradient(c.initial, c.survey, c.options, hooks);
+  EXPECT_TRUE(in_task) << "the step ran outside a StarPU task";
+  EXPECT_EQ(shots.load(), c.survey.nshots());
+  EXPECT_EQ(seen_misfit, r.misfit);
+  ASSERT_EQ(seen_gradient.size(), r.values.size());
+  for (std::size_t i = 0; i < r.values.size(); ++i) ASSERT_EQ(seen_gradient[i], r.values[i]);
+  for (std::size_t i = 0; i < model.size(); ++i) ASSERT_EQ(model[i], c.initial.vp[i] + 1);
+}
+
+TEST(Fwi, GradientDescentWithSmoothingLowersTheMisfitWithSmoothUpdates) {
+  Runtime rt(two_cpus());
+  const Case c = small_case();
+  FwiOptions f;
+  f.optimizer = "gd";
+  f.iterations = 3;
+  f.learning_rate = 30;
+  const FwiResult rough = invert(c.initial, c.survey, c.options, f);
+  f.smooth = 30;
+  const FwiResult smooth = invert(c.initial, c.survey, c.options, f);
+  ASSERT_EQ(smooth.iterations, 3);
+  FwiOptions none;
+  none.iterations = 0;
+  EXPECT_LT(invert(smooth.model, c.survey, c.options, none).misfit.front(), smooth.misfit.front());
+  std::vector<double> du(c.initial.vp.size()), ds(du.size());
+  double largest = 0;
+  for (std::size_t i = 0; i < du.size(); ++i) {
+    du[i] = rough.model.vp[i] - c.initial.vp[i];
+    ds[i] = smooth.model.vp[i] - c.initial.vp[i];
+    largest = std::max(largest, std::abs(ds[i]));
+  }
+  EXPECT_LE(largest, 3 * 30 + 1e-9) << "gd moves no cell more than the learning rate per iteration";
+  EXPECT_LT(roughness(ds, c.initial.nz, c.initial.nx), 0.5 * roughness(du, c.initial.nz, c.initial.nx));
+}
+
+TEST(Fwi, BandsRunInOrderLowerEachBandsMisfitAndResumeBitForBit) {
+  Runtime rt(two_cpus());
+  const Case c = small_case();
+  const fs::path dir = fs::temp_directory_path() / ("starwave-bands-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  FwiOptions f;
+  f.bands = {6, 10};
+  f.iterations = 3;
+  f.state = (dir / "a").string();
+  std::vector<int> bands_seen;
+  f.on_iteration = [&](const FwiProgress& p) {
+    bands_seen.push_back(p.band);
+    EXPECT_EQ(p.frequency, f.bands[std::size_t(p.band)]);
+    EXPECT_LT(p.relative, 1.0);
+  };
+  const FwiResult whole = invert(c.initial, c.survey, c.options, f);
+  ASSERT_EQ(whole.iterations, 6);
+  EXPECT_EQ(bands_seen, (std::vector<int>{0, 0, 0, 1, 1, 1}));
+  ASSERT_EQ(whole.misfit.size(), 8u);  // each band's start, then its 3 iterations
+  EXPECT_EQ(whole.band, (std::vector<double>{0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_LT(whole.misfit[3], 0.7 * whole.misfit[0]);
+  EXPECT_LT(whole.misfit[7], 0.7 * whole.misfit[4]);
+  EXPECT_LT(whole.misfit[0], whole.misfit[4]) << "the 6 Hz data carry less energy than the 10 Hz ones";
+
+  // Stopped in the second band, resumed: the same model bit for bit.
+  f.state = (dir / "b").string();
+  int done = 0;
+  f.on_iteration = [&](const FwiProgress& p) { done = p.iteration; };
+  f.stop_requested = [&] { return done >= 4; };
+  ASSERT_TRUE(invert(c.initial, c.survey, c.options, f).stopped);
+  f.stop_requested = nullptr;
+  f.resume = true;
+  const FwiResult resumed = invert(c.initial, c.survey, c.options, f);
+  EXPECT_EQ(resumed.iterations, 6);
+  EXPECT_EQ(std::memcmp(resumed.model.vp.data(), whole.model.vp.data(), whole.model.vp.size() * sizeof(double)), 0);
+  EXPECT_EQ(resumed.misfit, whole.misfit);
+  fs::remove_all(dir);
 }
 
 TEST(Fwi, LbfgsLowersMisfitAndModelErrorWithinBounds) {

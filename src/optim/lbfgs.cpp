@@ -13,7 +13,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 std::vector<double> direction(const LbfgsState& st, const std::vector<double>& x, const std::vector<double>& g,
-                              double lower, double upper, const std::vector<double>& precond) {
+                              double lower, double upper, const Operator& h0) {
   std::vector<double> q = g;
   const std::size_t k = st.s.size();
   std::vector<double> alpha(k), rho(k);
@@ -22,14 +22,15 @@ std::vector<double> direction(const LbfgsState& st, const std::vector<double>& x
     alpha[i] = rho[i] * dot(st.s[i], q);
     for (std::size_t j = 0; j < q.size(); ++j) q[j] -= alpha[i] * st.y[i][j];
   }
-  auto p = [&](std::size_t j) { return precond.empty() ? 1.0 : precond[j]; };
   double gamma = 1;
   if (k > 0) {
-    double ypy = 0;
-    for (std::size_t j = 0; j < q.size(); ++j) ypy += st.y[k - 1][j] * p(j) * st.y[k - 1][j];
-    gamma = dot(st.s[k - 1], st.y[k - 1]) / ypy;
+    std::vector<double> ky = st.y[k - 1];
+    if (h0) h0(ky);
+    const double yky = dot(st.y[k - 1], ky);
+    if (yky > 0) gamma = dot(st.s[k - 1], st.y[k - 1]) / yky;
   }
-  for (std::size_t j = 0; j < q.size(); ++j) q[j] *= gamma * p(j);
+  if (h0) h0(q);
+  for (double& e : q) e *= gamma;
   for (std::size_t i = 0; i < k; ++i) {
     const double beta = rho[i] * dot(st.y[i], q);
     for (std::size_t j = 0; j < q.size(); ++j) q[j] += (alpha[i] - beta) * st.s[i][j];

@@ -3,6 +3,7 @@
 // so the whole state is plain data that a restart file can hold exactly.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 namespace starwave::optim {
@@ -12,12 +13,14 @@ struct LbfgsState {
   int memory = 5;
 };
 
-/// The L-BFGS search direction −H ∇f (two-loop recursion; H₀ = γ diag(`precond`) with
-/// γ = sᵀy / yᵀ diag(precond) y, or diag(precond) alone before any pair; an empty
-/// `precond` means the identity), with the components that would push a variable at a
-/// bound further out set to zero.
+/// Applies a symmetric positive semi-definite operator in place (the preconditioner).
+using Operator = std::function<void(std::vector<double>&)>;
+
+/// The L-BFGS search direction −H ∇f (two-loop recursion; H₀ = γ K with K = `h0` and
+/// γ = sᵀy / yᵀ K y, or K alone before any pair; an empty `h0` means the identity), with
+/// the components that would push a variable at a bound further out set to zero.
 std::vector<double> direction(const LbfgsState& st, const std::vector<double>& x, const std::vector<double>& g,
-                              double lower, double upper, const std::vector<double>& precond = {});
+                              double lower, double upper, const Operator& h0 = {});
 
 /// x + α d projected onto [lower, upper].
 std::vector<double> project_step(const std::vector<double>& x, const std::vector<double>& d, double alpha, double lower,

@@ -1,8 +1,11 @@
-// src/workflows/fwi.cpp — the inversion loop, readable as the algorithm:
-//   J, g ← gradient(v₀)
-//   repeat: d ← L-BFGS direction (bounds active set removed)
-//           α ← first trial; while J(P(v + αd)) > J + c₁ gᵀ(P(v + αd) − v): α ← α/2
-//           update the L-BFGS pairs; v, J, g ← the accepted trial; save the state
+// src/workflows/fwi.cpp — the inversion loop, readable as the algorithm. For each band:
+//   J, g, P ← gradient(v) (P: the preconditioner from the source illumination)
+//   repeat (L-BFGS): d ← −H g (H₀ = P^½ B P^½, B the smoothing; active bounds removed)
+//           trials v_t = P(v + α d), α halved until J(v_t) ≤ J + c₁ gᵀ(v_t − v)
+//           update the pairs; v, J, g ← the accepted trial; save the state
+//   or (Adam, GD): g ← gradient on this iteration's batch; v ← P(v − step(H g)); save
+// Each evaluation is one task graph whose last task (`step`) runs the optimiser's update
+// on the reduced gradient: accept or shorten a trial and propose the next model.
 #include "src/workflows/fwi.hpp"
 
 #include <algorithm>
@@ -14,25 +17,13 @@
 #include <string>
 
 #include "src/error.hpp"
+#include "src/filters.hpp"
 #include "src/io.hpp"
 #include "src/optim/lbfgs.hpp"
 #include "src/workflows/imaging.hpp"
 
 namespace starwave {
 namespace {
-
-struct Evaluation {
-  double misfit;
-  std::vector<double> gradient;
-  std::vector<double> illumination;
-};
-
-Evaluation evaluate(const Model& shape, const std::vector<double>& v, const Survey& s, const NumericalOptions& o) {
-  Model m = shape;
-  m.vp = v;
-  ImagingResult r = misfit_gradient(m, s, o);
-  return {r.misfit, std::move(r.values), std::move(r.illumination)};
-}
 
 double model_error(const std::vector<double>& v, const Model* truth) {
   if (!truth) return -1;
@@ -47,12 +38,16 @@ double model_error(const std::vector<double>& v, const Model* truth) {
 /// What a restart needs, exactly.
 struct State {
   std::vector<double> v, g;
-  std::vector<double> precond;  // 1 / (illumination + 1% of its peak), from the initial model
+  std::vector<double> precond;  // 1 / (illumination + 1% of its peak) at the band's start; 0 = fixed
   double misfit = 0;
-  std::vector<double> history;
+  std::vector<double> history, history_band;
   optim::LbfgsState lbfgs;
   std::vector<double> adam_m, adam_v;  // Adam's moment estimates
-  int iteration = 0;
+  int optimizer = 0;                   // 0 L-BFGS, 1 Adam, 2 gradient descent
+  int iteration = 0;                   // completed, all bands
+  int band = 0, band_iteration = 0;    // the current band and the iterations done in it
+  bool started = false;                // the band's first evaluation (J, g, P) is done
+  bool band_over = false;              // its line search found no decrease
 };
 
 void save(const std::string& path, const State& st) {
@@ -61,14 +56,20 @@ void save(const std::string& path, const State& st) {
   r.arrays["gradient"] = st.g;
   r.arrays["precond"] = st.precond;
   r.arrays["history"] = st.history;
+  r.arrays["history_band"] = st.history_band;
   for (std::size_t k = 0; k < st.lbfgs.s.size(); ++k) {
     r.arrays["s" + std::to_string(k)] = st.lbfgs.s[k];
     r.arrays["y" + std::to_string(k)] = st.lbfgs.y[k];
   }
   r.scalars["iteration"] = st.iteration;
+  r.scalars["band"] = st.band;
+  r.scalars["band_iteration"] = st.band_iteration;
+  r.scalars["started"] = st.started;
+  r.scalars["band_over"] = st.band_over;
   r.scalars["misfit"] = st.misfit;
   r.scalars["pairs"] = double(st.lbfgs.s.size());
   r.scalars["memory"] = st.lbfgs.memory;
+  r.scalars["optimizer"] = st.optimizer;
   r.scalars["adam"] = st.adam_m.empty() ? 0 : 1;
   if (!st.adam_m.empty()) {
     r.arrays["adam_m"] = st.adam_m;
@@ -78,17 +79,24 @@ void save(const std::string& path, const State& st) {
 }
 
 State load(const std::string& path, std::size_t n) {
-  const io::Record head =
-      io::read_record(path, {"vp", "gradient", "precond", "history"}, {"iteration", "misfit", "pairs", "memory"});
+  const io::Record head = io::read_record(path, {"vp", "gradient", "precond", "history", "history_band"},
+                                          {"iteration", "band", "band_iteration", "started", "band_over", "misfit",
+                                           "pairs", "memory", "adam", "optimizer"});
   State st;
   st.v = head.arrays.at("vp");
   st.g = head.arrays.at("gradient");
   st.precond = head.arrays.at("precond");
   st.history = head.arrays.at("history");
+  st.history_band = head.arrays.at("history_band");
+  st.optimizer = int(head.scalars.at("optimizer"));
   st.iteration = int(head.scalars.at("iteration"));
+  st.band = int(head.scalars.at("band"));
+  st.band_iteration = int(head.scalars.at("band_iteration"));
+  st.started = head.scalars.at("started") != 0;
+  st.band_over = head.scalars.at("band_over") != 0;
   st.misfit = head.scalars.at("misfit");
   st.lbfgs.memory = int(head.scalars.at("memory"));
-  if (st.v.size() != n || st.g.size() != n)
+  if (st.v.size() != n || (st.started && st.g.size() != n))
     throw InputError(path + ": the saved state is for a model of another size (" + std::to_string(st.v.size()) +
                      " cells, this model has " + std::to_string(n) + ")");
   const int pairs = int(head.scalars.at("pairs"));
@@ -97,7 +105,7 @@ State load(const std::string& path, std::size_t n) {
     names.push_back("s" + std::to_string(k));
     names.push_back("y" + std::to_string(k));
   }
-  if (io::read_record(path, {}, {"adam"}).scalars.at("adam") != 0) {
+  if (head.scalars.at("adam") != 0) {
     names.push_back("adam_m");
     names.push_back("adam_v");
   }
@@ -131,6 +139,141 @@ Survey sub_survey(const Survey& s, const std::vector<int>& shots) {
   return b;
 }
 
+/// The optimiser: what the step task runs, and the line search's transient state (a
+/// function of the saved State, so a resumed run recomputes it exactly).
+class Optimizer {
+ public:
+  Optimizer(const Model& shape, const FwiOptions& f, double lower, double upper, State& st)
+      : shape_(shape), f_(f), lower_(lower), upper_(upper), st_(st) {}
+
+  /// H₀ up to L-BFGS's scale: P^½ B P^½ with B = C C, C the Gaussian of σ/√2 with zero
+  /// edges, so H₀ is symmetric positive semi-definite and zero on fixed cells.
+  void precondition(std::vector<double>& q) const {
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] *= std::sqrt(st_.precond[j]);
+    if (f_.smooth > 0) {
+      const double sigma = f_.smooth / std::sqrt(2.0);
+      for (int k = 0; k < 2; ++k)
+        q = filters::gaussian(q, shape_.nz, shape_.nx, shape_.dz, shape_.dx, sigma, filters::Edge::kZero);
+    }
+    for (std::size_t j = 0; j < q.size(); ++j) q[j] *= std::sqrt(st_.precond[j]);
+  }
+
+  /// The band's first evaluation: J, g, and P from the source illumination (deep and edge
+  /// cells, lit less, would otherwise hardly move), normalised to 1 at the best-lit level.
+  void start_band(const std::vector<double>& g, const std::vector<double>& illumination, double misfit) {
+    st_.g = g;
+    st_.misfit = misfit;
+    double peak = 0;
+    for (double x : illumination) peak = std::max(peak, x);
+    st_.precond.resize(illumination.size());
+    for (std::size_t i = 0; i < illumination.size(); ++i)
+      st_.precond[i] = peak / (illumination[i] + 0.01 * peak + 1e-300);
+    // A zero fixes a cell: H₀ has no component there and, the cell never moving, no
+    // L-BFGS pair has one either.
+    for (int z = 0; z < shape_.nz && shape_.z0 + z * shape_.dz < f_.fix_top; ++z)
+      for (int x = 0; x < shape_.nx; ++x) st_.precond[std::size_t(z) * std::size_t(shape_.nx) + std::size_t(x)] = 0;
+    st_.history.push_back(misfit);
+    st_.history_band.push_back(st_.band);
+    st_.started = true;
+  }
+
+  /// L-BFGS: the direction at the current point and the line search's first trial.
+  void propose(std::vector<double>& trial) {
+    auto h0 = [&](std::vector<double>& q) { precondition(q); };
+    d_ = optim::direction(st_.lbfgs, st_.v, st_.g, lower_, upper_, h0);
+    if (optim::dot(d_, st_.g) >= 0) {  // not a descent direction: forget the pairs
+      st_.lbfgs.s.clear();
+      st_.lbfgs.y.clear();
+      d_ = optim::direction(st_.lbfgs, st_.v, st_.g, lower_, upper_, h0);
+    }
+    double dmax = 0;
+    for (double x : d_) dmax = std::max(dmax, std::abs(x));
+    trials_ = 0;
+    accepted_ = false;
+    if (dmax == 0) {  // nothing can move: the band is over
+      st_.band_over = true;
+      return;
+    }
+    alpha_ = st_.lbfgs.s.empty() ? f_.first_step / dmax : 1.0;
+    trial = optim::project_step(st_.v, d_, alpha_, lower_, upper_);
+  }
+
+  /// L-BFGS: J and g at `trial` decide it (Armijo on the projected step); accepted → the
+  /// pairs, the new point and the next proposal; else the next, shorter trial.
+  void line_search(const std::vector<double>& g, double misfit, std::vector<double>& trial) {
+    double decrease = 0;  // gᵀ(v_t − v), the projected step's first-order change
+    for (std::size_t i = 0; i < trial.size(); ++i) decrease += st_.g[i] * (trial[i] - st_.v[i]);
+    ++trials_;
+    accepted_ = false;
+    if (std::isfinite(misfit) && misfit <= st_.misfit + 1e-4 * decrease) {
+      optim::update(st_.lbfgs, st_.v, trial, st_.g, g);
+      st_.v = trial;
+      st_.g = g;
+      finish_iteration(misfit);
+      propose(trial);
+      accepted_ = true;
+      return;
+    }
+    if (trials_ == 12) {
+      st_.band_over = true;
+      return;
+    }
+    alpha_ *= 0.5;
+    trial = optim::project_step(st_.v, d_, alpha_, lower_, upper_);
+  }
+
+  /// Adam (β₁ 0.9, β₂ 0.999, moments restarted with each band) or plain gradient descent
+  /// on this iteration's batch gradient, preconditioned; `misfit` is the batch's at v.
+  void batch_step(const std::vector<double>& g, double misfit) {
+    std::vector<double> h = g;
+    precondition(h);
+    if (f_.optimizer == "adam") {
+      const int t = st_.band_iteration + 1;
+      const double b1 = 0.9, b2 = 0.999, c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
+      double vmax_hat = 0;
+      for (std::size_t i = 0; i < h.size(); ++i) {
+        st_.adam_m[i] = b1 * st_.adam_m[i] + (1 - b1) * h[i];
+        st_.adam_v[i] = b2 * st_.adam_v[i] + (1 - b2) * h[i] * h[i];
+        vmax_hat = std::max(vmax_hat, std::sqrt(st_.adam_v[i] / c2));
+      }
+      const double eps = 1e-8 * vmax_hat + 1e-300;
+      for (std::size_t i = 0; i < h.size(); ++i)
+        if (st_.precond[i] != 0)  // fixed cells (--fix-top) stay
+          st_.v[i] =
+              std::clamp(st_.v[i] - f_.learning_rate * (st_.adam_m[i] / c1) / (std::sqrt(st_.adam_v[i] / c2) + eps),
+                         lower_, upper_);
+    } else {  // gradient descent: the largest change is the learning rate
+      double hmax = 0;
+      for (double x : h) hmax = std::max(hmax, std::abs(x));
+      if (hmax > 0)
+        for (std::size_t i = 0; i < h.size(); ++i)
+          st_.v[i] = std::clamp(st_.v[i] - f_.learning_rate * h[i] / hmax, lower_, upper_);
+    }
+    st_.g = g;
+    finish_iteration(misfit);
+  }
+
+  bool accepted() const { return accepted_; }
+
+ private:
+  void finish_iteration(double misfit) {
+    st_.misfit = misfit;
+    st_.history.push_back(misfit);
+    st_.history_band.push_back(st_.band);
+    ++st_.iteration;
+    ++st_.band_iteration;
+  }
+
+  const Model& shape_;
+  const FwiOptions& f_;
+  const double lower_, upper_;
+  State& st_;
+  std::vector<double> d_;  // the line search's direction
+  double alpha_ = 0;
+  int trials_ = 0;
+  bool accepted_ = false;
+};
+
 }  // namespace
 
 std::vector<int> batch_of(unsigned seed, int t, int nshots, int k) {
@@ -150,11 +293,18 @@ std::vector<int> batch_of(unsigned seed, int t, int nshots, int k) {
 void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   if (f.iterations < 0) throw InputError("--iterations: must be 0 or more");
   if (f.memory < 1) throw InputError("--memory: must be at least 1");
-  if (f.optimizer != "lbfgs" && f.optimizer != "adam")
-    throw InputError("--optimizer: must be 'lbfgs' or 'adam' (got '" + f.optimizer + "')");
+  if (f.optimizer != "lbfgs" && f.optimizer != "adam" && f.optimizer != "gd")
+    throw InputError("--optimizer: must be 'lbfgs', 'adam' or 'gd' (got '" + f.optimizer + "')");
   if (f.batch_shots < 0 || f.batch_shots > s.nshots())
     throw InputError("--batch-shots: must be between 0 (all) and the number of shots, " + std::to_string(s.nshots()));
   if (!(f.learning_rate > 0)) throw InputError("--learning-rate: must be positive");
+  if (!(f.smooth >= 0)) throw InputError("--smooth: must be 0 (none) or a length in m");
+  for (std::size_t b = 0; b < f.bands.size(); ++b) {
+    if (!(f.bands[b] > 0) || !(f.bands[b] < 0.5 / s.dt))
+      throw InputError("--bands: " + std::to_string(f.bands[b]) + " Hz is not between 0 and the data's Nyquist " +
+                       std::to_string(0.5 / s.dt) + " Hz");
+    if (b > 0 && !(f.bands[b] > f.bands[b - 1])) throw InputError("--bands: the frequencies must increase");
+  }
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
@@ -163,146 +313,134 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
 
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   check_fwi_inputs(initial, s, o, f);
-  const bool adam = f.optimizer == "adam";
+  const bool lbfgs = f.optimizer == "lbfgs";
+  const int optimizer = lbfgs ? 0 : f.optimizer == "adam" ? 1 : 2;
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
+  const int nbands = std::max<int>(1, int(f.bands.size()));
 
   State st;
   if (f.resume) {
     if (!std::filesystem::exists(f.state)) throw InputError("--resume: no saved state " + f.state);
     st = load(f.state, initial.vp.size());
-    if (adam != !st.adam_m.empty())
+    if (st.optimizer != optimizer)
       throw InputError(f.state + ": the saved state is from another optimizer than --optimizer " + f.optimizer);
   } else {
     st.v = initial.vp;
     for (double& v : st.v) v = std::clamp(v, lower, upper);
     st.lbfgs.memory = f.memory;
-    Evaluation e = evaluate(initial, st.v, s, o);
-    st.misfit = e.misfit;
-    st.g = std::move(e.gradient);
-    st.history = {st.misfit};
-    // Preconditioner: the inverse source illumination (deep and edge cells, lit less,
-    // would otherwise hardly move), normalised to 1 at the best-lit cell's level.
-    double peak = 0;
-    for (double x : e.illumination) peak = std::max(peak, x);
-    st.precond.resize(e.illumination.size());
-    for (std::size_t i = 0; i < e.illumination.size(); ++i)
-      st.precond[i] = peak / (e.illumination[i] + 0.01 * peak + 1e-300);
-    // A zero in the preconditioner fixes a cell: H₀ has no component there and, the cell
-    // never moving, no L-BFGS pair has one either.
-    for (int z = 0; z < initial.nz && initial.z0 + z * initial.dz < f.fix_top; ++z)
-      for (int x = 0; x < initial.nx; ++x) st.precond[std::size_t(z) * std::size_t(initial.nx) + std::size_t(x)] = 0;
-    if (adam) {
+    st.optimizer = optimizer;
+    if (f.optimizer == "adam") {
       st.adam_m.assign(st.v.size(), 0.0);
       st.adam_v.assign(st.v.size(), 0.0);
     }
-    if (!f.state.empty()) save(f.state, st);
   }
+  Optimizer opt(initial, f, lower, upper, st);
 
-  // After each completed iteration: the state to disk, then the report.
-  auto finish_iteration = [&](std::chrono::steady_clock::time_point t0, int evaluations) {
-    if (!f.state.empty()) save(f.state, st);
-    if (!f.on_iteration) return;
-    FwiProgress p;
-    p.iteration = st.iteration;
-    p.misfit = st.misfit;
-    p.relative = st.misfit / st.history.front();
-    p.model_error = model_error(st.v, f.true_model);
-    p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    p.evaluations = evaluations;
-    p.model = &st.v;
-    p.gradient = &st.g;
-    p.precond = &st.precond;
-    p.history = &st.history;
-    f.on_iteration(p);
+  // One evaluation: a gradient task graph closed by the step task running `step` on it,
+  // which updates `model` (the trial or the current model) and the state.
+  auto evaluate = [&](const Survey& survey, std::vector<double>& model, const StepFunction& step) {
+    Model m = initial;
+    m.vp = model;
+    GradientHooks hooks;
+    hooks.on_shot_done = f.on_shot_done;
+    hooks.step = &step;
+    hooks.model = &model;
+    misfit_gradient(m, survey, o, hooks);
   };
+  auto stop = [&] { return f.stop_requested && f.stop_requested(); };
 
   FwiResult result;
-  while (st.iteration < f.iterations) {
-    const auto t0 = std::chrono::steady_clock::now();
-    if (adam) {  // one mini-batch gradient, one Adam step (β₁ 0.9, β₂ 0.999)
-      if (f.stop_requested && f.stop_requested()) {
-        result.stopped = true;
-        break;
-      }
-      const int t = st.iteration + 1;
-      const Survey batch = sub_survey(s, batch_of(f.seed, t, s.nshots(), f.batch_shots));
-      Evaluation e = evaluate(initial, st.v, batch, o);
-      const double b1 = 0.9, b2 = 0.999, c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
-      double vmax_hat = 0;
-      for (std::size_t i = 0; i < st.v.size(); ++i) {
-        st.adam_m[i] = b1 * st.adam_m[i] + (1 - b1) * e.gradient[i];
-        st.adam_v[i] = b2 * st.adam_v[i] + (1 - b2) * e.gradient[i] * e.gradient[i];
-        vmax_hat = std::max(vmax_hat, std::sqrt(st.adam_v[i] / c2));
-      }
-      const double eps = 1e-8 * vmax_hat + 1e-300;
-      for (std::size_t i = 0; i < st.v.size(); ++i)
-        if (st.precond[i] != 0)  // fixed cells (--fix-top) stay
-          st.v[i] = std::clamp(st.v[i] - f.learning_rate * (st.adam_m[i] / c1) / (std::sqrt(st.adam_v[i] / c2) + eps),
-                               lower, upper);
-      st.g = std::move(e.gradient);
-      st.misfit = e.misfit;  // of this iteration's batch, at the model before the step
-      st.history.push_back(st.misfit);
-      st.iteration = t;
-      finish_iteration(t0, 1);
-      continue;
+  Survey band_survey;
+  int survey_band = -1;
+  std::vector<double> trial;  // L-BFGS: the line search's next point
+  bool have_trial = false;
+  auto t0 = std::chrono::steady_clock::now();  // of the iteration (and the band start before it)
+  int evaluations = 0;
+  while (st.band < nbands) {
+    if (survey_band != st.band) {
+      band_survey = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(st.band)]);
+      survey_band = st.band;
+      have_trial = false;
     }
-    std::vector<double> d = optim::direction(st.lbfgs, st.v, st.g, lower, upper, st.precond);
-    if (optim::dot(d, st.g) >= 0) {  // not a descent direction: forget the pairs
+    if (st.started && (st.band_iteration >= f.iterations || st.band_over)) {  // the next band, a fresh memory
+      result.converged = st.band_over;
+      ++st.band;
+      st.band_iteration = 0;
+      st.started = st.band_over = false;
       st.lbfgs.s.clear();
       st.lbfgs.y.clear();
-      d = optim::direction(st.lbfgs, st.v, st.g, lower, upper, st.precond);
+      std::fill(st.adam_m.begin(), st.adam_m.end(), 0.0);
+      std::fill(st.adam_v.begin(), st.adam_v.end(), 0.0);
+      continue;
     }
-    double dmax = 0;
-    for (double x : d) dmax = std::max(dmax, std::abs(x));
-    if (dmax == 0) {
-      result.converged = true;
-      break;
-    }
-    double alpha = st.lbfgs.s.empty() ? f.first_step / dmax : 1.0;
-    bool accepted = false, stopped = false;
-    int evaluations = 0;
-    std::vector<double> v_new;
-    Evaluation e{0, {}};
-    for (int trial = 0; trial < 12; ++trial) {
-      if (f.stop_requested && f.stop_requested()) {
-        stopped = true;
-        break;
-      }
-      v_new = optim::project_step(st.v, d, alpha, lower, upper);
-      e = evaluate(initial, v_new, s, o);
-      ++evaluations;
-      double decrease = 0;  // gᵀ(v_new − v), the projected step's first-order change
-      for (std::size_t i = 0; i < v_new.size(); ++i) decrease += st.g[i] * (v_new[i] - st.v[i]);
-      if (std::isfinite(e.misfit) && e.misfit <= st.misfit + 1e-4 * decrease) {
-        accepted = true;
-        break;
-      }
-      alpha *= 0.5;
-    }
-    if (stopped) {
+    if (stop()) {
       result.stopped = true;
       break;
     }
-    if (!accepted) {
-      result.converged = true;
-      break;
+    if (!st.started) {  // the band's first evaluation: J, g, the preconditioner (and L-BFGS's first trial)
+      trial = st.v;
+      evaluate(band_survey, trial,
+               [&](const std::vector<double>& g, const std::vector<double>& illumination, double misfit,
+                   std::vector<double>& model) {
+                 opt.start_band(g, illumination, misfit);
+                 if (lbfgs) opt.propose(model);
+               });
+      ++evaluations;
+      have_trial = lbfgs;
+      if (!f.state.empty()) save(f.state, st);
+      continue;
     }
-    optim::update(st.lbfgs, st.v, v_new, st.g, e.gradient);
-    st.v = std::move(v_new);
-    st.g = std::move(e.gradient);
-    st.misfit = e.misfit;
-    st.history.push_back(st.misfit);
-    ++st.iteration;
-    finish_iteration(t0, evaluations);
-    if (f.stop_requested && f.stop_requested()) {
-      result.stopped = st.iteration < f.iterations;
-      break;
+    if (lbfgs) {
+      if (!have_trial) {  // a resumed run or a new band: the proposal the step task would have made
+        opt.propose(trial);
+        have_trial = true;
+        if (st.band_over) continue;
+      }
+      evaluate(band_survey, trial,
+               [&](const std::vector<double>& g, const std::vector<double>&, double misfit,
+                   std::vector<double>& model) { opt.line_search(g, misfit, model); });
+      ++evaluations;
+      if (!opt.accepted()) continue;  // a shorter trial is proposed (or the band is over)
+    } else {
+      const Survey batch = sub_survey(band_survey, batch_of(f.seed, st.iteration + 1, s.nshots(), f.batch_shots));
+      std::vector<double> next = st.v;
+      evaluate(
+          batch, next,
+          [&](const std::vector<double>& g, const std::vector<double>&, double misfit, std::vector<double>& model) {
+            opt.batch_step(g, misfit);  // updates st.v
+            model = st.v;
+          });
+      ++evaluations;
     }
+    // An iteration is complete: the state to disk, then the report.
+    if (!f.state.empty()) save(f.state, st);
+    if (f.on_iteration) {
+      FwiProgress p;
+      p.iteration = st.iteration;
+      p.band = st.band;
+      p.frequency = f.bands.empty() ? 0 : f.bands[std::size_t(st.band)];
+      p.misfit = st.misfit;
+      double band_start = st.history.back();
+      for (std::size_t k = st.history.size(); k-- > 0;)
+        if (st.history_band[k] == st.band) band_start = st.history[k];
+      p.relative = st.misfit / band_start;
+      p.model_error = model_error(st.v, f.true_model);
+      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      p.evaluations = evaluations;
+      p.model = &st.v;
+      p.gradient = &st.g;
+      p.precond = &st.precond;
+      p.history = &st.history;
+      f.on_iteration(p);
+    }
+    t0 = std::chrono::steady_clock::now();
+    evaluations = 0;
   }
   result.model = initial;
   result.model.vp = st.v;
   result.misfit = st.history;
+  result.band = st.history_band;
   result.iterations = st.iteration;
   return result;
 }

@@ -1,7 +1,9 @@
 // src/workflows/fwi.hpp — full-waveform inversion (`starwave fwi`): L-BFGS on the velocity
-// with bounds by projection and a backtracking Armijo line search; every evaluation is the
-// gradient task graph of src/workflows/imaging. After each iteration the whole state is
-// written (atomically) so that a resumed run continues bit for bit.
+// with bounds by projection and a backtracking Armijo line search, or Adam / plain
+// gradient descent on mini-batches of shots; frequency bands one after the other. Every
+// evaluation is one task graph: the gradient of src/workflows/imaging closed by the
+// optimiser's step task. After each iteration the whole state is written (atomically) so
+// that a resumed run continues bit for bit.
 #pragma once
 
 #include <functional>
@@ -15,9 +17,11 @@
 namespace starwave {
 
 struct FwiProgress {
-  int iteration = 0;        // iterations completed
+  int iteration = 0;        // iterations completed (all bands)
+  int band = 0;             // 0-based index into FwiOptions::bands (0 when there are none)
+  double frequency = 0;     // the band's low-pass corner, Hz (0 = the data as given)
   double misfit = 0;        // J after it
-  double relative = 0;      // J / J(initial model)
+  double relative = 0;      // J / J at the start of the band (the initial model for the first)
   double model_error = -1;  // ‖v − v_true‖ / ‖v_true‖ when a true model is known, else −1
   double seconds = 0;       // this iteration
   int evaluations = 0;      // gradients computed in it (line-search trials)
@@ -28,25 +32,29 @@ struct FwiProgress {
 };
 
 struct FwiOptions {
-  int iterations = 10;
+  int iterations = 10;              // per band
   double vmin = 0, vmax = 0;        // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
   int memory = 5;                   // L-BFGS pairs
   double first_step = 50;           // m/s: the largest change of the first iteration's first trial
   double fix_top = 0;               // m: rows shallower than this keep their initial velocity (a water layer)
-  std::string optimizer = "lbfgs";  // or "adam" (mini-batches of shots, fixed learning rate)
-  int batch_shots = 0;              // adam: shots per iteration (0 = all), drawn from `seed`
-  unsigned seed = 1;                // adam: the batch of iteration t depends only on (seed, t)
-  double learning_rate = 20;        // adam: m/s per iteration (the step of a steady gradient)
+  std::string optimizer = "lbfgs";  // "adam" or "gd": mini-batches of shots, fixed learning rate
+  int batch_shots = 0;              // adam, gd: shots per iteration (0 = all), drawn from `seed`
+  unsigned seed = 1;                // adam, gd: the batch of iteration t depends only on (seed, t)
+  double learning_rate = 20;        // adam, gd: m/s per iteration (the largest change for gd)
+  double smooth = 0;                // m: Gaussian smoothing of the gradient (in the preconditioner)
+  std::vector<double> bands;        // Hz, increasing: data and wavelet low-passed per band ({} = as given)
   std::string state;                // restart file, written after every iteration ("" = none)
   bool resume = false;              // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
-  std::function<bool()> stop_requested;  // checked between evaluations
+  std::function<void(int done, int total)> on_shot_done;  // within an evaluation (a StarPU callback)
+  std::function<bool()> stop_requested;                   // checked between evaluations
 };
 
 struct FwiResult {
   Model model;
-  std::vector<double> misfit;  // J before the first iteration, then after each
+  std::vector<double> misfit;  // per band: J at its start, then after each of its iterations
+  std::vector<double> band;    // the band index of each misfit entry
   int iterations = 0;          // completed (all of them unless stopped)
   bool stopped = false;        // stop_requested() ended it early; the state is the last complete one
   bool converged = false;      // the line search found no decrease: nothing more to gain

@@ -22,6 +22,7 @@
 #include "codelets/forward.hpp"
 #include "codelets/image.hpp"
 #include "codelets/misfit.hpp"
+#include "codelets/step.hpp"
 #include "kernels/imaging.hpp"
 #include "src/error.hpp"
 #include "src/workflows/modeling.hpp"
@@ -37,7 +38,8 @@ class Completion {
     Completion* owner;
     int shot;
   };
-  explicit Completion(int nshots) : done_(std::size_t(nshots), false) {
+  Completion(int nshots, std::function<void(int, int)> progress)
+      : done_(std::size_t(nshots), false), progress_(std::move(progress)) {
     for (int s = 0; s < nshots; ++s) tickets_.push_back({this, s});
   }
   void* ticket(int shot) { return &tickets_[std::size_t(shot)]; }
@@ -49,6 +51,8 @@ class Completion {
     const Ticket* t = static_cast<const Ticket*>(ticket);
     std::lock_guard<std::mutex> lock(t->owner->mutex_);
     t->owner->done_[std::size_t(t->shot)] = true;
+    ++t->owner->count_;
+    if (t->owner->progress_) t->owner->progress_(t->owner->count_, int(t->owner->done_.size()));
     t->owner->cv_.notify_all();
   }
   void wait_for(int shot) {
@@ -61,6 +65,8 @@ class Completion {
   std::condition_variable cv_;
   std::vector<bool> done_;
   std::vector<Ticket> tickets_;
+  int count_ = 0;
+  std::function<void(int, int)> progress_;
 };
 
 starpu_data_handle_t vector_handle(int home, const void* ptr, std::size_t n, std::size_t elem) {
@@ -76,7 +82,7 @@ struct Partial {
 };
 
 template <typename T>
-ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, int mode) {
+ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks) {
   const auto t0 = std::chrono::steady_clock::now();
   ImagingResult result;
   const TimeStepping ts = choose_time_step(m, s, o);
@@ -96,7 +102,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   std::vector<double> misfits(std::size_t(nshots), 0.0);
   std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(nshots), nullptr);
 
-  Completion completion(nshots);
+  Completion completion(nshots, hooks.on_shot_done);
   const int window = std::max(2, 2 * int(starpu_worker_get_count()));
   std::deque<ShotInputs<T>> inputs;  // host memory behind each in-flight shot's R handles
   std::vector<Partial> tree;
@@ -162,12 +168,19 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   }
 
   const starpu_data_handle_t root = tree.front().sum;
+  starpu_data_handle_t next_model = nullptr;
+  if (hooks.step) {  // the optimiser's update closes the graph
+    if (!hooks.model || hooks.model->size() != region) throw RuntimeError("imaging: the step needs the model region");
+    next_model = vector_handle(STARPU_MAIN_RAM, hooks.model->data(), region, sizeof(double));
+    insert_step(root, misfit_handles, next_model, hooks.step);
+  }
   if (starpu_data_acquire(root, STARPU_R) != 0) throw RuntimeError("imaging: cannot read the reduced result");
   const T* sum = static_cast<const T*>(starpu_data_get_local_ptr(root));
   result.values.assign(sum, sum + region);
   result.illumination.assign(sum + region, sum + 2 * region);
   starpu_data_release(root);
   starpu_data_unregister(root);
+  if (next_model) starpu_data_unregister(next_model);                       // waits for the step
   for (starpu_data_handle_t h : misfit_handles) starpu_data_unregister(h);  // waits, brings the value home
   for (int shot = 0; shot < nshots; ++shot) completion.wait_for(shot);      // every callback has run
   for (double j : misfits) result.misfit += j;                              // in shot order: the same bits every run
@@ -179,9 +192,10 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   return result;
 }
 
-ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode) {
+ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode,
+                      const GradientHooks& hooks) {
   check_imaging_inputs(m, s, o);
-  return o.double_precision ? run<double>(m, s, o, mode) : run<float>(m, s, o, mode);
+  return o.double_precision ? run<double>(m, s, o, mode, hooks) : run<float>(m, s, o, mode, hooks);
 }
 
 }  // namespace
@@ -228,12 +242,12 @@ void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOption
                      std::to_string(s.nshots()) + ", " + std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ")");
 }
 
-ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o) {
-  return run_any(m, s, o, imaging::kGradient);
+ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
+  return run_any(m, s, o, imaging::kGradient, hooks);
 }
 
 ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o) {
-  return run_any(m, s, o, imaging::kRtm);
+  return run_any(m, s, o, imaging::kRtm, {});
 }
 
 }  // namespace starwave

@@ -3,8 +3,11 @@
 // a fixed binary tree of reduce tasks over shot index (DESIGN §3).
 #pragma once
 
+#include <functional>
 #include <utility>
 #include <vector>
+
+#include "codelets/step.hpp"
 
 #include "src/model.hpp"
 #include "src/propagator.hpp"
@@ -21,9 +24,21 @@ struct ImagingResult {
   double cell_updates = 0;  // padded cells × internal steps × shots, forward and adjoint
 };
 
+/// What an inversion adds to a gradient's task graph.
+struct GradientHooks {
+  /// Called as each shot's last task finishes (done shots so far, all shots), from a
+  /// StarPU callback: keep it short, no StarPU calls.
+  std::function<void(int done, int total)> on_shot_done;
+  /// The optimiser's step task, appended after the reduction; it updates `*model` (the
+  /// model region, float64), which the call returns only once the step has run.
+  const StepFunction* step = nullptr;
+  std::vector<double>* model = nullptr;
+};
+
 /// J and its exact gradient with respect to the model's velocity (the padding held fixed)
 /// for the survey's observed data `s.data`. Needs a running Runtime.
-ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o);
+ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o,
+                              const GradientHooks& hooks = {});
 
 /// The RTM stack of the observed data (back-propagated, correlated with the source field's
 /// second time difference) and the illumination. Needs a running Runtime.
