@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +25,12 @@ namespace {
 
 std::atomic<int> g_signal{0};
 extern "C" void on_signal(int sig) { g_signal = sig; }
+
+std::string cli_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
 
 /// "3,5,8" → {3, 5, 8}; InputError naming --bands otherwise.
 std::vector<double> parse_bands(const std::string& text) {
@@ -110,7 +117,8 @@ int fwi(int argc, char** argv) {
   check_fwi_inputs(initial, s, o, f);  // every refusal before StarPU starts
 
   // Pictures: true (if given), initial and current model on one colour scale, the latest
-  // gradient, the residual gather of the middle shot, and the misfit curve.
+  // gradient, the middle shot's observed gather and its residual on the same grey scale,
+  // and the misfit curve.
   if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";
   std::filesystem::create_directories(figures_dir);
   const Model& scale_model = f.true_model ? truth : initial;
@@ -135,6 +143,13 @@ int fwi(int argc, char** argv) {
   one.wavelets = {s.wavelet(shown)};
   one.receivers = {s.receivers_of(shown)};
   const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  figures::Image2D observed;  // the middle shot's data; residuals are drawn on its scale
+  observed.rows = s.nrec();
+  observed.cols = int(s.nt);
+  observed.values.assign(s.data.begin() + long(std::size_t(shown) * per_shot),
+                         s.data.begin() + long(std::size_t(shown + 1) * per_shot));
+  const double data_scale = figures::clip_amplitude(observed.values, 0.98);
+  figures::plot_gather(fig + "observed.png", observed);
   auto figures_now = [&](const FwiProgress& p) {
     figures::plot_model(fig + "current.png", image(*p.model), lo, hi);
     std::vector<double> pg(p.gradient->size());  // the preconditioned gradient: what moves the model
@@ -149,7 +164,7 @@ int fwi(int argc, char** argv) {
     res.cols = int(s.nt);
     res.values.resize(per_shot);
     for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - s.data[std::size_t(shown) * per_shot + i];
-    figures::plot_gather(fig + "residual.png", res);
+    figures::plot_gather(fig + "residual.png", res, 0.98, data_scale);
   };
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -195,9 +210,33 @@ int fwi(int argc, char** argv) {
               << " (continue with --resume)\n";
     return 130;
   }
-  if (!flags.quiet)
-    std::cout << "wrote " << out << ": " << r.iterations << " iterations, misfit " << r.misfit.front() << " → "
-              << r.misfit.back() << (r.converged ? " (the line search found no further decrease)" : "") << "\n";
+  if (!flags.quiet) {
+    std::cout << "wrote " << out << ": " << r.iterations << " iterations"
+              << (r.converged ? " (the last band's line search found no further decrease)" : "") << "\n";
+    for (int b = 0; b < nbands; ++b) {  // each band's misfit, from its start to its end
+      double start = -1, end = -1;
+      for (std::size_t k = 0; k < r.misfit.size(); ++k)
+        if (int(r.band[k]) == b) {
+          if (start < 0) start = r.misfit[k];
+          end = r.misfit[k];
+        }
+      if (start < 0) continue;
+      std::printf("  misfit%s%s: %.5g → %.5g (%.1f%%)\n", f.bands.empty() ? "" : " at ",
+                  f.bands.empty() ? "" : (cli_number(f.bands[std::size_t(b)]) + " Hz").c_str(), start, end,
+                  100 * end / start);
+    }
+    if (f.true_model) {
+      const auto error = [&](const std::vector<double>& v) {
+        double num = 0, den = 0;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          num += (v[i] - truth.vp[i]) * (v[i] - truth.vp[i]);
+          den += truth.vp[i] * truth.vp[i];
+        }
+        return std::sqrt(num / den);
+      };
+      std::printf("  model error: %.4f → %.4f\n", error(initial.vp), error(r.model.vp));
+    }
+  }
   return 0;
 }
 

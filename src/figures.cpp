@@ -62,16 +62,15 @@ void write_rgb(const std::string& path, int width, int height, std::vector<unsig
   fs::rename(tmp, target);
 }
 
-/// Symmetric clip value: the `clip` quantile of |values|.
-double quantile_abs(const std::vector<float>& values, double clip) {
+}  // namespace
+
+double clip_amplitude(const std::vector<float>& values, double clip) {
   std::vector<float> mag(values.size());
   for (std::size_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(values[i]);
   const std::size_t k = std::min(mag.size() - 1, std::size_t(clip * double(mag.size())));
   std::nth_element(mag.begin(), mag.begin() + long(k), mag.end());
   return mag[k] > 0 ? mag[k] : 1.0;
 }
-
-}  // namespace
 
 void write_png(const std::string& path, const Image2D& img, Colormap cmap, double lo, double hi, int min_width) {
   if (img.rows <= 0 || img.cols <= 0) throw InputError(path + ": nothing to draw (empty array)");
@@ -108,7 +107,7 @@ void plot_model(const std::string& path, const Image2D& vp, double lo, double hi
   write_png(path, vp, Colormap::Velocity, lo, hi);
 }
 
-void plot_gather(const std::string& path, const Image2D& traces, double clip) {
+void plot_gather(const std::string& path, const Image2D& traces, double clip, double amplitude) {
   // Transpose (nrec, nt) → (nt, nrec) so time runs downwards, keeping every `step`-th
   // sample so the picture is at most about 1.5 times taller than wide.
   const int step = std::max(1, int(std::ceil(traces.cols / (1.5 * traces.rows))));
@@ -119,12 +118,12 @@ void plot_gather(const std::string& path, const Image2D& traces, double clip) {
   for (int r = 0; r < traces.rows; ++r)
     for (int n = 0; n < t.rows; ++n)
       t.values[std::size_t(n) * t.cols + r] = traces.values[std::size_t(r) * traces.cols + std::size_t(n) * step];
-  const double a = quantile_abs(t.values, clip);
+  const double a = amplitude > 0 ? amplitude : clip_amplitude(t.values, clip);
   write_png(path, t, Colormap::Seismic, -a, a, 800);
 }
 
 void plot_section(const std::string& path, const Image2D& img, double clip) {
-  const double a = quantile_abs(img.values, clip);
+  const double a = clip_amplitude(img.values, clip);
   write_png(path, img, Colormap::Seismic, -a, a, 800);
 }
 

@@ -21,9 +21,13 @@ void write_png(const std::string& path, const Image2D& img, Colormap cmap, doubl
 /// A model picture: velocity colours between the model's min and max (or given bounds).
 void plot_model(const std::string& path, const Image2D& vp, double lo = 0, double hi = 0);
 
+/// The `clip` quantile of |value| (1 when it is zero): the grey scale's saturation.
+double clip_amplitude(const std::vector<float>& values, double clip);
+
 /// A shot-gather picture: (nrec, nt) traces shown with time downwards, grey-scale
-/// symmetric about zero, clipped at the `clip` quantile of |amplitude|.
-void plot_gather(const std::string& path, const Image2D& traces, double clip = 0.98);
+/// symmetric about zero, clipped at the `clip` quantile of |amplitude|, or at ±`amplitude`
+/// when that is given (to show residuals on their data's scale).
+void plot_gather(const std::string& path, const Image2D& traces, double clip = 0.98, double amplitude = 0);
 
 /// A section (gradient, image): grey-scale symmetric about zero, clipped at the `clip`
 /// quantile of |value|, rows downwards.

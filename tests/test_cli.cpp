@@ -243,7 +243,7 @@ TEST_F(Cli, FwiBandsAndGradientDescentWriteTheirHistory) {
   EXPECT_EQ(h.arrays.at("bands"), (std::vector<double>{8, 12}));
   EXPECT_EQ(h.arrays.at("history/band"), (std::vector<double>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(h.arrays.at("history/misfit").size(), 6u);
-  for (const char* f : {"initial.png", "current.png", "gradient.png", "residual.png", "misfit.png"})
+  for (const char* f : {"initial.png", "current.png", "gradient.png", "observed.png", "residual.png", "misfit.png"})
     EXPECT_TRUE(fs::exists(path("figs") + "/" + f)) << f;
 }
 
