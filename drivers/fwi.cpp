@@ -171,9 +171,12 @@ int fwi(int argc, char** argv) {
   f.stop_requested = [] { return g_signal != 0; };
   // A live count of the shots done in the running evaluation, on a terminal only.
   const bool live = !flags.quiet && isatty(STDERR_FILENO);
+  std::atomic<int> reported{0}, gradient{0};  // iterations reported, gradients begun in the next
   if (live)
     f.on_shot_done = [&](int done, int total) {
-      std::fprintf(stderr, "\r  shots done: %d/%d ", done, total);
+      if (done == 1) ++gradient;
+      std::fprintf(stderr, "\r  iteration %d, gradient %d: %d/%d shots done ", reported.load() + 1, gradient.load(),
+                   done, total);
       std::fflush(stderr);
     };
   const int nbands = std::max<int>(1, int(f.bands.size()));
@@ -181,6 +184,8 @@ int fwi(int argc, char** argv) {
   int first = -1;
   f.on_iteration = [&](const FwiProgress& p) {
     if (live) std::fprintf(stderr, "\r\033[K");
+    reported = p.iteration;
+    gradient = 0;
     figures_now(p);
     total += p.seconds;
     if (first < 0) first = p.iteration;
