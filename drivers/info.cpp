@@ -35,6 +35,7 @@ int info(int argc, char** argv) {
   Runtime rt;
   std::cout << "  workers        " << rt.cpu_workers() << " CPU, " << rt.cuda_workers() << " CUDA\n"
             << "  scheduler      " << rt.scheduler() << "\n";
+  if (rt.size() > 1) std::cout << "  MPI rank       " << rt.rank() << " of " << rt.size() << "\n";
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/error.hpp"
+#include "src/runtime.hpp"
 
 namespace {
 
@@ -31,6 +32,11 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   try {
     if (cmd == "info") return starwave::commands::info(argc - 1, argv + 1);
+    // Until the workflows distribute shots over ranks, several ranks would each do the whole
+    // job and write the same files: refuse, on every rank, before any work.
+    if (const int ranks = starwave::Runtime::launched_ranks(); ranks > 1 && cmd != "--help")
+      throw starwave::InputError("runs over several MPI ranks are not supported yet (" + std::to_string(ranks) +
+                                 " launched); start one process: it uses every core and GPU of its machine");
     if (cmd == "synth") return starwave::commands::synth(argc - 1, argv + 1);
     if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
     if (cmd == "model") return starwave::commands::model(argc - 1, argv + 1);
