@@ -231,15 +231,7 @@ int fwi(int argc, char** argv) {
                   100 * end / start);
     }
     if (f.true_model) {
-      const auto error = [&](const std::vector<double>& v) {
-        double num = 0, den = 0;
-        for (std::size_t i = 0; i < v.size(); ++i) {
-          num += (v[i] - truth.vp[i]) * (v[i] - truth.vp[i]);
-          den += truth.vp[i] * truth.vp[i];
-        }
-        return std::sqrt(num / den);
-      };
-      std::printf("  model error: %.4f → %.4f\n", error(initial.vp), error(r.model.vp));
+      std::printf("  model error: %.4f → %.4f\n", model_error(initial.vp, truth), model_error(r.model.vp, truth));
     }
   }
   return 0;

@@ -35,7 +35,7 @@ struct Biquad {
 
 void lowpass(float* x, std::size_t n, double dt, double fc) {
   if (!(fc > 0) || !(fc < 0.5 / dt))
-    throw InputError("--bands: " + std::to_string(fc) + " Hz is not between 0 and the Nyquist frequency " +
+    throw InputError("low-pass corner " + std::to_string(fc) + " Hz is not between 0 and the Nyquist frequency " +
                      std::to_string(0.5 / dt) + " Hz");
   // The two poles pairs of a 4th-order Butterworth: Q = 1 / (2 cos(π/8)), 1 / (2 cos(3π/8)).
   Biquad s1(dt, fc, 1 / (2 * std::cos(M_PI / 8))), s2(dt, fc, 1 / (2 * std::cos(3 * M_PI / 8)));

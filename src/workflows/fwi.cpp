@@ -25,16 +25,6 @@
 namespace starwave {
 namespace {
 
-double model_error(const std::vector<double>& v, const Model* truth) {
-  if (!truth) return -1;
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    num += (v[i] - truth->vp[i]) * (v[i] - truth->vp[i]);
-    den += truth->vp[i] * truth->vp[i];
-  }
-  return std::sqrt(num / den);
-}
-
 /// What a restart needs, exactly.
 struct State {
   std::vector<double> v, g;
@@ -276,6 +266,15 @@ class Optimizer {
 
 }  // namespace
 
+double model_error(const std::vector<double>& v, const Model& truth) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    num += (v[i] - truth.vp[i]) * (v[i] - truth.vp[i]);
+    den += truth.vp[i] * truth.vp[i];
+  }
+  return std::sqrt(num / den);
+}
+
 std::vector<int> batch_of(unsigned seed, int t, int nshots, int k) {
   std::vector<int> all(static_cast<std::size_t>(nshots));
   for (int i = 0; i < nshots; ++i) all[std::size_t(i)] = i;
@@ -425,7 +424,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
       for (std::size_t k = st.history.size(); k-- > 0;)
         if (st.history_band[k] == st.band) band_start = st.history[k];
       p.relative = st.misfit / band_start;
-      p.model_error = model_error(st.v, f.true_model);
+      p.model_error = f.true_model ? model_error(st.v, *f.true_model) : -1;
       p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       p.evaluations = evaluations;
       p.model = &st.v;

@@ -64,6 +64,9 @@ struct FwiResult {
 /// seeded by (seed, t) alone, so a resumed run draws the same batches. Sorted.
 std::vector<int> batch_of(unsigned seed, int t, int nshots, int k);
 
+/// ‖v − v_true‖ / ‖v_true‖ over the model region (the model error of the reports).
+double model_error(const std::vector<double>& v, const Model& truth);
+
 /// Every check that needs no runtime (options, time step, positions, data): InputError.
 void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
