@@ -1,20 +1,33 @@
 // codelets/submit.hpp — the one way every task is submitted. Each codelet's insert_<op>()
-// calls submit_task(); when starpu-mpi is added (issue 5) this becomes
-// starpu_mpi_task_insert on the world communicator, so the same graph runs on one process
-// or many without the workflows changing.
+// calls submit_task(). Under several MPI ranks it is starpu_mpi_task_insert on the world
+// communicator: every rank submits the same graph, the task runs where the data it
+// writes lives and StarPU-MPI moves what it reads (codelets/distribution.hpp), so the
+// workflows are the same for one process or many.
 #pragma once
 
 #include <starpu.h>
 
+#ifdef STARWAVE_USE_MPI
+#include <mpi.h>
+#include <starpu_mpi.h>
+#endif
+
 #include <string>
 
+#include "codelets/distribution.hpp"
 #include "src/error.hpp"
 
 namespace starwave {
 
 template <typename... Args>
 void submit_task(struct starpu_codelet* cl, const char* name, Args... args) {
-  const int ret = starpu_task_insert(cl, args..., STARPU_NAME, name, 0);
+  int ret;
+#ifdef STARWAVE_USE_MPI
+  if (graph::distributed())
+    ret = starpu_mpi_task_insert(MPI_COMM_WORLD, cl, args..., STARPU_NAME, name, 0);
+  else
+#endif
+    ret = starpu_task_insert(cl, args..., STARPU_NAME, name, 0);
   if (ret != 0)
     throw RuntimeError(std::string("StarPU refused task '") + name + "' (error " + std::to_string(ret) + ")");
 }

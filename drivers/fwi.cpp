@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "codelets/distribution.hpp"
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/error.hpp"
@@ -105,7 +106,8 @@ int fwi(int argc, char** argv) {
   }
 
   const Model initial = io::read_model(model_path);
-  const Survey s = io::read_survey(data_path, true);
+  const Survey s = io::read_survey(data_path, true, graph::mine);  // this rank's shots (all of them alone)
+  const bool root = mpi::rank() == 0;  // under MPI rank 0 runs the optimiser, writes and draws
   Model truth;
   if (!true_path.empty()) {
     truth = io::read_model(true_path);
@@ -115,6 +117,10 @@ int fwi(int argc, char** argv) {
   }
 
   check_fwi_inputs(initial, s, o, f);  // every refusal before StarPU starts
+  if (!root) {                         // the other ranks evaluate what rank 0 asks for, on their shots
+    Runtime rt;
+    return invert(initial, s, o, f).stopped ? 130 : 0;
+  }
 
   // Pictures: true (if given), initial and current model on one colour scale, the latest
   // gradient, the middle shot's observed gather and its residual on the same grey scale,
@@ -146,8 +152,10 @@ int fwi(int argc, char** argv) {
   figures::Image2D observed;  // the middle shot's data; residuals are drawn on its scale
   observed.rows = s.nrec();
   observed.cols = int(s.nt);
-  observed.values.assign(s.data.begin() + long(std::size_t(shown) * per_shot),
-                         s.data.begin() + long(std::size_t(shown + 1) * per_shot));
+  const Survey shown_data =  // under MPI the middle shot may be another rank's: read it here too
+      s.observed(shown) ? Survey{} : io::read_survey(data_path, true, [&](int k) { return k == shown; });
+  const float* shown_traces = s.observed(shown) ? s.observed(shown) : shown_data.observed(shown);
+  observed.values.assign(shown_traces, shown_traces + per_shot);
   const double data_scale = figures::clip_amplitude(observed.values, 0.98);
   figures::plot_gather(fig + "observed.png", observed);
   auto figures_now = [&](const FwiProgress& p) {
@@ -158,12 +166,13 @@ int fwi(int argc, char** argv) {
     figures::plot_curve(fig + "misfit.png", *p.history, true);
     Model m = initial;
     m.vp = *p.model;
+    const graph::LocalScope alone;  // rank 0's own graph: the other ranks wait for the next evaluation
     const std::vector<float> syn = model_shots(m, one, o, nullptr);
     figures::Image2D res;
     res.rows = s.nrec();
     res.cols = int(s.nt);
     res.values.resize(per_shot);
-    for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - s.data[std::size_t(shown) * per_shot + i];
+    for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - shown_traces[i];
     figures::plot_gather(fig + "residual.png", res, 0.98, data_scale);
   };
   std::signal(SIGINT, on_signal);

@@ -2,6 +2,7 @@
 // `starwave rtm --model vp.h5 --data obs.h5 --out image.h5`.
 #include <iostream>
 
+#include "codelets/distribution.hpp"
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/io.hpp"
@@ -31,11 +32,12 @@ int run(const std::string& command, int argc, char** argv) {
   io::check_output(out, flags.overwrite);
 
   const Model m = io::read_model(model_path);
-  const Survey s = io::read_survey(data_path, true);
-  check_imaging_inputs(m, s, o);  // every refusal before StarPU starts
+  const Survey s = io::read_survey(data_path, true, graph::mine);  // this rank's shots (all of them alone)
+  check_imaging_inputs(m, s, o);                                   // every refusal before StarPU starts
 
   Runtime rt;
   const ImagingResult r = rtm ? rtm_stack(m, s, o) : misfit_gradient(m, s, o);
+  if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (rtm) {
     const auto [acquisition, mute] = rtm_mute(m, s);
     io::write_fields(out, m,
@@ -50,7 +52,8 @@ int run(const std::string& command, int argc, char** argv) {
     std::cout << "wrote " << out << ": " << (rtm ? "image" : "gradient") << " of " << s.nshots() << " shots";
     if (!rtm) std::cout << ", misfit " << r.misfit;
     std::cout << "; internal dt = " << r.time.dt << " s (k = " << r.time.k << "); " << r.seconds << " s on "
-              << rt.cpu_workers() << " CPU + " << rt.cuda_workers() << " CUDA workers\n";
+              << rt.cpu_workers() << " CPU + " << rt.cuda_workers() << " CUDA workers"
+              << (rt.size() > 1 ? " on rank 0 of " + std::to_string(rt.size()) : "") << "\n";
   }
   return 0;
 }

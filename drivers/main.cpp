@@ -1,8 +1,11 @@
 // drivers/main.cpp — `starwave SUBCOMMAND [options]`: dispatch, and every error turned into
 // one line on stderr and a non-zero exit.
+#include <chrono>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
+#include <thread>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -22,6 +25,33 @@ const char* kUsage =
     "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
     "  plot     draw a model or a shot gather as PNG\n";
 
+/// Under several MPI ranks a failure on one rank must end them all (the others would wait
+/// for its messages forever): print the failing rank's message, then abort the job.
+int fail(const std::string& cmd, const std::string& message, int code, bool input_error) {
+  // Input errors are usually the same on every rank (a bad option, a missing file): let
+  // rank 0 speak for them all, so the message appears once; a rank whose failure is its
+  // own (its shots cannot be read) still ends the job a moment later.
+  if (input_error && starwave::mpi::rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(1));
+  std::cerr << starwave::mpi::prefix() << "starwave " << cmd << ": error: " << message << std::endl;
+  if (starwave::mpi::size() > 1) starwave::mpi::abort_all(code);
+  return code;
+}
+
+/// An exception that escapes a task (a worker thread) or a callback ends the job the same way.
+void on_terminate() {
+  std::string what = "unexpected failure";
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+    }
+  }
+  std::cerr << starwave::mpi::prefix() << "starwave: error: " << what << std::endl;
+  starwave::mpi::abort_all(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -31,12 +61,12 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = argv[1];
   try {
+    starwave::mpi::start_if_launched();  // first: from here on any failure can end every rank
+    if (starwave::mpi::size() > 1) std::set_terminate(on_terminate);
     if (cmd == "info") return starwave::commands::info(argc - 1, argv + 1);
-    // Until the workflows distribute shots over ranks, several ranks would each do the whole
-    // job and write the same files: refuse, on every rank, before any work.
-    if (const int ranks = starwave::Runtime::launched_ranks(); ranks > 1 && cmd != "--help")
-      throw starwave::InputError("runs over several MPI ranks are not supported yet (" + std::to_string(ranks) +
-                                 " launched); start one process: it uses every core and GPU of its machine");
+    // Commands without shots are rank 0's alone (the others would write the same files).
+    const bool single = cmd == "synth" || cmd == "survey" || cmd == "plot";
+    if (single && starwave::mpi::rank() != 0) return 0;
     if (cmd == "synth") return starwave::commands::synth(argc - 1, argv + 1);
     if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
     if (cmd == "model") return starwave::commands::model(argc - 1, argv + 1);
@@ -44,15 +74,12 @@ int main(int argc, char** argv) {
     if (cmd == "fwi") return starwave::commands::fwi(argc - 1, argv + 1);
     if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);
     if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
-    std::cerr << "starwave: unknown subcommand '" << cmd << "' (see starwave --help)\n";
-    return 2;
+    return fail(cmd, "unknown subcommand (see starwave --help)", 2, true);
   } catch (const starwave::cli::HelpShown&) {
     return 0;
   } catch (const starwave::InputError& e) {
-    std::cerr << "starwave " << cmd << ": error: " << e.what() << "\n";
-    return 2;
+    return fail(cmd, e.what(), 2, true);
   } catch (const std::exception& e) {
-    std::cerr << "starwave " << cmd << ": error: " << e.what() << "\n";
-    return 1;
+    return fail(cmd, e.what(), 1, false);
   }
 }

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <memory>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -28,26 +29,30 @@ int model(int argc, char** argv) {
   io::check_output(out, flags.overwrite);
 
   const Model m = io::read_model(model_path);
-  Survey s = io::read_survey(survey_path, false);
+  const Survey s = io::read_survey(survey_path, false, [](int) { return false; });  // recorded data not needed
   check_modeling_inputs(m, s, o);  // every refusal before StarPU starts
 
   Runtime rt;
-  const bool tty = isatty(STDERR_FILENO) && !flags.quiet;
+  const bool root = rt.rank() == 0;  // under MPI: every rank models its shots, rank 0 writes them all
+  const bool tty = root && isatty(STDERR_FILENO) && !flags.quiet;
   ModelingReport report;
-  io::DataWriter writer(out, s, &m);  // each shot goes to disk as it completes
+  std::unique_ptr<io::DataWriter> writer;  // each shot goes to disk as it completes
+  if (root) writer = std::make_unique<io::DataWriter>(out, s, &m);
   model_each_shot(
-      m, s, o, [&](int shot, const float* traces) { writer.write_shot(shot, traces); }, &report,
+      m, s, o, [&](int shot, const float* traces) { writer->write_shot(shot, traces); }, &report,
       [&](int done, int total) {
         if (tty) std::cerr << "\r  shots " << done << "/" << total << std::flush;
       });
   if (tty) std::cerr << "\n";
-  writer.commit();
+  if (!root) return 0;
+  writer->commit();
   if (!flags.quiet) {
     std::cout << "wrote " << out << ": " << s.nshots() << " shots × " << s.nrec() << " receivers × " << s.nt
               << " samples; internal dt = " << report.time.dt << " s (k = " << report.time.k << ", stable limit "
               << report.time.dt_stable << " s); " << report.seconds << " s on " << rt.cpu_workers() << " CPU + "
-              << rt.cuda_workers() << " CUDA workers (" << report.cell_updates / report.seconds / 1e9
-              << " G cell updates/s)\n";
+              << rt.cuda_workers() << " CUDA workers"
+              << (rt.size() > 1 ? " on rank 0 of " + std::to_string(rt.size()) : "") << " ("
+              << report.cell_updates / report.seconds / 1e9 << " G cell updates/s)\n";
   }
   return 0;
 }

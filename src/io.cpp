@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -262,7 +263,7 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
   });
 }
 
-Survey read_survey(const std::string& path, bool need_data) {
+Survey read_survey(const std::string& path, bool need_data, const std::function<bool(int)>& load_shot) {
   Hid f = open_file(path);
   Survey s;
   s.dt = read_attribute(f, path, "the root", "dt", 1)[0];
@@ -306,12 +307,32 @@ Survey read_survey(const std::string& path, bool need_data) {
   }
 
   if (need_data || has_link(f, "/data")) {
-    std::vector<double> d = read_dataset(f, path, "/data", dims);
+    if (!has_link(f, "/data")) throw InputError(path + ": missing dataset /data");
+    Hid d(H5Dopen2(f, "/data", H5P_DEFAULT), H5Dclose);
+    if (!d.ok()) throw InputError(path + ": cannot open dataset /data");
+    Hid space(H5Dget_space(d), H5Sclose);
+    dims.assign(std::size_t(std::max(0, H5Sget_simple_extent_ndims(space))), 0);
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
     const std::vector<hsize_t> want = {ns, hsize_t(s.nrec()), hsize_t(s.nt)};
     if (dims != want)
       throw InputError(path + ": /data must have shape " + shape_text(want) + " (nshots, nrec, nt), got " +
                        shape_text(dims));
-    s.data.assign(d.begin(), d.end());
+    Hid type(H5Dget_type(d), H5Tclose);
+    if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
+      throw InputError(path + ": dataset /data is not numeric");
+    const hsize_t per_shot = want[1] * want[2];
+    std::vector<int> shots;
+    for (int k = 0; k < int(ns); ++k)
+      if (!load_shot || load_shot(k)) shots.push_back(k);
+    s.data.resize(shots.size() * per_shot);
+    Hid mem(H5Screate_simple(1, &per_shot, nullptr), H5Sclose);
+    for (std::size_t i = 0; i < shots.size(); ++i) {  // one shot (one chunk) at a time
+      const hsize_t start[3] = {hsize_t(shots[i]), 0, 0}, count[3] = {1, want[1], want[2]};
+      check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr), "selecting a shot of /data");
+      if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, s.data.data() + i * per_shot) < 0)
+        throw InputError(path + ": cannot read shot " + std::to_string(shots[i]) + " of /data");
+    }
+    if (load_shot) s.data_shots = shots;
   }
   s.validate(path);
   return s;
@@ -350,6 +371,7 @@ std::vector<hsize_t> data_dims(const Survey& s) { return {hsize_t(s.nshots()), h
 }  // namespace
 
 void write_survey(const std::string& path, const Survey& s, const Model* model) {
+  if (!s.data_shots.empty()) throw RuntimeError(path + ": a survey holding only some shots' data cannot be written");
   write_atomically(path, [&](hid_t f) {
     write_survey_contents(f, s, model);
     if (!s.data.empty()) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -40,8 +41,10 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
                       const std::vector<double>& band_history, const std::vector<double>& bands,
                       const std::map<std::string, double>& settings);
 
-/// Reads a survey; with `need_data` the file must also hold /data.
-Survey read_survey(const std::string& path, bool need_data);
+/// Reads a survey; with `need_data` the file must also hold /data. `load_shot`, when
+/// given, picks the shots whose traces are read (one hyperslab each: under MPI a rank
+/// reads only its own shots); Survey::data_shots then lists them.
+Survey read_survey(const std::string& path, bool need_data, const std::function<bool(int shot)>& load_shot = {});
 
 /// Writes a survey (and its data when present); `model` supplies spacing/origin attributes.
 void write_survey(const std::string& path, const Survey& s, const Model* model);

@@ -3,38 +3,150 @@
 #include <starpu.h>
 
 #ifdef STARWAVE_USE_MPI
+#include <hwloc.h>
 #include <mpi.h>
 #include <starpu_mpi.h>
 #endif
+#ifdef STARWAVE_USE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "codelets/distribution.hpp"
 #include "src/error.hpp"
 
 namespace starwave {
 namespace {
 
+int g_rank = 0, g_size = 1;
+
+bool env_set(const char* name) { return std::getenv(name) != nullptr; }
+
 #ifdef STARWAVE_USE_MPI
-/// MPI once per process (threads: StarPU-MPI's progression thread calls MPI), finalised
-/// at exit after every Runtime has shut StarPU down.
+/// MPI once per process, MPI_THREAD_MULTIPLE (StarPU-MPI's progression thread and the
+/// host's own collectives call MPI concurrently), finalised at exit after every Runtime
+/// has shut StarPU down.
 void ensure_mpi() {
   int ready = 0;
   MPI_Initialized(&ready);
   if (ready) return;
   int provided = 0;
-  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
+  if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
     throw RuntimeError("MPI: MPI_Init_thread failed");
+  if (provided < MPI_THREAD_MULTIPLE)
+    throw RuntimeError(
+        "MPI: this MPI library does not support MPI_THREAD_MULTIPLE (StarPU-MPI's thread and "
+        "starwave's collectives both call MPI)");
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  graph::set_world(g_rank, g_size);
   std::atexit([] {
     int done = 0;
     MPI_Finalized(&done);
     if (!done) MPI_Finalize();
   });
 }
+
+/// Ranks sharing a node split its cores and GPUs (see runtime.hpp): an equal run of cores
+/// each, one left to StarPU-MPI's progression thread and one per GPU worker's driver
+/// thread when the run is long enough.
+void split_node(struct starpu_conf& conf, int node_rank, int node_size) {
+  if (node_size < 2) return;
+  int ngpus = 0;
+#ifdef STARWAVE_USE_CUDA
+  if (cudaGetDeviceCount(&ngpus) != cudaSuccess) ngpus = 0;
+#endif
+  int my_gpus = 0;
+  if (!env_set("STARPU_NCUDA") && !env_set("STARPU_WORKERS_CUDAID") && !env_set("CUDA_VISIBLE_DEVICES") &&
+      conf.ncuda < 0) {
+    conf.use_explicit_workers_cuda_gpuid = 1;
+    for (int g = node_rank; g < ngpus; g += node_size) conf.workers_cuda_gpuid[my_gpus++] = unsigned(g);
+    conf.ncuda = my_gpus;
+  } else if (conf.ncuda > 0) {
+    my_gpus = conf.ncuda;
+  }
+  if (env_set("STARPU_WORKERS_CPUID") || env_set("STARPU_WORKERS_GETBIND")) return;
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return;
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  const int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  if (ncores > 0) {
+    const int per_rank = std::max(1, ncores / node_size), first = (node_rank * per_rank) % ncores;
+    std::vector<unsigned> pus;  // the first PU of each of this rank's cores (StarPU's bind ids)
+    for (int c = first; c < first + per_rank && c < ncores; ++c) {
+      hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, unsigned(c));
+      hwloc_obj_t pu = core ? hwloc_get_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU, 0) : nullptr;
+      if (pu) pus.push_back(pu->logical_index);
+    }
+    if (!pus.empty()) {
+      conf.use_explicit_workers_bindid = 1;
+      for (int i = 0; i < STARPU_NMAXWORKERS; ++i) conf.workers_bindid[i] = pus[std::size_t(i) % pus.size()];
+      if (conf.ncpus < 0) conf.ncpus = std::max(1, int(pus.size()) - 1 - my_gpus);
+    }
+  }
+  hwloc_topology_destroy(topo);
+}
 #endif
 
 }  // namespace
+
+namespace mpi {
+
+void start_if_launched() {
+#ifdef STARWAVE_USE_MPI
+  if (Runtime::launched_ranks() > 1) ensure_mpi();
+#endif
+}
+
+int rank() { return g_rank; }
+int size() { return g_size; }
+
+void broadcast([[maybe_unused]] std::vector<double>& v) {
+#ifdef STARWAVE_USE_MPI
+  if (g_size < 2) return;
+  unsigned long long n = v.size();
+  if (MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    throw RuntimeError("MPI: MPI_Bcast failed");
+  v.resize(n);
+  if (n > 0 && MPI_Bcast(v.data(), int(n), MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    throw RuntimeError("MPI: MPI_Bcast failed");
+#endif
+}
+
+void sum_to_root([[maybe_unused]] std::vector<double>& v) {
+#ifdef STARWAVE_USE_MPI
+  if (g_size < 2 || v.empty()) return;
+  const int ret = g_rank == 0
+                      ? MPI_Reduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+                      : MPI_Reduce(v.data(), nullptr, int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (ret != MPI_SUCCESS) throw RuntimeError("MPI: MPI_Reduce failed");
+#endif
+}
+
+std::string prefix() {
+  return g_size > 1 ? "[rank " + std::to_string(g_rank) + "/" + std::to_string(g_size) + "] " : "";
+}
+
+void abort_all(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+#ifdef STARWAVE_USE_MPI
+  int ready = 0, done = 0;
+  MPI_Initialized(&ready);
+  MPI_Finalized(&done);
+  if (ready && !done && g_size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+#endif
+  std::_Exit(code);
+}
+
+}  // namespace mpi
 
 int Runtime::launched_ranks() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"}) {
@@ -63,12 +175,19 @@ Runtime::Runtime(const RuntimeOptions& o) {
 #ifdef STARWAVE_USE_MPI
   if (launched_ranks() > 1) {
     ensure_mpi();
+    MPI_Comm node;  // the ranks of this node
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_rank(node, &node_rank_);
+      MPI_Comm_size(node, &node_size_);
+      MPI_Comm_free(&node);
+    }
+    split_node(conf, node_rank_, node_size_);
     const int ret = starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, &conf);
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
     mpi_ = true;
-    starpu_mpi_comm_rank(MPI_COMM_WORLD, &rank_);
-    starpu_mpi_comm_size(MPI_COMM_WORLD, &size_);
+    rank_ = g_rank;
+    size_ = g_size;
     return;
   }
 #endif

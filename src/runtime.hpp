@@ -1,11 +1,19 @@
-// src/runtime.hpp — StarPU's lifetime. One Runtime at a time per process; the scheduler
-// defaults to dmda (history-based perf models, DESIGN §3) unless STARPU_SCHED says
-// otherwise. Launched by mpirun/mpiexec/srun (and built with starpu-mpi), it also starts
-// starpu-mpi on MPI_COMM_WORLD: MPI itself is initialised once per process and finalised
-// at exit, so Runtimes may come and go.
+// src/runtime.hpp — StarPU's lifetime, and MPI's when a launcher started several ranks.
+// One Runtime at a time per process; the scheduler defaults to dmda (history-based perf
+// models, DESIGN §3) unless STARPU_SCHED says otherwise. Launched by mpirun/mpiexec/srun
+// as several ranks (and built with starpu-mpi), the Runtime starts starpu-mpi on
+// MPI_COMM_WORLD; MPI itself is started once per process by mpi::start_if_launched()
+// (first thing in main, so any failure can end every rank) and finalised at exit, so
+// Runtimes may come and go.
+//
+// Ranks sharing a node split it: each takes an equal run of the node's cores (in hwloc's
+// order, so a rank's cores are neighbours) and every local_size-th GPU, unless StarPU's
+// own variables (STARPU_WORKERS_CPUID, STARPU_WORKERS_GETBIND; STARPU_NCUDA,
+// STARPU_WORKERS_CUDAID, CUDA_VISIBLE_DEVICES) say otherwise.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace starwave {
 
@@ -33,10 +41,31 @@ class Runtime {
   int cuda_workers() const;
   int workers() const;
   std::string scheduler() const;
+  /// Ranks on this node and this rank's place among them (1 and 0 without MPI).
+  int node_ranks() const { return node_size_; }
+  int node_rank() const { return node_rank_; }
 
  private:
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
   bool mpi_ = false;
 };
+
+/// The process's place among MPI ranks, usable before any Runtime exists.
+namespace mpi {
+/// Under a launcher that started several ranks: starts MPI (once per process, threads
+/// allowed: StarPU-MPI's progression thread and the host's collectives below both call
+/// it) and tells the task graphs their world. Nothing otherwise. Call it first in main.
+void start_if_launched();
+int rank();  // 0 without MPI
+int size();  // 1 without MPI
+/// Rank 0's vector on every rank (resized there).
+void broadcast(std::vector<double>& v);
+/// The element-wise sum over ranks, on rank 0 (the other ranks' vectors are unchanged).
+void sum_to_root(std::vector<double>& v);
+/// "[rank k/n] " under several ranks, "" otherwise: the start of every log line.
+std::string prefix();
+/// Ends every rank now with `code` (a process alone just exits).
+[[noreturn]] void abort_all(int code);
+}  // namespace mpi
 
 }  // namespace starwave

@@ -1,5 +1,6 @@
 #include "src/survey.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/error.hpp"
@@ -22,8 +23,20 @@ void Survey::validate(const std::string& where) const {
   if (receivers[0].empty()) throw InputError(where + ": no receivers in /receiver/position");
   for (const auto& r : receivers)
     if (r.size() != receivers[0].size()) throw InputError(where + ": every shot must have the same receiver count");
-  if (!data.empty() && data.size() != std::size_t(nshots()) * std::size_t(nrec()) * std::size_t(nt))
+  const std::size_t loaded = data_shots.empty() ? std::size_t(nshots()) : data_shots.size();
+  if (!data.empty() && data.size() != loaded * std::size_t(nrec()) * std::size_t(nt))
     throw InputError(where + ": /data must have shape (nshots, nrec, nt)");
+}
+
+const float* Survey::observed(int shot) const {
+  if (data.empty() || shot < 0 || shot >= nshots()) return nullptr;
+  std::size_t slot = std::size_t(shot);
+  if (!data_shots.empty()) {
+    const auto it = std::lower_bound(data_shots.begin(), data_shots.end(), shot);
+    if (it == data_shots.end() || *it != shot) return nullptr;
+    slot = std::size_t(it - data_shots.begin());
+  }
+  return data.data() + slot * std::size_t(nrec()) * std::size_t(nt);
 }
 
 std::vector<float> ricker(double f, double delay, double dt, int64_t nt) {

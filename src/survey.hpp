@@ -17,7 +17,8 @@ struct Survey {
   std::vector<Position> sources;                 // one per shot
   std::vector<std::vector<float>> wavelets;      // 1 (shared) or one per shot, nt each
   std::vector<std::vector<Position>> receivers;  // 1 (shared) or one per shot
-  std::vector<float> data;                       // nshots × nrec × nt, or empty
+  std::vector<float> data;                       // recorded traces, nrec × nt per loaded shot, or empty
+  std::vector<int> data_shots;                   // the shots `data` holds, ascending (empty: every shot)
 
   int nshots() const { return int(sources.size()); }
   int nrec() const { return receivers.empty() ? 0 : int(receivers[0].size()); }
@@ -25,6 +26,10 @@ struct Survey {
   const std::vector<Position>& receivers_of(int shot) const {
     return receivers.size() == 1 ? receivers[0] : receivers[shot];
   }
+
+  /// Shot `shot`'s recorded traces (nrec × nt), or nullptr when they are not loaded
+  /// (under MPI a rank loads only the shots it owns).
+  const float* observed(int shot) const;
 
   /// Throws InputError naming `where` when counts, sizes or values are inconsistent.
   void validate(const std::string& where) const;

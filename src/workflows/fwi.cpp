@@ -16,10 +16,12 @@
 #include <random>
 #include <string>
 
+#include "codelets/distribution.hpp"
 #include "src/error.hpp"
 #include "src/filters.hpp"
 #include "src/io.hpp"
 #include "src/optim/lbfgs.hpp"
+#include "src/runtime.hpp"
 #include "src/workflows/imaging.hpp"
 
 namespace starwave {
@@ -111,22 +113,47 @@ State load(const std::string& path, std::size_t n) {
   return st;
 }
 
-/// The survey restricted to the given shots.
-Survey sub_survey(const Survey& s, const std::vector<int>& shots) {
-  Survey b;
-  b.dt = s.dt;
-  b.nt = s.nt;
-  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
-  for (int k : shots) {
-    b.sources.push_back(s.sources[std::size_t(k)]);
-    if (s.wavelets.size() > 1) b.wavelets.push_back(s.wavelet(k));
-    if (s.receivers.size() > 1) b.receivers.push_back(s.receivers_of(k));
-    b.data.insert(b.data.end(), s.data.begin() + long(std::size_t(k) * per_shot),
-                  s.data.begin() + long(std::size_t(k + 1) * per_shot));
+/// Under several MPI ranks rank 0 runs the inversion and, before each evaluation, tells
+/// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…].
+enum Order { kEvaluate = 0, kFinished = 1, kStopped = 2 };
+
+void announce(Order kind, int band, const std::vector<int>& shots, const std::vector<double>& model) {
+  std::vector<double> order{double(kind), double(band), double(shots.size())};
+  order.insert(order.end(), shots.begin(), shots.end());
+  order.insert(order.end(), model.begin(), model.end());
+  mpi::broadcast(order);
+}
+
+/// The other ranks' part: each evaluation rank 0 announces, on this rank's shots, until
+/// rank 0 is done. The step task runs on rank 0, so nothing here updates a model.
+FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+  FwiResult result;
+  Survey band_survey;
+  int survey_band = -1;
+  std::vector<double> unused(initial.vp.size());  // the step's model lives on rank 0
+  const StepFunction none = [](const std::vector<double>&, const std::vector<double>&, double, std::vector<double>&) {};
+  for (;;) {
+    std::vector<double> order;
+    mpi::broadcast(order);
+    if (order.empty() || int(order[0]) != kEvaluate) {
+      result.stopped = !order.empty() && int(order[0]) == kStopped;
+      break;
+    }
+    const int band = int(order[1]), nbatch = int(order[2]);
+    if (band != survey_band) {
+      band_survey = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
+      survey_band = band;
+    }
+    Model m = initial;
+    m.vp.assign(order.begin() + 3 + nbatch, order.end());
+    GradientHooks hooks;
+    hooks.step = &none;
+    hooks.model = &unused;
+    for (int k = 0; k < nbatch; ++k) hooks.shots.push_back(int(order[std::size_t(3 + k)]));
+    misfit_gradient(m, band_survey, o, hooks);
   }
-  if (s.wavelets.size() == 1) b.wavelets = s.wavelets;
-  if (s.receivers.size() == 1) b.receivers = s.receivers;
-  return b;
+  result.model = initial;
+  return result;
 }
 
 /// The optimiser: what the step task runs, and the line search's transient state (a
@@ -312,6 +339,7 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
 
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   check_fwi_inputs(initial, s, o, f);
+  if (graph::rank() != 0) return follow(initial, s, o, f);
   const bool lbfgs = f.optimizer == "lbfgs";
   const int optimizer = lbfgs ? 0 : f.optimizer == "adam" ? 1 : 2;
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
@@ -338,13 +366,17 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
 
   // One evaluation: a gradient task graph closed by the step task running `step` on it,
   // which updates `model` (the trial or the current model) and the state.
-  auto evaluate = [&](const Survey& survey, std::vector<double>& model, const StepFunction& step) {
+  // Under MPI the other ranks are told first (band, shots, model): they build the same graph.
+  auto evaluate = [&](const Survey& survey, const std::vector<int>& shots, std::vector<double>& model,
+                      const StepFunction& step) {
+    if (graph::distributed()) announce(kEvaluate, st.band, shots, model);
     Model m = initial;
     m.vp = model;
     GradientHooks hooks;
     hooks.on_shot_done = f.on_shot_done;
     hooks.step = &step;
     hooks.model = &model;
+    hooks.shots = shots;
     misfit_gradient(m, survey, o, hooks);
   };
   auto stop = [&] { return f.stop_requested && f.stop_requested(); };
@@ -379,7 +411,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     }
     if (!st.started) {  // the band's first evaluation: J, g, the preconditioner (and L-BFGS's first trial)
       trial = st.v;
-      evaluate(band_survey, trial,
+      evaluate(band_survey, {}, trial,
                [&](const std::vector<double>& g, const std::vector<double>& illumination, double misfit,
                    std::vector<double>& model) {
                  opt.start_band(g, illumination, misfit);
@@ -396,16 +428,16 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
         have_trial = true;
         if (st.band_over) continue;
       }
-      evaluate(band_survey, trial,
+      evaluate(band_survey, {}, trial,
                [&](const std::vector<double>& g, const std::vector<double>&, double misfit,
                    std::vector<double>& model) { opt.line_search(g, misfit, model); });
       ++evaluations;
       if (!opt.accepted()) continue;  // a shorter trial is proposed (or the band is over)
     } else {
-      const Survey batch = sub_survey(band_survey, batch_of(f.seed, st.iteration + 1, s.nshots(), f.batch_shots));
+      const std::vector<int> batch = batch_of(f.seed, st.iteration + 1, s.nshots(), f.batch_shots);
       std::vector<double> next = st.v;
       evaluate(
-          batch, next,
+          band_survey, batch, next,
           [&](const std::vector<double>& g, const std::vector<double>&, double misfit, std::vector<double>& model) {
             opt.batch_step(g, misfit);  // updates st.v
             model = st.v;
@@ -436,6 +468,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     t0 = std::chrono::steady_clock::now();
     evaluations = 0;
   }
+  if (graph::distributed()) announce(result.stopped ? kStopped : kFinished, st.band, {}, {});
   result.model = initial;
   result.model.vp = st.v;
   result.misfit = st.history;

@@ -19,45 +19,58 @@
 #include <vector>
 
 #include "codelets/adjoint.hpp"
+#include "codelets/distribution.hpp"
 #include "codelets/forward.hpp"
 #include "codelets/image.hpp"
 #include "codelets/misfit.hpp"
 #include "codelets/step.hpp"
 #include "kernels/imaging.hpp"
 #include "src/error.hpp"
+#include "src/runtime.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {
 namespace {
 
-/// Which shots' last task has run; the submitting thread waits on a given shot (they
-/// finish in any order).
+/// The shots of one evaluation, ascending: the hooks' mini-batch, or every shot.
+std::vector<int> evaluation_shots(const Survey& s, const GradientHooks& hooks) {
+  std::vector<int> shots = hooks.shots;
+  if (shots.empty())
+    for (int k = 0; k < s.nshots(); ++k) shots.push_back(k);
+  for (int k : shots)
+    if (k < 0 || k >= s.nshots()) throw RuntimeError("imaging: no shot " + std::to_string(k) + " in the survey");
+  return shots;
+}
+
+/// Which of this rank's shots have run their last task; the submitting thread waits on a
+/// given one (they finish in any order). Shots are counted by their place in the
+/// evaluation.
 class Completion {
  public:
   struct Ticket {
     Completion* owner;
-    int shot;
+    int index;
   };
-  Completion(int nshots, std::function<void(int, int)> progress)
-      : done_(std::size_t(nshots), false), progress_(std::move(progress)) {
-    for (int s = 0; s < nshots; ++s) tickets_.push_back({this, s});
+  Completion(int count, int local, std::function<void(int, int)> progress)
+      : done_(std::size_t(count), false), local_(local), progress_(std::move(progress)) {
+    for (int i = 0; i < count; ++i) tickets_.push_back({this, i});
   }
-  void* ticket(int shot) { return &tickets_[std::size_t(shot)]; }
+  void* ticket(int index) { return &tickets_[std::size_t(index)]; }
   /// The StarPU callback. It notifies under the lock: StarPU releases a task's data
   /// before running its callback, so the submitting thread may be about to destroy this
-  /// object, which it does only after wait_for() has seen every shot (and thus after the
-  /// callback has let go of the lock).
+  /// object, which it does only after wait_for() has seen every local shot (and thus
+  /// after the callback has let go of the lock).
   static void done(void* ticket) {
     const Ticket* t = static_cast<const Ticket*>(ticket);
     std::lock_guard<std::mutex> lock(t->owner->mutex_);
-    t->owner->done_[std::size_t(t->shot)] = true;
+    t->owner->done_[std::size_t(t->index)] = true;
     ++t->owner->count_;
-    if (t->owner->progress_) t->owner->progress_(t->owner->count_, int(t->owner->done_.size()));
+    if (t->owner->progress_) t->owner->progress_(t->owner->count_, t->owner->local_);
     t->owner->cv_.notify_all();
   }
-  void wait_for(int shot) {
+  void wait_for(int index) {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return bool(done_[std::size_t(shot)]); });
+    cv_.wait(lock, [&] { return bool(done_[std::size_t(index)]); });
   }
 
  private:
@@ -65,15 +78,9 @@ class Completion {
   std::condition_variable cv_;
   std::vector<bool> done_;
   std::vector<Ticket> tickets_;
-  int count_ = 0;
+  int count_ = 0, local_ = 0;
   std::function<void(int, int)> progress_;
 };
-
-starpu_data_handle_t vector_handle(int home, const void* ptr, std::size_t n, std::size_t elem) {
-  starpu_data_handle_t h;
-  starpu_vector_data_register(&h, home, uintptr_t(ptr), uint32_t(n), elem);
-  return h;
-}
 
 /// A shot's contribution waiting in the reduction tree: it stands for 2^level shots.
 struct Partial {
@@ -89,48 +96,57 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
   ShotProblem<T> layout = med.layout;
   layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
-  const int nrec = s.nrec(), nt = int(s.nt), nshots = s.nshots();
+  const int nrec = s.nrec(), nt = int(s.nt);
   const std::size_t region = std::size_t(m.nz) * std::size_t(m.nx), traces = std::size_t(nrec) * nt;
   if (std::size_t(layout.mz1() - layout.mz0()) * std::size_t(layout.mx1() - layout.mx0()) != region)
     throw RuntimeError("imaging: the padded grid's model region does not match the model");
+  const std::vector<int> shots = evaluation_shots(s, hooks);
+  const int count = int(shots.size());
 
+  // Read-only inputs every rank builds itself; work arrays local to each worker.
   std::vector<T> velocity(m.vp.begin(), m.vp.end());
-  starpu_data_handle_t medium = vector_handle(STARPU_MAIN_RAM, med.buffer.data(), med.buffer.size(), sizeof(T));
-  starpu_data_handle_t vel = vector_handle(STARPU_MAIN_RAM, velocity.data(), region, sizeof(T));
-  starpu_data_handle_t fwork = vector_handle(-1, nullptr, layout.work_size(), sizeof(T));
-  starpu_data_handle_t awork = vector_handle(-1, nullptr, layout.adjoint_work_size(), sizeof(T));
-  std::vector<double> misfits(std::size_t(nshots), 0.0);
-  std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(nshots), nullptr);
+  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  starpu_data_handle_t vel = graph::per_rank_vector(velocity.data(), region, sizeof(T));
+  starpu_data_handle_t fwork = graph::scratch_vector(layout.work_size(), sizeof(T));
+  starpu_data_handle_t awork = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
+  std::vector<double> misfits(std::size_t(count), 0.0);  // by place in the evaluation; this rank's shots
+  std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(count), nullptr);
 
-  Completion completion(nshots, hooks.on_shot_done);
+  int local = 0;
+  for (int shot : shots) local += graph::mine(shot) ? 1 : 0;
+  Completion completion(count, local, hooks.on_shot_done);
   const int window = std::max(2, 2 * int(starpu_worker_get_count()));
-  std::deque<ShotInputs<T>> inputs;  // host memory behind each in-flight shot's R handles
+  std::deque<std::pair<int, ShotInputs<T>>> inputs;  // this rank's shots in flight: host memory of their R handles
   std::vector<Partial> tree;
-  for (int shot = 0; shot < nshots; ++shot) {
-    if (shot >= window) {  // throttle: shot − window has finished, its inputs can go
-      completion.wait_for(shot - window);
-      inputs.pop_front();
-    }
-    inputs.push_back(shot_inputs(med, m, s, ts, shot));
-    const ShotInputs<T>& in = inputs.back();
+  for (int i = 0; i < count; ++i) {
+    const int shot = shots[std::size_t(i)], owner = graph::owner(shot);
     ShotProblem<T> p = layout;
-    p.source_index = in.nodes[0];
     p.nrec = nrec;
-
+    const ShotInputs<T>* in = nullptr;
+    if (owner == graph::rank()) {
+      if (int(inputs.size()) >= window) {  // throttle: the oldest local shot's inputs can go once it is done
+        completion.wait_for(inputs.front().first);
+        inputs.pop_front();
+      }
+      inputs.emplace_back(i, shot_inputs(med, m, s, ts, shot));
+      in = &inputs.back().second;
+      p.source_index = in->nodes[0];
+    }
+    auto shot_vector = [&](const void* host, std::size_t n, std::size_t elem) {
+      return graph::owned_vector(owner, host, n, elem);
+    };
     ForwardHandles f{medium,
-                     vector_handle(STARPU_MAIN_RAM, in.nodes.data(), in.nodes.size(), sizeof(long)),
-                     vector_handle(STARPU_MAIN_RAM, in.source.data(), in.source.size(), sizeof(T)),
-                     vector_handle(-1, nullptr, traces, sizeof(T)),
+                     shot_vector(in ? in->nodes.data() : nullptr, std::size_t(nrec) + 1, sizeof(long)),
+                     shot_vector(in ? in->source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
+                     shot_vector(nullptr, traces, sizeof(T)),
                      fwork,
-                     vector_handle(-1, nullptr, layout.store_size(), sizeof(T)),
-                     vector_handle(-1, nullptr, 2 * layout.grid_size(), sizeof(T))};
+                     shot_vector(nullptr, layout.store_size(), sizeof(T)),
+                     shot_vector(nullptr, 2 * layout.grid_size(), sizeof(T))};
     insert_forward<T>(f, p, o.order);
 
-    const float* observed = s.data.data() + std::size_t(shot) * traces;
-    MisfitHandles mh{f.traces, vector_handle(STARPU_MAIN_RAM, observed, traces, sizeof(float)),
-                     vector_handle(-1, nullptr, traces, sizeof(T)),
-                     vector_handle(STARPU_MAIN_RAM, &misfits[std::size_t(shot)], 1, sizeof(double))};
-    misfit_handles[std::size_t(shot)] = mh.misfit;
+    MisfitHandles mh{f.traces, shot_vector(in ? s.observed(shot) : nullptr, traces, sizeof(float)),
+                     shot_vector(nullptr, traces, sizeof(T)), shot_vector(&misfits[std::size_t(i)], 1, sizeof(double))};
+    misfit_handles[std::size_t(i)] = mh.misfit;
     insert_misfit(mh, mode);
 
     AdjointHandles a{medium,
@@ -139,18 +155,19 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
                      mh.residual,
                      f.store,
                      f.final_state,
-                     vector_handle(-1, nullptr, region, sizeof(T)),
-                     vector_handle(-1, nullptr, region, sizeof(T)),
+                     shot_vector(nullptr, region, sizeof(T)),
+                     shot_vector(nullptr, region, sizeof(T)),
                      awork};
     insert_adjoint<T>(a, p, o.order);
 
-    ImageHandles ih{a.correlation, a.illumination, vel, vector_handle(-1, nullptr, 2 * region, sizeof(T))};
-    insert_image(ih, mode, &Completion::done, completion.ticket(shot));
+    ImageHandles ih{a.correlation, a.illumination, vel, shot_vector(nullptr, 2 * region, sizeof(T))};
+    insert_image(ih, mode, &Completion::done, completion.ticket(i));
     for (starpu_data_handle_t h :
          {f.nodes, f.source, f.traces, f.store, f.final_state, mh.observed, mh.residual, a.correlation, a.illumination})
       starpu_data_unregister_submit(h);
 
-    // The reduction tree: equal levels merge, left += right, as in a binary counter.
+    // The reduction tree: equal levels merge, left += right, as in a binary counter. Each
+    // sum runs where the left part lives; StarPU-MPI brings the right part there.
     tree.push_back({0, ih.contribution});
     while (tree.size() >= 2 && tree[tree.size() - 1].level == tree[tree.size() - 2].level) {
       const Partial right = tree.back();
@@ -167,28 +184,34 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
     starpu_data_unregister_submit(right.sum);
   }
 
+  // The model side lives on rank 0: the optimiser's step, and the result.
   const starpu_data_handle_t root = tree.front().sum;
   starpu_data_handle_t next_model = nullptr;
   if (hooks.step) {  // the optimiser's update closes the graph
     if (!hooks.model || hooks.model->size() != region) throw RuntimeError("imaging: the step needs the model region");
-    next_model = vector_handle(STARPU_MAIN_RAM, hooks.model->data(), region, sizeof(double));
+    next_model = graph::owned_vector(0, hooks.model->data(), region, sizeof(double));
     insert_step(root, misfit_handles, next_model, hooks.step);
   }
-  if (starpu_data_acquire(root, STARPU_R) != 0) throw RuntimeError("imaging: cannot read the reduced result");
-  const T* sum = static_cast<const T*>(starpu_data_get_local_ptr(root));
-  result.values.assign(sum, sum + region);
-  result.illumination.assign(sum + region, sum + 2 * region);
-  starpu_data_release(root);
+  graph::send_to(root, 0);
+  if (graph::rank() == 0) {
+    if (starpu_data_acquire(root, STARPU_R) != 0) throw RuntimeError("imaging: cannot read the reduced result");
+    const T* sum = static_cast<const T*>(starpu_data_get_local_ptr(root));
+    result.values.assign(sum, sum + region);
+    result.illumination.assign(sum + region, sum + 2 * region);
+    starpu_data_release(root);
+  }
   starpu_data_unregister(root);
   if (next_model) starpu_data_unregister(next_model);                       // waits for the step
   for (starpu_data_handle_t h : misfit_handles) starpu_data_unregister(h);  // waits, brings the value home
-  for (int shot = 0; shot < nshots; ++shot) completion.wait_for(shot);      // every callback has run
-  for (double j : misfits) result.misfit += j;                              // in shot order: the same bits every run
+  for (int i = 0; i < count; ++i)                                           // every local callback has run
+    if (graph::mine(shots[std::size_t(i)])) completion.wait_for(i);
+  if (graph::distributed()) mpi::sum_to_root(misfits);  // one rank holds each: the sum is that value exactly
+  for (double j : misfits) result.misfit += j;          // in shot order: the same bits every run
   for (starpu_data_handle_t h : {medium, vel, fwork, awork}) starpu_data_unregister(h);
 
   result.time = ts;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result.cell_updates = 2.0 * layout.nz * layout.nx * ts.nsteps * nshots;
+  result.cell_updates = 2.0 * layout.nz * layout.nx * ts.nsteps * count;
   return result;
 }
 
@@ -236,10 +259,11 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
 
 void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o) {
   check_modeling_inputs(m, s, o);
-  const std::size_t want = std::size_t(s.nshots()) * std::size_t(s.nrec()) * std::size_t(s.nt);
-  if (s.data.size() != want)
-    throw InputError("--data: the survey carries no observed data of shape (nshots, nrec, nt) = (" +
-                     std::to_string(s.nshots()) + ", " + std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ")");
+  for (int shot = 0; shot < s.nshots(); ++shot)  // this rank's shots (every shot with one process)
+    if (graph::mine(shot) && !s.observed(shot))
+      throw InputError("--data: the survey carries no observed data of shape (nshots, nrec, nt) = (" +
+                       std::to_string(s.nshots()) + ", " + std::to_string(s.nrec()) + ", " + std::to_string(s.nt) +
+                       ") for shot " + std::to_string(shot));
 }
 
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {

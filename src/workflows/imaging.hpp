@@ -26,17 +26,22 @@ struct ImagingResult {
 
 /// What an inversion adds to a gradient's task graph.
 struct GradientHooks {
-  /// Called as each shot's last task finishes (done shots so far, all shots), from a
-  /// StarPU callback: keep it short, no StarPU calls.
+  /// Called as each shot's last task finishes (done shots so far, all shots: this rank's
+  /// under MPI), from a StarPU callback: keep it short, no StarPU calls.
   std::function<void(int done, int total)> on_shot_done;
   /// The optimiser's step task, appended after the reduction; it updates `*model` (the
   /// model region, float64), which the call returns only once the step has run.
   const StepFunction* step = nullptr;
   std::vector<double>* model = nullptr;
+  /// The shots of this evaluation (a mini-batch), ascending; empty = every shot. Each
+  /// keeps its owner (shot mod ranks): that rank holds its observed data.
+  std::vector<int> shots;
 };
 
 /// J and its exact gradient with respect to the model's velocity (the padding held fixed)
-/// for the survey's observed data `s.data`. Needs a running Runtime.
+/// for the survey's observed data. Needs a running Runtime. Under several MPI ranks every
+/// rank calls it (each holding its own shots' data); the result (values, illumination,
+/// misfit) is complete on rank 0 only.
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o,
                               const GradientHooks& hooks = {});
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <deque>
 
+#include "codelets/distribution.hpp"
 #include "codelets/forward.hpp"
 #include "src/error.hpp"
 
@@ -19,9 +20,8 @@ namespace {
 template <typename T>
 struct ShotInFlight {
   int shot;
-  ShotInputs<T> inputs;  // host memory of the read-only handles: alive until the task ends
-  std::vector<T> traces;
-  starpu_data_handle_t traces_handle;
+  ShotInputs<T> inputs;  // host memory of the read-only handles (this rank's shots): alive until the task ends
+  starpu_data_handle_t traces;
 };
 
 template <typename T>
@@ -31,40 +31,51 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   const TimeStepping ts = choose_time_step(m, s, o);
   const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
   const int nrec = s.nrec(), nt = int(s.nt), nshots = s.nshots();
-  std::vector<float> shot_traces(std::size_t(nrec) * nt);
+  const std::size_t per_shot = std::size_t(nrec) * std::size_t(nt);
+  std::vector<float> shot_traces(per_shot);
 
-  starpu_data_handle_t medium, work;
-  starpu_vector_data_register(&medium, STARPU_MAIN_RAM, uintptr_t(med.buffer.data()), uint32_t(med.buffer.size()),
-                              sizeof(T));
-  starpu_vector_data_register(&work, -1, 0, uint32_t(med.layout.work_size()), sizeof(T));
+  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  starpu_data_handle_t work = graph::scratch_vector(med.layout.work_size(), sizeof(T));
 
-  const int window = std::max(2, 2 * int(starpu_worker_get_count()));
+  // Shots in flight, in shot order: 2 × workers per rank. Rank 0 receives every shot's
+  // traces and hands them on in shot order; the other ranks just compute their own.
+  const int window = std::max(2, 2 * int(starpu_worker_get_count()) * graph::size());
   std::deque<ShotInFlight<T>> in_flight;
   int done = 0;
   auto finish_oldest = [&] {
     ShotInFlight<T>& f = in_flight.front();
-    starpu_data_unregister(f.traces_handle);  // waits for the task and brings traces home
-    for (std::size_t i = 0; i < f.traces.size(); ++i) shot_traces[i] = float(f.traces[i]);
+    if (graph::rank() == 0) {
+      if (starpu_data_acquire(f.traces, STARPU_R) != 0) throw RuntimeError("modeling: cannot read a shot's traces");
+      const T* t = static_cast<const T*>(starpu_data_get_local_ptr(f.traces));
+      for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = float(t[i]);
+      starpu_data_release(f.traces);
+    }
+    starpu_data_unregister(f.traces);  // on the shot's rank: waits for its task (and the send)
     const int shot = f.shot;
     in_flight.pop_front();
-    sink(shot, shot_traces.data());
-    if (on_shot_done) on_shot_done(++done, nshots);
+    if (graph::rank() == 0) {
+      sink(shot, shot_traces.data());
+      if (on_shot_done) on_shot_done(++done, nshots);
+    }
   };
 
   for (int shot = 0; shot < nshots; ++shot) {
-    ShotInFlight<T> f{shot, shot_inputs(med, m, s, ts, shot), std::vector<T>(std::size_t(nrec) * nt), nullptr};
+    const int owner = graph::owner(shot);
+    ShotInFlight<T> f{shot, {}, nullptr};
     ShotProblem<T> layout = med.layout;
-    layout.source_index = f.inputs.nodes[0];
     layout.nrec = nrec;
-    ForwardHandles h{medium, nullptr, nullptr, nullptr, work};
-    starpu_vector_data_register(&h.nodes, STARPU_MAIN_RAM, uintptr_t(f.inputs.nodes.data()),
-                                uint32_t(f.inputs.nodes.size()), sizeof(long));
-    starpu_vector_data_register(&h.source, STARPU_MAIN_RAM, uintptr_t(f.inputs.source.data()),
-                                uint32_t(f.inputs.source.size()), sizeof(T));
-    starpu_vector_data_register(&h.traces, STARPU_MAIN_RAM, uintptr_t(f.traces.data()), uint32_t(f.traces.size()),
-                                sizeof(T));
-    f.traces_handle = h.traces;
+    if (owner == graph::rank()) {
+      f.inputs = shot_inputs(med, m, s, ts, shot);
+      layout.source_index = f.inputs.nodes[0];
+    }
+    const bool have = !f.inputs.nodes.empty();
+    ForwardHandles h{
+        medium, graph::owned_vector(owner, have ? f.inputs.nodes.data() : nullptr, std::size_t(nrec) + 1, sizeof(long)),
+        graph::owned_vector(owner, have ? f.inputs.source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
+        graph::owned_vector(owner, nullptr, per_shot, sizeof(T)), work};
+    f.traces = h.traces;
     insert_forward<T>(h, layout, o.order);
+    graph::send_to(h.traces, 0);
     starpu_data_unregister_submit(h.nodes);
     starpu_data_unregister_submit(h.source);
     in_flight.push_back(std::move(f));

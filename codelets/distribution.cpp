@@ -1,0 +1,65 @@
+#include "codelets/distribution.hpp"
+
+#ifdef STARWAVE_USE_MPI
+#include <mpi.h>
+#include <starpu_mpi.h>
+#endif
+
+#include <cstdint>
+
+namespace starwave::graph {
+namespace {
+
+int g_rank = 0, g_size = 1;
+std::int64_t g_next_tag = 1;  // advanced identically on every rank
+
+void mpi_register([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int owner) {
+#ifdef STARWAVE_USE_MPI
+  if (g_size > 1) starpu_mpi_data_register(h, g_next_tag++, owner);
+#endif
+}
+
+}  // namespace
+
+void set_world(int rank, int size) {
+  g_rank = rank;
+  g_size = size;
+}
+int rank() { return g_rank; }
+int size() { return g_size; }
+
+LocalScope::LocalScope() : rank_(g_rank), size_(g_size) { g_rank = 0, g_size = 1; }
+LocalScope::~LocalScope() { g_rank = rank_, g_size = size_; }
+
+starpu_data_handle_t owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
+  starpu_data_handle_t h;
+  if (owner == g_rank && host)
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), uint32_t(n), elem);
+  else
+    starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+  mpi_register(h, owner);
+  return h;
+}
+
+starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
+  starpu_data_handle_t h;
+  starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), uint32_t(n), elem);
+#ifdef STARWAVE_USE_MPI
+  mpi_register(h, STARPU_MPI_PER_NODE);
+#endif
+  return h;
+}
+
+starpu_data_handle_t scratch_vector(std::size_t n, std::size_t elem) {
+  starpu_data_handle_t h;
+  starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+  return h;
+}
+
+void send_to([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int node) {
+#ifdef STARWAVE_USE_MPI
+  if (g_size > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, h, node, nullptr, nullptr);
+#endif
+}
+
+}  // namespace starwave::graph
