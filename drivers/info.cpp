@@ -3,6 +3,7 @@
 #include <starpu.h>
 
 #include <iostream>
+#include <string>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -35,7 +36,14 @@ int info(int argc, char** argv) {
   Runtime rt;
   std::cout << "  workers        " << rt.cpu_workers() << " CPU, " << rt.cuda_workers() << " CUDA\n"
             << "  scheduler      " << rt.scheduler() << "\n";
-  if (rt.size() > 1) std::cout << "  MPI rank       " << rt.rank() << " of " << rt.size() << "\n";
+  std::string cores;  // where the CPU workers run (hwloc's logical PU numbers)
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(int(w)) == STARPU_CPU_WORKER)
+      cores += (cores.empty() ? "" : " ") + std::to_string(starpu_worker_get_bindid(int(w)));
+  std::cout << "  CPU workers on PUs " << cores << "\n";
+  if (rt.size() > 1)
+    std::cout << "  MPI rank       " << rt.rank() << " of " << rt.size() << " (" << rt.node_rank() << " of "
+              << rt.node_ranks() << " on this node)\n";
   return 0;
 }
 
