@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -190,6 +192,78 @@ TEST_F(MpiRun, ABadOptionIsReportedAndEndsEveryRank) {
   EXPECT_LT(r.seconds, 30) << r.out;
   EXPECT_NE(r.out.find("starwave fwi: error: --optimizer"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out));
+}
+
+/// The pid of rank `rank` of a running `starwave` whose command line mentions `tag`.
+int rank_pid(const std::string& tag, int rank) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    auto slurp = [&](const char* file) {
+      std::ifstream in(entry.path() / file, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      std::string text = ss.str();
+      for (char& c : text)
+        if (c == '\0') c = '\n';
+      return "\n" + text;
+    };
+    const std::string cmd = slurp("cmdline");
+    if (cmd.find("\n" + std::string(STARWAVE_BIN) + "\n") == std::string::npos || cmd.find(tag) == std::string::npos)
+      continue;
+    if (slurp("environ").find("\nOMPI_COMM_WORLD_RANK=" + std::to_string(rank) + "\n") != std::string::npos)
+      return std::stoi(name);
+  }
+  return -1;
+}
+
+/// Whether process `pid` runs (a zombie no longer does).
+bool alive(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return false;
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+TEST_F(MpiRun, AnInversionWhoseRankIsKilledEndsAndResumesOnOtherRanksToTheSameBits) {
+  const std::string common = "fwi --quiet --iterations 8 --model " + path("init.h5") + " --data " + path("data.h5");
+  const std::string whole = path("whole.h5"), killed = path("killed.h5"), state = killed + ".state";
+  ASSERT_EQ(starwave(0, common + " --out " + whole).status, 0);
+
+  // 2 ranks; once the state holds iteration 2, rank 1 is killed (a node lost): the job ends.
+  FILE* p = popen(
+      (kLauncher + "-n 2 " + STARWAVE_BIN + " " + common + " --out " + killed + " >/dev/null 2>&1 & echo $!").c_str(),
+      "r");
+  ASSERT_NE(p, nullptr);
+  int launcher = 0;
+  ASSERT_EQ(std::fscanf(p, "%d", &launcher), 1);
+  pclose(p);
+  int reached = -1;
+  for (int tries = 0; tries < 6000 && reached < 2; ++tries) {
+    usleep(10000);
+    if (!fs::exists(state)) continue;
+    try {
+      reached = int(io::read_record(state, {}, {"iteration"}).scalars.at("iteration"));
+    } catch (const std::exception&) {
+    }
+  }
+  ASSERT_GE(reached, 2) << "the inversion never saved iteration 2";
+  const int victim = rank_pid(killed, 1);
+  ASSERT_GT(victim, 0) << "rank 1 not found";
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (alive(launcher) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) usleep(20000);
+  const double ended = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(ended, 30) << "the other rank and the launcher did not end";
+  EXPECT_LT(rank_pid(killed, 0), 0) << "rank 0 still runs";
+  EXPECT_FALSE(fs::exists(killed)) << "no result before the run ends";
+
+  // Resumed on 3 ranks: the same bits as the uninterrupted single process.
+  const Result r = starwave(3, common + " --out " + killed + " --resume");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_same_bits(whole, killed, "vp");
+  expect_same_bits(whole, killed, "history/misfit");
 }
 
 }  // namespace

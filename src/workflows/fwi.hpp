@@ -71,6 +71,9 @@ double model_error(const std::vector<double>& v, const Model& truth);
 void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
 /// Needs a running Runtime. Throws InputError on bad options or an unreadable state.
+/// Under several MPI ranks every rank calls it with its own shots' data: rank 0 runs the
+/// optimiser, saves the state, reports, and returns the result; the other ranks evaluate
+/// what rank 0 announces and return the initial model (with `stopped` as rank 0's).
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
 }  // namespace starwave
