@@ -16,6 +16,7 @@
 
 #include "src/io.hpp"
 #include "src/synth.hpp"
+#include "tests/background.hpp"
 
 namespace starwave {
 namespace {
@@ -256,20 +257,9 @@ TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
 
   // Start the same inversion, SIGKILL it once its state has reached iteration 2, resume.
   const std::string killed = path("killed.h5"), state = killed + ".state";
-  FILE* p = popen((std::string(STARWAVE_BIN) + " " + common + killed + " >/dev/null 2>&1 & echo $!").c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  int pid = 0;
-  ASSERT_EQ(std::fscanf(p, "%d", &pid), 1);
-  pclose(p);
-  int reached = -1;
-  for (int tries = 0; tries < 6000 && reached < 2; ++tries) {
-    usleep(10000);
-    if (!fs::exists(state)) continue;
-    try {
-      reached = int(io::read_record(state, {}, {"iteration"}).scalars.at("iteration"));
-    } catch (const std::exception&) {
-    }
-  }
+  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + common + killed);
+  ASSERT_GT(pid, 0);
+  const int reached = test::wait_for_saved_iteration(state, 2);
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   ASSERT_GE(reached, 2) << "the inversion never saved iteration 2";

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "src/io.hpp"
+#include "tests/background.hpp"
 
 namespace starwave {
 namespace {
@@ -232,22 +233,10 @@ TEST_F(MpiRun, AnInversionWhoseRankIsKilledEndsAndResumesOnOtherRanksToTheSameBi
   ASSERT_EQ(starwave(0, common + " --out " + whole).status, 0);
 
   // 2 ranks; once the state holds iteration 2, rank 1 is killed (a node lost): the job ends.
-  FILE* p = popen(
-      (kLauncher + "-n 2 " + STARWAVE_BIN + " " + common + " --out " + killed + " >/dev/null 2>&1 & echo $!").c_str(),
-      "r");
-  ASSERT_NE(p, nullptr);
-  int launcher = 0;
-  ASSERT_EQ(std::fscanf(p, "%d", &launcher), 1);
-  pclose(p);
-  int reached = -1;
-  for (int tries = 0; tries < 6000 && reached < 2; ++tries) {
-    usleep(10000);
-    if (!fs::exists(state)) continue;
-    try {
-      reached = int(io::read_record(state, {}, {"iteration"}).scalars.at("iteration"));
-    } catch (const std::exception&) {
-    }
-  }
+  const int launcher =
+      test::start_in_background(kLauncher + "-n 2 " + STARWAVE_BIN + " " + common + " --out " + killed);
+  ASSERT_GT(launcher, 0);
+  const int reached = test::wait_for_saved_iteration(state, 2);
   ASSERT_GE(reached, 2) << "the inversion never saved iteration 2";
   const int victim = rank_pid(killed, 1);
   ASSERT_GT(victim, 0) << "rank 1 not found";
