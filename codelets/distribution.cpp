@@ -11,11 +11,11 @@ namespace starwave::graph {
 namespace {
 
 int g_rank = 0, g_size = 1;
-std::int64_t g_next_tag = 1;  // advanced identically on every rank
 
 void mpi_register([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int owner) {
 #ifdef STARWAVE_USE_MPI
-  if (g_size > 1) starpu_mpi_data_register(h, g_next_tag++, owner);
+  static std::int64_t next_tag = 1;  // advanced identically on every rank
+  if (g_size > 1) starpu_mpi_data_register(h, next_tag++, owner);
 #endif
 }
 

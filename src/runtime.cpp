@@ -24,9 +24,9 @@ namespace {
 
 int g_rank = 0, g_size = 1;
 
+#ifdef STARWAVE_USE_MPI
 bool env_set(const char* name) { return std::getenv(name) != nullptr; }
 
-#ifdef STARWAVE_USE_MPI
 /// MPI once per process, MPI_THREAD_MULTIPLE (StarPU-MPI's progression thread and the
 /// host's own collectives call MPI concurrently), finalised at exit after every Runtime
 /// has shut StarPU down.
@@ -106,8 +106,14 @@ void split_node(struct starpu_conf& conf, int node_rank, int node_size) {
 namespace mpi {
 
 void start_if_launched() {
+  const int ranks = Runtime::launched_ranks();
 #ifdef STARWAVE_USE_MPI
-  if (Runtime::launched_ranks() > 1) ensure_mpi();
+  if (ranks > 1) ensure_mpi();
+#else
+  // Without starpu-mpi every rank would do the whole job and write the same files.
+  if (ranks > 1)
+    throw InputError("this starwave was built without MPI (STARWAVE_USE_MPI=OFF) but launched as " +
+                     std::to_string(ranks) + " ranks; start one process, or rebuild with MPI");
 #endif
 }
 
