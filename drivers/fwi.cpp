@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "codelets/distribution.hpp"
@@ -61,6 +62,7 @@ int fwi(int argc, char** argv) {
   cli::NumericalText numerical;
   FwiOptions f;
   std::string model_path, data_path, out, true_path, figures_dir, bands_text;
+  int figures_every = 1;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave fwi");
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "initial velocity model (HDF5)")(
@@ -87,13 +89,16 @@ int fwi(int argc, char** argv) {
       "fix-top", cli::po::value<double>(&f.fix_top)->default_value(0),
       "keep the velocity of rows shallower than this (m), e.g. a water layer")(
       "figures", cli::po::value<std::string>(&figures_dir),
-      "folder for the pictures (default: OUT without .h5, plus _figures)");
+      "folder for the pictures (default: OUT without .h5, plus _figures)")(
+      "figures-every", cli::po::value<int>(&figures_every)->default_value(1),
+      "draw the pictures every N iterations (0 = at the end only); each drawing models one shot");
   cli::add_numerical_options(desc, o, numerical);
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("fwi", argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
   f.bands = parse_bands(bands_text);
+  if (figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   f.state = out + ".state";
   if (!f.resume) {
     io::check_output(out, flags.overwrite);
@@ -189,13 +194,27 @@ int fwi(int argc, char** argv) {
       std::fflush(stderr);
     };
   const int nbands = std::max<int>(1, int(f.bands.size()));
+  struct Undrawn {  // the latest iteration, when its pictures were skipped (--figures-every)
+    FwiProgress p;
+    std::vector<double> model, gradient, precond, history;
+  };
+  std::unique_ptr<Undrawn> undrawn;
   double total = 0;
   int first = -1;
   f.on_iteration = [&](const FwiProgress& p) {
     if (live) std::fprintf(stderr, "\r\033[K");
     reported = p.iteration;
     gradient = 0;
-    figures_now(p);
+    if (figures_every > 0 && p.iteration % figures_every == 0) {
+      figures_now(p);
+      undrawn.reset();
+    } else {  // kept for the drawing at the end
+      undrawn = std::make_unique<Undrawn>(Undrawn{p, *p.model, *p.gradient, *p.precond, *p.history});
+      undrawn->p.model = &undrawn->model;
+      undrawn->p.gradient = &undrawn->gradient;
+      undrawn->p.precond = &undrawn->precond;
+      undrawn->p.history = &undrawn->history;
+    }
     total += p.seconds;
     if (first < 0) first = p.iteration;
     if (flags.quiet) return;
@@ -208,6 +227,7 @@ int fwi(int argc, char** argv) {
     std::fflush(stdout);
   };
   const FwiResult r = invert(initial, s, o, f);
+  if (undrawn) figures_now(undrawn->p);  // the pictures show the last iteration whatever N
   io::write_fwi_result(out, r.model, r.misfit, r.band, f.bands,
                        {{"iterations", r.iterations},
                         {"vmin", f.vmin},

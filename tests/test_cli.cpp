@@ -226,6 +226,7 @@ TEST_F(Cli, FwiBadOptimizerOptions) {
   expect_refused(base + " --optimizer sgd", path("r.h5"), "--optimizer");
   expect_refused(base + " --optimizer adam --batch-shots 9", path("r.h5"), "--batch-shots");
   expect_refused(base + " --bands 5,x", path("r.h5"), "--bands");
+  expect_refused(base + " --figures-every -1", path("r.h5"), "--figures-every");
   expect_refused(base + " --bands 8,5", path("r.h5"), "--bands");
   expect_refused(base + " --bands 5,100000", path("r.h5"), "--bands");
   expect_refused(base + " --smooth -3", path("r.h5"), "--smooth");
@@ -236,9 +237,9 @@ TEST_F(Cli, FwiBandsAndGradientDescentWriteTheirHistory) {
   const std::string data = path("data.h5"), smooth = path("smooth.h5"), out = path("gd.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
-  const Result r =
-      run("fwi --model " + smooth + " --data " + data + " --out " + out +
-          " --optimizer gd --learning-rate 20 --bands 8,12 --iterations 2 --smooth 20 --figures " + path("figs"));
+  const Result r = run("fwi --model " + smooth + " --data " + data + " --out " + out +
+                       " --optimizer gd --learning-rate 20 --bands 8,12 --iterations 2 --smooth 20 --figures " +
+                       path("figs") + " --figures-every 0");  // drawn once, at the end
   ASSERT_EQ(r.status, 0) << r.err;
   const io::Record h = io::read_record(out, {"history/misfit", "history/band", "bands"}, {});
   EXPECT_EQ(h.arrays.at("bands"), (std::vector<double>{8, 12}));
