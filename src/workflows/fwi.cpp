@@ -5,7 +5,9 @@
 //           update the pairs; v, J, g ← the accepted trial; save the state
 //   or (Adam, GD): g ← gradient on this iteration's batch; v ← P(v − step(H g)); save
 // Each evaluation is one task graph whose last task (`step`) runs the optimiser's update
-// on the reduced gradient: accept or shorten a trial and propose the next model.
+// on the reduced gradient: accept or shorten a trial and propose the next model. Under
+// several MPI ranks rank 0 runs this loop and announces each evaluation; the other ranks
+// follow(), building the same graph on their own shots.
 #include "src/workflows/fwi.hpp"
 
 #include <algorithm>
