@@ -157,9 +157,9 @@ int fwi(int argc, char** argv) {
   figures::Image2D observed;  // the middle shot's data; residuals are drawn on its scale
   observed.rows = s.nrec();
   observed.cols = int(s.nt);
-  const Survey shown_data =  // under MPI the middle shot may be another rank's: read it here too
-      s.observed(shown) ? Survey{} : io::read_survey(data_path, true, [&](int k) { return k == shown; });
-  const float* shown_traces = s.observed(shown) ? s.observed(shown) : shown_data.observed(shown);
+  // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
+  const Survey shown_data = io::read_survey(data_path, true, [&](int k) { return k == shown; });
+  const float* shown_traces = shown_data.observed(shown);
   observed.values.assign(shown_traces, shown_traces + per_shot);
   const double data_scale = figures::clip_amplitude(observed.values, 0.98);
   figures::plot_gather(fig + "observed.png", observed);
