@@ -2,12 +2,17 @@
 // STREAM-triad bandwidth measured in the same run. Not a test: prints a table.
 //
 // Reference case: 600 × 250 cells at 4 m, v 1500 → 4000 m/s linear in depth, order 8,
-// PML 20, float32, 2000 steps, 25 Hz Ricker; 1 and 4 shots; 1 and 2 CPU workers.
+// PML 20, float32, 2000 steps, 25 Hz Ricker; 1 and 4 shots; 1 and 2 CPU workers. Where a
+// GPU is present, also: 1 and 32 shots on it with 1 … 8 CUDA workers (concurrent shots)
+// beside its copy bandwidth, and 32 shots on every CPU core and the GPU against the GPU
+// alone.   usage: bench_forward [steps] [reps] [gpu-shots] [--gpu-only [WORKERS,…]]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
+#include "bench/gpu.hpp"
 #include "bench/reference_case.hpp"
 #include "src/runtime.hpp"
 #include "src/survey.hpp"
@@ -36,15 +41,8 @@ double stream_triad() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
-  const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
-  const Model m = bench::reference_model();
-  NumericalOptions o;
-  o.order = 8;
-  o.pml_width = 20;
+void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {
   const double dt = bench::reference_survey(m, 1, steps).dt;
-
   const double triad = stream_triad();
   std::printf("STREAM triad (1 core): %.1f GB/s\n", triad);
   std::printf("reference case: %d × %d cells + PML 20, order 8, float32, %d steps, dt = %.3g s\n", m.nz, m.nx, steps,
@@ -72,5 +70,80 @@ int main(int argc, char** argv) {
       std::printf("%8d %8d %12.3f %14.3f %16.1f\n", workers, shots, t, rate / 1e9, triad * 1e9 * workers / rate);
     }
   }
+}
+
+void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, int many,
+              const std::vector<int>& per_gpu_list) {
+  const std::string gpu = bench::gpu_name();
+  if (gpu.empty()) {
+    std::printf("no GPU: no CUDA rows\n");
+    return;
+  }
+  const double copy = bench::gpu_copy_bandwidth();
+  std::printf("GPU: %s, copy bandwidth %.0f GB/s (device to device, bytes read + written)\n", gpu.c_str(), copy);
+  std::printf("%12s %8s %12s %14s %22s\n", "CUDA workers", "shots", "median s", "G cells/s", "copy roofline (16 B)");
+  auto time_shots = [&](const RuntimeOptions& ro, int shots, int warmups, double* rate) {
+    Runtime rt(ro);
+    const Survey s = bench::spread_survey(m, shots, steps);
+    for (int w = 0; w < warmups; ++w) model_shots(m, s, o, nullptr);  // perf models, device memory
+    std::vector<double> times;
+    for (int r = 0; r < reps; ++r) {
+      ModelingReport rep;
+      model_shots(m, s, o, &rep);
+      times.push_back(rep.seconds);
+      if (rate) *rate = rep.cell_updates;
+    }
+    std::sort(times.begin(), times.end());
+    if (rate) *rate /= times[times.size() / 2];
+    return times[times.size() / 2];
+  };
+  double gpu_only = 0;
+  std::vector<std::pair<int, int>> rows{{1, 1}};
+  for (int w : per_gpu_list) rows.push_back({w, many});
+  for (const auto& [per_gpu, shots] : rows) {
+    RuntimeOptions ro;
+    ro.ncpus = 0;
+    ro.ncuda = 1;
+    ro.workers_per_gpu = per_gpu;
+    double rate = 0;
+    const double t = time_shots(ro, shots, 1, &rate);
+    if (per_gpu == kDefaultWorkersPerGpu && shots == many) gpu_only = t;
+    std::printf("%12d %8d %12.4f %14.2f %21.0f%%\n", per_gpu, shots, t, rate / 1e9, 100 * rate * 16 / (copy * 1e9));
+  }
+  // Every core and the GPU, the dmda scheduler's perf models calibrated first.
+  RuntimeOptions mixed;
+  mixed.ncuda = 1;
+  mixed.scheduler = "dmda";
+  {
+    setenv("STARPU_CALIBRATE", "1", 1);
+    Runtime rt(mixed);
+    const Survey s = bench::spread_survey(m, many, steps);
+    for (int w = 0; w < 3; ++w) model_shots(m, s, o, nullptr);
+    unsetenv("STARPU_CALIBRATE");
+  }
+  const double t_mixed = time_shots(mixed, many, 0, nullptr);
+  std::printf("%d shots on every CPU core + the GPU (%d CUDA workers, dmda): %.4f s, %.2f× the GPU alone\n", many,
+              kDefaultWorkersPerGpu, t_mixed, t_mixed / gpu_only);
+}
+
+int main(int argc, char** argv) {
+  const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
+  const Model m = bench::reference_model();
+  NumericalOptions o;
+  o.order = 8;
+  o.pml_width = 20;
+  const bool gpu_only = argc > 4 && std::string(argv[4]) == "--gpu-only";
+  std::vector<int> per_gpu_list{1, 2, 4, 8};
+  if (gpu_only && argc > 5) {
+    per_gpu_list.clear();
+    for (const char* c = argv[5]; *c;) {
+      per_gpu_list.push_back(std::atoi(c));
+      while (*c && *c != ',') ++c;
+      if (*c) ++c;
+    }
+  }
+  if (!gpu_only) cpu_rows(m, o, steps, reps);
+  gpu_rows(m, o, steps, reps, argc > 3 ? std::atoi(argv[3]) : 32, per_gpu_list);
   return 0;
 }

@@ -3,12 +3,16 @@
 // alone; forward writing the store; adjoint (re-creation + back-propagation + imaging);
 // then `starwave gradient`'s task graph against `starwave model`'s through StarPU, 1 and 4
 // shots, 1 and 2 workers. Also the memory a shot keeps between its forward and adjoint,
-// per storage strategy. Not a test: prints tables.   usage: bench_gradient [steps] [reps]
+// per storage strategy. Where a GPU is present: the same graphs on it, 1 and 32 shots, 1
+// and the default number of CUDA workers (concurrent shots), and on every CPU core and
+// the GPU together. Not a test: prints tables.
+//   usage: bench_gradient [steps] [reps] [gpu-shots] [--gpu-only]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "bench/gpu.hpp"
 #include "bench/reference_case.hpp"
 #include "kernels/cpu/adjoint.hpp"
 #include "src/runtime.hpp"
@@ -24,6 +28,9 @@ double median(std::vector<double> t) {
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
+
+void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps);
+void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, int many, const std::string& gpu);
 
 }  // namespace
 
@@ -75,6 +82,73 @@ int main(int argc, char** argv) {
               2 * p.grid_size() * 4 * mb);
   std::printf("  adjoint scratch per worker: %.1f MB\n", p.adjoint_work_size() * 4 * mb);
 
+  const bool gpu_only = argc > 4 && std::string(argv[4]) == "--gpu-only";
+  if (!gpu_only) cpu_rows(m, o, steps, reps);
+  const std::string gpu = bench::gpu_name();
+  if (gpu.empty()) {
+    std::printf("no GPU: no CUDA rows\n");
+    return 0;
+  }
+  gpu_rows(m, o, steps, reps, argc > 3 ? std::atoi(argv[3]) : 32, gpu);
+  return 0;
+}
+
+namespace {
+
+/// Model and gradient of the survey's shots on the running Runtime's workers; `warmups`
+/// untimed gradients first (perf models). Medians of `reps`.
+std::pair<double, double> model_and_gradient(const Model& m, const NumericalOptions& o, Survey sv, int reps,
+                                             int warmups) {
+  Model truth = m;
+  for (auto& v : truth.vp) v *= 0.98;  // observed data from a slightly slower medium
+  sv.data = model_shots(truth, sv, o, nullptr);
+  for (int w = 0; w < warmups; ++w) misfit_gradient(m, sv, o);
+  std::vector<double> tm, tg;
+  for (int r = 0; r < reps; ++r) {
+    ModelingReport rep;
+    model_shots(m, sv, o, &rep);
+    tm.push_back(rep.seconds);
+    tg.push_back(misfit_gradient(m, sv, o).seconds);
+  }
+  return {median(tm), median(tg)};
+}
+
+void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, int many, const std::string& gpu) {
+  std::printf("GPU: %s, copy bandwidth %.0f GB/s; whole task graphs, median of %d:\n", gpu.c_str(),
+              bench::gpu_copy_bandwidth(), reps);
+  std::printf("%12s %8s %12s %12s %10s %16s\n", "CUDA workers", "shots", "model s", "gradient s", "ratio",
+              "gradient/shot s");
+  double alone = 0;
+  for (const auto& [per_gpu, shots] :
+       std::vector<std::pair<int, int>>{{1, 1}, {1, many}, {kDefaultWorkersPerGpu, many}}) {
+    RuntimeOptions ro;
+    ro.ncpus = 0;
+    ro.ncuda = 1;
+    ro.workers_per_gpu = per_gpu;
+    Runtime rt(ro);
+    const auto [tm, tg] = model_and_gradient(m, o, bench::spread_survey(m, shots, steps), reps, 1);
+    if (per_gpu == kDefaultWorkersPerGpu) alone = tg;
+    std::printf("%12d %8d %12.4f %12.4f %10.2f %16.4f\n", per_gpu, shots, tm, tg, tg / tm, tg / shots);
+  }
+  RuntimeOptions mixed;
+  mixed.ncuda = 1;
+  mixed.scheduler = "dmda";
+  const Survey sv = bench::spread_survey(m, many, steps);
+  {
+    setenv("STARPU_CALIBRATE", "1", 1);
+    Runtime rt(mixed);
+    model_and_gradient(m, o, sv, 1, 2);
+    unsetenv("STARPU_CALIBRATE");
+  }
+  Runtime rt(mixed);
+  const auto [tm, tg] = model_and_gradient(m, o, sv, reps, 0);
+  std::printf(
+      "every CPU core + the GPU (dmda, calibrated), %d shots: model %.4f s, gradient %.4f s = %.2f× the GPU "
+      "alone\n",
+      many, tm, tg, tg / alone);
+}
+
+void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {
   std::printf("through StarPU (whole task graphs), median of %d:\n", reps);
   std::printf("%8s %8s %12s %12s %10s\n", "workers", "shots", "model s", "gradient s", "ratio");
   for (int workers : {1, 2}) {
@@ -83,20 +157,10 @@ int main(int argc, char** argv) {
     ro.ncuda = 0;
     Runtime rt(ro);
     for (int shots : {1, 4}) {
-      Survey sv = bench::reference_survey(m, shots, steps);
-      Model truth = m;
-      for (auto& v : truth.vp) v *= 0.98;  // observed data from a slightly slower medium
-      sv.data = model_shots(truth, sv, o, nullptr);
-      misfit_gradient(m, sv, o);  // warm-up (and perf-model calibration)
-      std::vector<double> tm, tg;
-      for (int r = 0; r < reps; ++r) {
-        ModelingReport rep;
-        model_shots(m, sv, o, &rep);
-        tm.push_back(rep.seconds);
-        tg.push_back(misfit_gradient(m, sv, o).seconds);
-      }
-      std::printf("%8d %8d %12.3f %12.3f %10.2f\n", workers, shots, median(tm), median(tg), median(tg) / median(tm));
+      const auto [tm, tg] = model_and_gradient(m, o, bench::reference_survey(m, shots, steps), reps, 1);
+      std::printf("%8d %8d %12.3f %12.3f %10.2f\n", workers, shots, tm, tg, tg / tm);
     }
   }
-  return 0;
 }
+
+}  // namespace

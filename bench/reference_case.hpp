@@ -39,4 +39,14 @@ inline Survey reference_survey(const Model& m, int shots, int steps) {
   return s;
 }
 
+/// The reference survey with `shots` sources spread evenly over the surface (on grid
+/// nodes), for runs of many shots.
+inline Survey spread_survey(const Model& m, int shots, int steps) {
+  Survey s = reference_survey(m, 1, steps);
+  s.sources.clear();
+  for (int i = 0; i < shots; ++i)
+    s.sources.push_back({8.0, m.dx * (10 + (shots > 1 ? ((m.nx - 21) * i) / (shots - 1) : (m.nx - 21) / 2))});
+  return s;
+}
+
 }  // namespace starwave::bench

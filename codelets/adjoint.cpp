@@ -28,7 +28,7 @@ template <typename T>
 Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
   p.attach_medium(vector_ptr<const T>(buffers[0]));
   const long* nodes = vector_ptr<const long>(buffers[1]);  // source_index comes with the layout
-  p.receiver_index = nodes + 1;
+  p.attach_nodes(nodes);
   p.source = vector_ptr<const T>(buffers[2]);
   p.store = vector_ptr<T>(buffers[4]);
   p.final_state = vector_ptr<T>(buffers[5]);
@@ -48,6 +48,7 @@ void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 }
 
 void adjoint_cpu(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("adjoint")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cpu_typed(buffers, a, layout); });
 }
@@ -57,16 +58,20 @@ template <typename T>
 void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const Unpacked<T> u = unpack(buffers, layout);
   cudaStream_t stream = starpu_cuda_get_local_stream();
-  codelets::check_cuda(cudaMemsetAsync(u.correlation, 0, std::size_t(u.region) * sizeof(T), stream));
-  codelets::check_cuda(cudaMemsetAsync(u.illumination, 0, std::size_t(u.region) * sizeof(T), stream));
-  int err = 0;
+  const std::string what = codelets::describe("adjoint", a);
+  for (T* field : {u.correlation, u.illumination}) {  // W buffers: ours to clear
+    const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region) * sizeof(T), stream);
+    if (e != cudaSuccess) return codelets::check_cuda(cuda::Status{int(e), "memset of the image"}, what);
+  }
+  cuda::Status st;
   with_order(a.order, [&](auto o) {
-    err = cuda::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, stream);
+    st = cuda::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, stream);
   });
-  codelets::check_cuda(err);
+  codelets::check_cuda(st, what);
 }
 
 void adjoint_cuda(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("adjoint")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cuda_typed(buffers, a, layout); });
 }

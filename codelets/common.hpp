@@ -5,8 +5,11 @@
 #include <starpu.h>
 
 #include <cstring>
+#include <string>
 #include <type_traits>
 
+#include "codelets/failure.hpp"
+#include "kernels/cuda/propagate.hpp"
 #include "kernels/shot.hpp"
 
 #ifdef STARWAVE_USE_CUDA
@@ -46,8 +49,13 @@ inline struct starpu_perfmodel history_model(const char* symbol) {
 }
 
 #ifdef STARWAVE_USE_CUDA
-inline void check_cuda(int err) {
-  if (err != 0) STARPU_CUDA_REPORT_ERROR(static_cast<cudaError_t>(err));
+/// Records a CUDA launcher's failure as the task's (codelets/failure.hpp): the launch, the
+/// task and the device's message, e.g. "CUDA error in forward update (forward task, order
+/// 8, float): invalid configuration argument".
+inline void check_cuda(const cuda::Status& s, const std::string& task) {
+  if (!s)
+    record_failure("CUDA error in " + std::string(s.launch ? s.launch : "a launch") + " (" + task +
+                   "): " + cuda::error_string(s.code));
 }
 #endif
 
@@ -70,6 +78,11 @@ ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
   else
     a.f = layout;
   return a;
+}
+
+/// "forward task, order 8, float": what a CUDA error message says of a shot task.
+inline std::string describe(const char* task, const ShotArgs& a) {
+  return std::string(task) + " task, order " + std::to_string(a.order) + ", " + (a.is_double ? "double" : "float");
 }
 
 /// Unpacks a task's ShotArgs and calls f(args, layout) with the layout of its precision.

@@ -6,6 +6,9 @@
 #endif
 
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace starwave::graph {
 namespace {
@@ -41,12 +44,29 @@ starpu_data_handle_t owned_vector(int owner, const void* host, std::size_t n, st
   return h;
 }
 
+/// Fills a handle StarPU allocates with `n` elements from `host`, in main memory.
+void fill_from(starpu_data_handle_t h, const void* host, std::size_t n, std::size_t elem) {
+  if (starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_W) != 0)
+    throw std::runtime_error("StarPU: cannot allocate an input buffer of " + std::to_string(n * elem) + " bytes");
+  std::memcpy(starpu_data_get_local_ptr(h), host, n * elem);
+  starpu_data_release_on_node(h, STARPU_MAIN_RAM);
+}
+
+starpu_data_handle_t input_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
+  starpu_data_handle_t h;
+  starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+  mpi_register(h, owner);
+  if (owner == g_rank && host) fill_from(h, host, n, elem);
+  return h;
+}
+
 starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
-  starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), uint32_t(n), elem);
+  starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
 #ifdef STARWAVE_USE_MPI
   mpi_register(h, STARPU_MPI_PER_NODE);
 #endif
+  fill_from(h, host, n, elem);
   return h;
 }
 

@@ -47,8 +47,14 @@ class LocalScope {
 /// fills when a task there reads it. Call it on every rank, in the same order.
 starpu_data_handle_t owned_vector(int owner, const void* host, std::size_t n, std::size_t elem);
 
+/// A read-only input of `n` elements owned by rank `owner`: there a copy of `host` (which
+/// may go as soon as this returns) in memory StarPU allocates — pinned where CUDA workers
+/// exist, so its transfer to a GPU is asynchronous (DESIGN §3) — elsewhere a placeholder as
+/// in owned_vector(). Call it on every rank, in the same order.
+starpu_data_handle_t input_vector(int owner, const void* host, std::size_t n, std::size_t elem);
+
 /// A read-only input each rank holds its own copy of (`host`, computed by every rank the
-/// same way): tasks read the local copy; nothing is ever sent.
+/// same way; copied as by input_vector()): tasks read the local copy; nothing is ever sent.
 starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_t elem);
 
 /// Work space (STARPU_SCRATCH): local to each rank, never sent.

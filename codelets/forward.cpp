@@ -25,7 +25,7 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
   const T* medium = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[0]));
   p.attach_medium(medium);
   const long* nodes = reinterpret_cast<const long*>(STARPU_VECTOR_GET_PTR(buffers[1]));
-  p.receiver_index = nodes + 1;
+  p.attach_nodes(nodes);
   p.source = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2]));
   p.traces = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[3]));
   p.work = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[4]));
@@ -43,6 +43,7 @@ void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 }
 
 void forward_cpu(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("forward")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cpu_typed(buffers, a, layout); });
 }
@@ -51,12 +52,13 @@ void forward_cpu(void* buffers[], void* cl_arg) {
 template <typename T>
 void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const ShotProblem<T> p = unpack(buffers, layout);
-  int err = 0;
-  with_order(a.order, [&](auto o) { err = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
-  codelets::check_cuda(err);
+  cuda::Status st;
+  with_order(a.order, [&](auto o) { st = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
+  codelets::check_cuda(st, codelets::describe("forward", a));
 }
 
 void forward_cuda(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("forward")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cuda_typed(buffers, a, layout); });
 }

@@ -24,6 +24,7 @@ void image_cpu_typed(void* buffers[], int mode) {
 }
 
 void image_cpu(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("image")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (is_double(buffers[0]))
@@ -41,6 +42,7 @@ void reduce_cpu_typed(void* buffers[]) {
 }
 
 void reduce_cpu(void* buffers[], void*) {
+  if (codelets::must_skip("reduce")) return;
   if (is_double(buffers[0]))
     reduce_cpu_typed<double>(buffers);
   else
@@ -50,12 +52,14 @@ void reduce_cpu(void* buffers[], void*) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void image_cuda_typed(void* buffers[], int mode) {
-  codelets::check_cuda(cuda::contribution(
-      vector_ptr<const T>(buffers[0]), vector_ptr<const T>(buffers[1]), vector_ptr<const T>(buffers[2]),
-      vector_ptr<T>(buffers[3]), long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()));
+  codelets::check_cuda(cuda::contribution(vector_ptr<const T>(buffers[0]), vector_ptr<const T>(buffers[1]),
+                                          vector_ptr<const T>(buffers[2]), vector_ptr<T>(buffers[3]),
+                                          long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()),
+                       "image task");
 }
 
 void image_cuda(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("image")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (is_double(buffers[0]))
@@ -67,10 +71,12 @@ void image_cuda(void* buffers[], void* cl_arg) {
 template <typename T>
 void reduce_cuda_typed(void* buffers[]) {
   codelets::check_cuda(cuda::accumulate(vector_ptr<T>(buffers[0]), vector_ptr<const T>(buffers[1]),
-                                        long(STARPU_VECTOR_GET_NX(buffers[0])), starpu_cuda_get_local_stream()));
+                                        long(STARPU_VECTOR_GET_NX(buffers[0])), starpu_cuda_get_local_stream()),
+                       "reduce task");
 }
 
 void reduce_cuda(void* buffers[], void*) {
+  if (codelets::must_skip("reduce")) return;
   if (is_double(buffers[0]))
     reduce_cuda_typed<double>(buffers);
   else

@@ -17,15 +17,11 @@ void misfit_cpu_typed(void* buffers[], int mode) {
   const T* syn = vector_ptr<const T>(buffers[0]);
   const float* obs = vector_ptr<const float>(buffers[1]);
   T* res = vector_ptr<T>(buffers[2]);
-  double sum = 0;
-  for (long i = 0; i < n; ++i) {
-    res[i] = imaging::adjoint_source(syn[i], obs[i], mode);
-    sum += double(res[i]) * double(res[i]);
-  }
-  *vector_ptr<double>(buffers[3]) = 0.5 * sum;
+  *vector_ptr<double>(buffers[3]) = imaging::misfit_fixed_order(syn, obs, res, n, mode);
 }
 
 void misfit_cpu(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("misfit")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
@@ -37,12 +33,15 @@ void misfit_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void misfit_cuda_typed(void* buffers[], int mode) {
-  codelets::check_cuda(cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]),
-                                    vector_ptr<T>(buffers[2]), vector_ptr<double>(buffers[3]),
-                                    long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()));
+  codelets::check_cuda(
+      cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]), vector_ptr<T>(buffers[2]),
+                   vector_ptr<double>(buffers[4]), vector_ptr<double>(buffers[3]),
+                   long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()),
+      "misfit task");
 }
 
 void misfit_cuda(void* buffers[], void* cl_arg) {
+  if (codelets::must_skip("misfit")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
@@ -63,11 +62,12 @@ struct starpu_codelet* misfit_codelet() {
     c.cuda_funcs[0] = misfit_cuda;
     c.cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
-    c.nbuffers = 4;
+    c.nbuffers = 5;
     c.modes[0] = STARPU_R;
     c.modes[1] = STARPU_R;
     c.modes[2] = STARPU_W;
     c.modes[3] = STARPU_W;
+    c.modes[4] = STARPU_SCRATCH;
     c.model = &model;
     c.name = "misfit";
     return c;
@@ -79,7 +79,7 @@ struct starpu_codelet* misfit_codelet() {
 
 void insert_misfit(const MisfitHandles& h, int mode) {
   submit_task(misfit_codelet(), "misfit", STARPU_R, h.synthetic, STARPU_R, h.observed, STARPU_W, h.residual, STARPU_W,
-              h.misfit, STARPU_VALUE, &mode, sizeof mode);
+              h.misfit, STARPU_SCRATCH, h.scratch, STARPU_VALUE, &mode, sizeof mode);
 }
 
 }  // namespace starwave

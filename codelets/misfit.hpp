@@ -11,6 +11,7 @@ namespace starwave {
 /// `mode`: imaging::kGradient or imaging::kRtm (kernels/imaging.hpp).
 struct MisfitHandles {
   starpu_data_handle_t synthetic, observed, residual, misfit;
+  starpu_data_handle_t scratch;  // imaging::kMisfitBlocks doubles (SCRATCH): the CUDA block sums
 };
 
 void insert_misfit(const MisfitHandles& h, int mode);

@@ -34,7 +34,11 @@ int info(int argc, char** argv) {
             << "  MPI            not compiled\n";
 #endif
   Runtime rt;
-  std::cout << "  workers        " << rt.cpu_workers() << " CPU, " << rt.cuda_workers() << " CUDA\n"
+  std::cout << "  workers        " << rt.cpu_workers() << " CPU, " << rt.cuda_workers() << " CUDA";
+  if (rt.gpus() > 0)
+    std::cout << " (" << rt.gpus() << " GPU" << (rt.gpus() > 1 ? "s" : "") << " × " << rt.cuda_workers() / rt.gpus()
+              << " shots in flight, each on its own stream)";
+  std::cout << "\n"
             << "  scheduler      " << rt.scheduler() << "\n";
   std::string cores;  // where the CPU workers run (hwloc's logical PU numbers)
   for (unsigned w = 0; w < starpu_worker_get_count(); ++w)

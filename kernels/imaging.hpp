@@ -2,6 +2,9 @@
 // (DESIGN §3), shared by their CPU loops and CUDA kernels. Pure: no StarPU, no I/O.
 #pragma once
 
+#include <cstddef>
+#include <vector>
+
 #include "kernels/hd.hpp"
 
 namespace starwave::imaging {
@@ -27,6 +30,54 @@ SW_HD void contribution_point(const T* correlation, const T* illumination, const
                               long k) {
   out[k] = mode == kRtm ? velocity[k] * velocity[k] * correlation[k] : T(2) * correlation[k] / velocity[k];
   out[n + k] = illumination[k];
+}
+
+// The misfit's order of summation, fixed so that a CPU and a CUDA worker give the same bits
+// (DESIGN §3): element i of a shot's n residual samples belongs to lane i mod kMisfitLanes;
+// each lane sums the squares of its elements in ascending i (in double); the lanes are
+// summed in blocks of kMisfitThreads by a halving tree (v[t] += v[t + h], h = 128 … 1), and
+// the kMisfitBlocks block sums by the same tree. On a GPU a lane is a thread and a block a
+// thread block, so the whole device shares the reduction.
+constexpr int kMisfitThreads = 256;
+constexpr int kMisfitBlocks = 64;
+constexpr long kMisfitLanes = long(kMisfitThreads) * kMisfitBlocks;
+
+/// Lane `lane`'s sum of squared residuals; writes the residual of its elements.
+template <typename T>
+SW_HD double misfit_lane(const T* synthetic, const float* observed, T* residual, long n, int mode, long lane) {
+  double sum = 0;
+  for (long i = lane; i < n; i += kMisfitLanes) {
+    const T r = adjoint_source(synthetic[i], observed[i], mode);
+    residual[i] = r;
+    sum += double(r) * double(r);
+  }
+  return sum;
+}
+
+/// The halving tree over v[0 … count) (count a power of two), in place; returns the sum.
+inline double halving_sum(double* v, int count) {
+  for (int h = count / 2; h > 0; h /= 2)
+    for (int t = 0; t < h; ++t) v[t] += v[t + h];
+  return v[0];
+}
+
+/// J_s = ½ Σ residual² of one shot, in the fixed order above, on the host; writes the residual.
+template <typename T>
+double misfit_fixed_order(const T* synthetic, const float* observed, T* residual, long n, int mode) {
+  static_assert((kMisfitThreads & (kMisfitThreads - 1)) == 0 && (kMisfitBlocks & (kMisfitBlocks - 1)) == 0,
+                "the trees halve");
+  std::vector<double> lanes(std::size_t(kMisfitLanes), 0.0);
+  long lane = 0;
+  for (long i = 0; i < n; ++i) {  // lane by lane in ascending i: the order of misfit_lane, read sequentially
+    const T r = adjoint_source(synthetic[i], observed[i], mode);
+    residual[i] = r;
+    lanes[lane] += double(r) * double(r);
+    if (++lane == kMisfitLanes) lane = 0;
+  }
+  double blocks[kMisfitBlocks];
+  for (int b = 0; b < kMisfitBlocks; ++b)
+    blocks[b] = halving_sum(lanes.data() + long(b) * kMisfitThreads, kMisfitThreads);
+  return 0.5 * halving_sum(blocks, kMisfitBlocks);
 }
 
 }  // namespace starwave::imaging

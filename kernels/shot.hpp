@@ -15,7 +15,9 @@
 // columns on both sides of each layer, rows of `xstride`).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <vector>
 
 #include "kernels/hd.hpp"
 
@@ -46,7 +48,30 @@ struct ShotProblem {
   const long* receiver_index = nullptr;
   T* traces = nullptr;  // nrec × nt, row per receiver
 
-  T* work = nullptr;  // scratch of work_size() values: u, u_prev, ψ_z, ζ_z, ψ_x, ζ_x
+  // The receivers as a gather, for the kernels that add every receiver's adjoint source
+  // in the thread that updates its cell (in receiver order, without atomics; several
+  // receivers may share a cell): the unique receiver cells ascending, those of padded row
+  // z at rec_cell[rec_row[z] … rec_row[z+1]), the receivers of cell c at
+  // rec_order[rec_first[c] … rec_first[c+1]). All of it lives in the shot's nodes buffer:
+  //   [source index | receiver indices (nrec) | rec_row (nz + 1) | rec_cell (≤ nrec) |
+  //    rec_first (≤ nrec + 1) | rec_order (nrec)]   (fill_nodes()).
+  const long* rec_row = nullptr;
+  const long* rec_cell = nullptr;
+  const long* rec_first = nullptr;
+  const long* rec_order = nullptr;
+
+  /// Elements of the nodes buffer for `nrec` receivers on a padded grid of `nz` rows.
+  SW_HD static std::size_t nodes_size(int nrec, int nz) { return 4 * std::size_t(nrec) + std::size_t(nz) + 3; }
+  /// Points receiver_index and the gather into a nodes buffer (nrec and nz set first).
+  SW_HD void attach_nodes(const long* nodes) {
+    receiver_index = nodes + 1;
+    rec_row = receiver_index + nrec;
+    rec_cell = rec_row + nz + 1;
+    rec_first = rec_cell + nrec;
+    rec_order = rec_first + nrec + 1;
+  }
+
+  T* work = nullptr;  // scratch of work_size() values: u, u_prev, ψ_z, ζ_z, ψ_x, ζ_x, clocks
 
   // The forward wavefield kept for the adjoint (DESIGN §3), written by the forward when
   // `store` is set: every step's values on the `halo`-wide ring around the model region
@@ -134,23 +159,24 @@ struct ShotProblem {
   }
   SW_HD std::size_t store_size() const { return std::size_t(nsteps + 1) * std::size_t(store_step_size()); }
 
-  /// Grid offset (from cell (0, 0)) of element k of a store slot.
+  /// Grid offset (from cell (0, 0)) of element k of a store slot (32-bit arithmetic within
+  /// the slot: a 2-D slot holds far fewer than 2³¹ values).
   SW_HD long store_cell(long k) const {
-    const long h = mz1() - mz0(), w = mx1() - mx0(), r = halo;
-    long z, x;
+    const unsigned h = unsigned(mz1() - mz0()), w = unsigned(mx1() - mx0()), r = unsigned(halo), c = unsigned(k);
+    int z, x;
     if (storage == kStoreFull) {
-      z = mz0() - r + k / (w + 2 * r);
-      x = mx0() - r + k % (w + 2 * r);
-    } else if (k < 2 * r * w) {  // top strip, then bottom strip
-      const long strip = k / (r * w), i = k % (r * w);
-      z = (strip == 0 ? mz0() - r : mz1()) + i / w;
-      x = mx0() + i % w;
+      z = mz0() - int(r) + int(c / (w + 2 * r));
+      x = mx0() - int(r) + int(c % (w + 2 * r));
+    } else if (c < 2 * r * w) {  // top strip, then bottom strip
+      const unsigned strip = c / (r * w), i = c % (r * w);
+      z = (strip == 0 ? mz0() - int(r) : mz1()) + int(i / w);
+      x = mx0() + int(i % w);
     } else {  // left strip, then right strip
-      const long i = k - 2 * r * w, strip = i / (h * r), j = i % (h * r);
-      z = mz0() + j / r;
-      x = (strip == 0 ? mx0() - r : mx1()) + j % r;
+      const unsigned i = c - 2 * r * w, strip = i / (h * r), j = i % (h * r);
+      z = mz0() + int(j / r);
+      x = (strip == 0 ? mx0() - int(r) : mx1()) + int(j % r);
     }
-    return z * stride + x;
+    return long(z) * stride + x;
   }
 
   /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer
@@ -159,13 +185,16 @@ struct ShotProblem {
   SW_HD std::size_t adjoint_work_size() const { return work_size() + 4 * grid_size(); }
 
   /// The scratch arrays, in this order inside `work`.
-  SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size(); }
+  SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + kAlign; }
   SW_HD T* u0() const { return work; }
   SW_HD T* u1() const { return work + grid_size(); }
   SW_HD T* psi_z() const { return work + 2 * grid_size(); }
   SW_HD T* zeta_z() const { return psi_z() + zlayer_size(); }
   SW_HD T* psi_x() const { return zeta_z() + zlayer_size(); }
   SW_HD T* zeta_x() const { return psi_x() + xlayer_size(); }
+  /// Two step counters (64 bytes set aside at the end of the forward's arrays) for the
+  /// CUDA launches replayed as a graph (kernels/cuda/bodies.hpp, Step).
+  SW_HD int* clocks() const { return reinterpret_cast<int*>(zeta_x() + xlayer_size()); }
 
   /// The medium buffer: [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)].
   SW_HD std::size_t medium_size() const { return grid_size() + 2 * std::size_t(nz) + 2 * std::size_t(nx); }
@@ -178,5 +207,34 @@ struct ShotProblem {
     b_x = a_x + nx;
   }
 };
+
+/// Fills a nodes buffer of ShotProblem::nodes_size(nrec, nz) elements from the source node
+/// and the receiver nodes (grid offsets z·stride + x of a padded grid of nz rows).
+inline void fill_nodes(long* nodes, long source_index, const long* receiver_index, int nrec, int nz, long stride) {
+  nodes[0] = source_index;
+  long* ri = nodes + 1;
+  for (int r = 0; r < nrec; ++r) ri[r] = receiver_index[r];
+  long* row = ri + nrec;
+  long* cell = row + nz + 1;
+  long* first = cell + nrec;
+  long* order = first + nrec + 1;
+  std::vector<long> by_cell(static_cast<std::size_t>(nrec));
+  for (int r = 0; r < nrec; ++r) by_cell[std::size_t(r)] = r;
+  std::stable_sort(by_cell.begin(), by_cell.end(), [&](long a, long b) { return ri[a] < ri[b]; });
+  long ncell = 0;
+  for (int k = 0; k < nrec; ++k) {
+    const long r = by_cell[std::size_t(k)];
+    if (k == 0 || ri[r] != cell[ncell - 1]) {
+      cell[ncell] = ri[r];
+      first[ncell] = k;
+      ++ncell;
+    }
+    order[k] = r;
+  }
+  first[ncell] = nrec;
+  for (long c = ncell + 1; c <= nrec; ++c) first[c] = nrec;  // unused tail
+  for (long c = ncell; c < nrec; ++c) cell[c] = -1;
+  for (int z = 0; z <= nz; ++z) row[z] = std::lower_bound(cell, cell + ncell, long(z) * stride) - cell;
+}
 
 }  // namespace starwave

@@ -140,15 +140,49 @@ struct StepArgs {
   int zt, zb, xl, xr;           // layers: rows [0, zt) and [zb, nz), columns [0, xl) and [xr, nx)
   int xloop_left, xloop_right;  // the CPU side loops: [0, xloop_left) and [xloop_right, nx)
   long xleft0, xright0;         // xi(0, 0) and xi(0, xloop_right): xi(z, x) = those + z·xstride + x − x0
+  // ShotProblem::zlayer_index / xlayer_index with their branches resolved once per step
+  // (the CUDA threads call them per cell): rows z < z_split use the top array's offset,
+  // columns x < x_split the left one's.
+  int z_split, x_split;
+  long z_top, z_bottom, x_left, x_right;
 
-  SW_HD long zi(int z, int x) const { return layout.zlayer_index(z, x); }
-  SW_HD long xi(int z, int x) const { return layout.xlayer_index(z, x); }
+  SW_HD long zi(int z, int x) const { return long(z) * stride + x + (z < z_split ? z_top : z_bottom); }
+  SW_HD long xi(int z, int x) const { return long(z) * xstride + x + (x < x_split ? x_left : x_right); }
   SW_HD bool z_layer(int z) const { return z < zt || z >= zb; }
   SW_HD bool x_layer(int x) const { return x < xl || x >= xr; }
   /// A layer row or column, or one within `halo` of a layer (where the adjoint's
   /// correction reaches).
   SW_HD bool z_rim(int z) const { return (zt > 0 && z < zt + layout.halo) || (zb < nz && z >= zb - layout.halo); }
   SW_HD bool x_rim(int x) const { return (xl > 0 && x < xl + layout.halo) || (xr < nx && x >= xr - layout.halo); }
+
+  /// The absorbing-layer cells, numbered 0 … layer_cells() − 1: the top rows [0, zt) and
+  /// the bottom rows [zb, nz) over every column, then the left columns [0, xl) and the
+  /// right columns [xr, nx) of the rows between. The memory-variable passes of the CUDA
+  /// bodies run over these cells only.
+  SW_HD long layer_cells() const {
+    const long band_rows = long(zt) + (nz - zb), side_rows = zb > zt ? long(zb - zt) : 0L;
+    return band_rows * nx + side_rows * (long(xl) + (nx - xr));
+  }
+  /// Cell (z, x) of layer cell number t < layer_cells().
+  /// (32-bit arithmetic: a 2-D grid's layers hold far fewer than 2³¹ cells.)
+  SW_HD void layer_cell(long t, int& z, int& x) const {
+    const unsigned c = unsigned(t), w = unsigned(nx), top = unsigned(zt) * w, bands = top + unsigned(nz - zb) * w;
+    if (c < bands) {
+      const unsigned k = c < top ? c : c - top;
+      z = int(k / w) + (c < top ? 0 : zb);
+      x = int(k % w);
+      return;
+    }
+    const unsigned side = c - bands, left = unsigned(zb - zt) * unsigned(xl);
+    if (side < left) {
+      z = zt + int(side / unsigned(xl));
+      x = int(side % unsigned(xl));
+    } else {
+      const unsigned r = unsigned(nx - xr);
+      z = zt + int((side - left) / r);
+      x = xr + int((side - left) % r);
+    }
+  }
 };
 
 /// ψ pass at cell (z, x) of an absorbing layer (nothing elsewhere).
@@ -237,12 +271,12 @@ SW_HD void adjoint_alpha_point(const StepArgs<T>& a, int z, int x) {
   if (a.z_layer(z)) {
     const long j = a.zi(z, x);
     const T d = d1_layers_only<Order>(mu, a.stride, z, a.nz, a.zt, a.zb) + d1<Order>(a.zeta_z + j, a.stride);
-    a.psi_z[j] = a.a_z[z] * a.psi_z[j] - a.b_z[z] * a.inv_dz * d;
+    a.psi_z[j] = a.a_z[z] * a.psi_z[j] - a.b_z[z] * (d * a.inv_dz);
   }
   if (a.x_layer(x)) {
     const long j = a.xi(z, x);
     const T d = d1_layers_only<Order>(mu, 1, x, a.nx, a.xl, a.xr) + d1<Order>(a.zeta_x + j, 1);
-    a.psi_x[j] = a.a_x[x] * a.psi_x[j] - a.b_x[x] * a.inv_dx * d;
+    a.psi_x[j] = a.a_x[x] * a.psi_x[j] - a.b_x[x] * (d * a.inv_dx);
   }
 }
 
@@ -315,17 +349,25 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   a.xloop_right = p.xloop_right();
   a.xleft0 = p.xlayer_index(0, 0);
   a.xright0 = p.xlayer_index(0, a.xloop_right);
+  const int big = 1 << 30;
+  a.z_split = p.zmerged() ? big : p.pml_top > 0 ? p.pml_top + p.halo : -big;
+  a.z_top = p.zlayer_index(0, 0);
+  a.z_bottom = p.zlayer_index(p.nz - 1, 0) - long(p.nz - 1) * p.stride;
+  a.x_split = p.xmerged() ? big : p.pml_left > 0 ? p.xloop_left() + p.halo : -big;
+  a.x_left = p.xlayer_index(0, 0);
+  a.x_right = p.xlayer_index(0, p.nx - 1) - (p.nx - 1);
   return a;
 }
 
-/// Antisymmetric mirror of the free surface at one column x ∈ [−halo, nx+halo) of the
-/// updated field (pointer at the first non-guard cell): u = 0 on row `top`, and the
-/// `halo` guard rows above hold −u of the rows below (DESIGN §2).
+/// Antisymmetric mirror of the free surface at one column x ∈ [0, nx) of the updated
+/// field (pointer at cell (0, 0)): u = 0 on row `top`, and the `halo` rows above hold −u
+/// of the rows below (DESIGN §2), for the rows below that lie in the grid (< nz; past it
+/// the guard rows are zero, and so stay their mirrors). The guard columns stay zero.
 template <typename T>
-SW_HD void mirror_free_surface(T* u, long stride, int top, int halo, int x) {
+SW_HD void mirror_free_surface(T* u, long stride, int top, int halo, int nz, int x) {
   T* row0 = u + long(top) * stride;
   row0[x] = T(0);
-  for (int k = 1; k <= halo; ++k) row0[-k * stride + x] = -row0[k * stride + x];
+  for (int k = 1; k <= halo && top + k < nz; ++k) row0[-k * stride + x] = -row0[k * stride + x];
 }
 
 }  // namespace starwave::stencil

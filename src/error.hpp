@@ -17,4 +17,11 @@ struct RuntimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A task failed on its worker (a CUDA launch refused, a device error): the message names
+/// the task, the launch and the device's own words. Raised by the workflows once their task
+/// graph has drained (codelets/failure.hpp).
+struct TaskError : RuntimeError {
+  using RuntimeError::RuntimeError;
+};
+
 }  // namespace starwave

@@ -198,11 +198,13 @@ ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s,
   const double delta_h = 1.0 / (m.dz * m.dx);
   in.source.resize(src.size());
   for (std::size_t i = 0; i < src.size(); ++i) in.source[i] = T(src[i] * delta_h);
-  in.nodes.push_back(node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot)));
+  const long source = node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
   const auto& rec = s.receivers_of(shot);
+  std::vector<long> receivers(rec.size());
   for (std::size_t r = 0; r < rec.size(); ++r)
-    in.nodes.push_back(
-        node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot)));
+    receivers[r] = node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
+  in.nodes.resize(ShotProblem<T>::nodes_size(int(rec.size()), med.layout.nz));
+  fill_nodes(in.nodes.data(), source, receivers.data(), int(rec.size()), med.layout.nz, med.layout.stride);
   return in;
 }
 

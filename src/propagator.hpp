@@ -68,7 +68,7 @@ long node_index(const Medium<T>& med, const Model& m, const Position& p, const s
 template <typename T>
 struct ShotInputs {
   std::vector<T> source;    // nsteps samples of s(t)·δ_h at the internal step
-  std::vector<long> nodes;  // [source index, receiver indices…]
+  std::vector<long> nodes;  // [source index, receiver indices…, the receiver gather] (kernels/shot.hpp)
 };
 
 template <typename T>

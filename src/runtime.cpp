@@ -15,6 +15,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include <unistd.h>
 
 #include "codelets/distribution.hpp"
 #include "src/error.hpp"
@@ -60,7 +63,7 @@ void ensure_mpi() {
 /// Ranks sharing a node split its cores and GPUs (see runtime.hpp): an equal run of cores
 /// each, one left to StarPU-MPI's progression thread and one per GPU worker's driver
 /// thread when the run is long enough.
-void split_node(struct starpu_conf& conf, int node_rank, int node_size) {
+void split_node(struct starpu_conf& conf, int node_rank, int node_size, int per_gpu) {
   if (node_size < 2) return;
   int ngpus = 0;
 #ifdef STARWAVE_USE_CUDA
@@ -94,12 +97,27 @@ void split_node(struct starpu_conf& conf, int node_rank, int node_size) {
     if (!pus.empty()) {
       conf.use_explicit_workers_bindid = 1;
       for (int i = 0; i < STARPU_NMAXWORKERS; ++i) conf.workers_bindid[i] = pus[std::size_t(i) % pus.size()];
-      if (conf.ncpus < 0) conf.ncpus = std::max(1, int(pus.size()) - 1 - my_gpus);
+      if (conf.ncpus < 0) conf.ncpus = std::max(1, int(pus.size()) - 1 - my_gpus * per_gpu);
     }
   }
   hwloc_topology_destroy(topo);
 }
 #endif
+
+/// CUDA workers per GPU: the option, else $STARPU_NWORKER_PER_CUDA, else
+/// kDefaultWorkersPerGpu — fewer where the GPUs' driver threads (one per worker) would
+/// take more than half of the cores.
+int workers_per_gpu(const RuntimeOptions& o) {
+  if (o.workers_per_gpu > 0) return o.workers_per_gpu;
+  if (const char* v = std::getenv("STARPU_NWORKER_PER_CUDA"); v && std::atoi(v) > 0) return std::atoi(v);
+  int ngpus = 0;
+#ifdef STARWAVE_USE_CUDA
+  if (o.ncuda == 0 || cudaGetDeviceCount(&ngpus) != cudaSuccess) ngpus = 0;
+#endif
+  if (ngpus <= 0) return kDefaultWorkersPerGpu;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return int(std::clamp<long>(cores / (2L * ngpus), 1L, long(kDefaultWorkersPerGpu)));
+}
 
 }  // namespace
 
@@ -181,6 +199,16 @@ Runtime::Runtime(const RuntimeOptions& o) {
     conf.sched_policy_name = o.scheduler.c_str();
   else if (std::getenv("STARPU_SCHED") == nullptr)
     conf.sched_policy_name = "dmda";
+  // StarPU built with FxT records a trace by default: a ~130 MB buffer and ~0.35 s per
+  // process, and a file in /tmp at exit. Off unless asked for (STARPU_FXT_TRACE=1).
+  setenv("STARPU_FXT_TRACE", "0", 0);
+  const int per_gpu = workers_per_gpu(o);
+#ifdef STARWAVE_USE_CUDA
+  // Several shots per GPU, each CUDA worker with its own stream and its own driver thread
+  // (measured on an H100: one thread feeding every stream halves the throughput).
+  setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);
+  setenv("STARPU_CUDA_THREAD_PER_WORKER", "1", 0);
+#endif
   // Buffers StarPU allocates (the wavefield scratch, copies on other nodes) start on
   // 64-byte boundaries like ours, so the kernels' rows are aligned (kernels/shot.hpp).
   starpu_malloc_set_align(64);
@@ -193,7 +221,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
       MPI_Comm_size(node, &node_size_);
       MPI_Comm_free(&node);
     }
-    split_node(conf, node_rank_, node_size_);
+    split_node(conf, node_rank_, node_size_, per_gpu);
     const int ret = starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, &conf);
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
@@ -221,6 +249,13 @@ Runtime::~Runtime() {
 int Runtime::cpu_workers() const { return int(starpu_cpu_worker_get_count()); }
 int Runtime::cuda_workers() const { return int(starpu_cuda_worker_get_count()); }
 int Runtime::workers() const { return int(starpu_worker_get_count()); }
+int Runtime::gpus() const {
+  std::vector<int> devices;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER) devices.push_back(starpu_worker_get_devid(int(w)));
+  std::sort(devices.begin(), devices.end());
+  return int(std::unique(devices.begin(), devices.end()) - devices.begin());
+}
 
 std::string Runtime::scheduler() const {
   struct starpu_sched_policy* p = starpu_sched_ctx_get_sched_policy(0);

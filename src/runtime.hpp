@@ -18,10 +18,18 @@
 namespace starwave {
 
 struct RuntimeOptions {
-  int ncpus = -1;         // CPU workers; -1 = StarPU's choice (STARPU_NCPU or every core)
-  int ncuda = -1;         // CUDA workers; -1 = every GPU
+  int ncpus = -1;  // CPU workers; -1 = StarPU's choice (STARPU_NCPU or every core)
+  int ncuda = -1;  // GPUs used; -1 = every GPU
+  // CUDA workers per GPU: the shots it runs at once, each on its own stream and driver
+  // thread (DESIGN §3 "A GPU is kept busy"); -1 = $STARPU_NWORKER_PER_CUDA, else
+  // kDefaultWorkersPerGpu or fewer, so that driver threads take at most half the cores.
+  int workers_per_gpu = -1;
   std::string scheduler;  // empty = $STARPU_SCHED or dmda
 };
+
+/// Shots in flight per GPU by default (README "GPUs": measured on an H100, 8 gave the
+/// most cell updates per second of 1 … 16).
+constexpr int kDefaultWorkersPerGpu = 8;
 
 class Runtime {
  public:
@@ -39,6 +47,7 @@ class Runtime {
 
   int cpu_workers() const;
   int cuda_workers() const;
+  int gpus() const;  // distinct GPUs the CUDA workers drive (cuda_workers() / gpus() shots each)
   int workers() const;
   std::string scheduler() const;
   /// Ranks on this node and this rank's place among them (1 and 0 without MPI).

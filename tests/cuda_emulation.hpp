@@ -1,24 +1,43 @@
 // tests/cuda_emulation.hpp — runs the CUDA launch sequence and thread bodies of
 // kernels/cuda/bodies.hpp on the host: loops over blocks and threads stand in for
 // blockIdx/threadIdx, with the same block shapes and the same out-of-range threads as the
-// GPU launches, so the index logic, bounds and PML branches are checked without a GPU.
+// GPU launches, so the index logic, bounds and PML branches are checked without a GPU. It
+// also counts the launches (the fused passes' limits) and can make one launch fail, as a
+// GPU would refuse it, to check the error path.
 #pragma once
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "kernels/cuda/bodies.hpp"
 
 namespace starwave::test {
 
 struct EmulatedExec {
+  std::vector<std::string> launches;  // names, in order
+  long fail_at = -1;                  // this launch (0-based) fails instead of running
+  const char* failed = nullptr;       // the failed launch's name
+
   template <typename T>
   bool zero(T* p, std::size_t n) {
     std::memset(p, 0, n * sizeof(T));
     return true;
   }
+  /// Counts launch `name`; false when it is the one to fail (then it does not run).
+  bool launch(const char* name) {
+    if (failed) return false;
+    launches.push_back(name);
+    if (long(launches.size()) - 1 == fail_at) {
+      failed = name;
+      return false;
+    }
+    return true;
+  }
   template <typename F>
-  void sweep2d(F f, int nz, int nx) {
+  void sweep2d(const char* name, F f, int nz, int nx) {
     using namespace cuda_bodies;
+    if (nz <= 0 || nx <= 0 || !launch(name)) return;
     const int gx = (nx + kBlockX - 1) / kBlockX, gz = (nz + kBlockZ - 1) / kBlockZ;
     for (int bz = 0; bz < gz; ++bz)
       for (int bx = 0; bx < gx; ++bx)
@@ -26,14 +45,20 @@ struct EmulatedExec {
           for (int tx = 0; tx < kBlockX; ++tx) f(bz * kBlockZ + tz, bx * kBlockX + tx);
   }
   template <typename F>
-  void sweep1d(F f, int n) {
+  void sweep1d(const char* name, F f, long n) {
     using namespace cuda_bodies;
-    const int g = (n + kBlock1D - 1) / kBlock1D;
-    for (int b = 0; b < g; ++b)
-      for (int t = 0; t < kBlock1D; ++t)
+    if (n <= 0 || !launch(name)) return;
+    const long g = (n + kBlock1D - 1) / kBlock1D;
+    for (long b = 0; b < g; ++b)
+      for (long t = 0; t < kBlock1D; ++t)
         if (b * kBlock1D + t < n) f(b * kBlock1D + t);
   }
-  bool ok() const { return true; }
+  /// Runs the launches of `issue` `times` times, as a replayed CUDA graph runs them.
+  template <typename F>
+  void replay(const char*, long times, F&& issue) {
+    for (long i = 0; i < times && ok(); ++i) issue(*this);
+  }
+  bool ok() const { return failed == nullptr; }
 };
 
 }  // namespace starwave::test

@@ -60,8 +60,8 @@ std::unique_ptr<PreparedShot<T>> prepare_shot(const Model& m, const Survey& s, c
   p.traces = ps->traces.data();
   p.source = ps->in.source.data();
   p.source_index = ps->in.nodes[0];
-  p.receiver_index = ps->in.nodes.data() + 1;
   p.nrec = s.nrec();
+  p.attach_nodes(ps->in.nodes.data());
   return ps;
 }
 

@@ -181,8 +181,7 @@ std::vector<T> born_traces(const Model& m, const Survey& sv, const NumericalOpti
       for (int x = pb.mx0(); x < pb.mx1(); ++x)
         dup[o0 + z * s + x] += sec[std::size_t(z - pb.mz0()) * w + std::size_t(x - pb.mx0())];
     if (pd.free_surface)
-      for (int x = -pd.halo; x < pd.nx + pd.halo; ++x)
-        stencil::mirror_free_surface(dup + o0, s, pd.pml_top, pd.halo, x);
+      for (int x = 0; x < pd.nx; ++x) stencil::mirror_free_surface(dup + o0, s, pd.pml_top, pd.halo, pd.nz, x);
     std::swap(du, dup);
     if ((mstep + 1) % pd.record_every == 0 && (mstep + 1) / pd.record_every < pd.nt)
       for (int r = 0; r < pd.nrec; ++r)

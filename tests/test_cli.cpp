@@ -44,9 +44,10 @@ class Cli : public ::testing::Test {
 
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
-  static Result run(const std::string& args) {
+  /// Runs `starwave ARGS` with the environment assignments `env` ("NAME=value …") first.
+  static Result run(const std::string& args, const std::string& env = "") {
     const std::string err = (fs::temp_directory_path() / ("starwave-cli-err-" + std::to_string(getpid()))).string();
-    const std::string cmd = std::string(STARWAVE_BIN) + " " + args + " >/dev/null 2>" + err;
+    const std::string cmd = env + " " + std::string(STARWAVE_BIN) + " " + args + " >/dev/null 2>" + err;
     const int raw = std::system(cmd.c_str());
     std::ifstream in(err);
     std::stringstream ss;
@@ -56,8 +57,9 @@ class Cli : public ::testing::Test {
   }
 
   /// Runs `model` with the given inputs and asserts the refusal rules.
-  void expect_refused(const std::string& args, const std::string& out, const std::string& mention) {
-    const Result r = run(args);
+  void expect_refused(const std::string& args, const std::string& out, const std::string& mention,
+                      const std::string& env = "") {
+    const Result r = run(args, env);
     EXPECT_NE(r.status, 0) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line on stderr, got:\n" << r.err;
     EXPECT_NE(r.err.find(mention), std::string::npos) << "stderr should mention '" << mention << "':\n" << r.err;
@@ -204,6 +206,25 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   for (const char* d : {"/image", "/image_raw", "/illumination"})
     EXPECT_EQ(io::read_slice(path("i.h5"), d, 0).values.size(), 40u * 60u) << d;
   ASSERT_EQ(run("plot --in " + path("i.h5") + " --dataset /image --out " + path("i.png")).status, 0);
+}
+
+/// A task that fails on its worker (a CUDA error; here injected, as a machine without a
+/// GPU cannot make one) ends the run with one line naming the task, exit 1, no output file
+/// (DESIGN §3) — not an abort, whichever task it is.
+TEST_F(Cli, FailedTaskEndsTheRunWithOneLine) {
+  const std::string data = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  const std::string d2 = path("d2.h5");
+  expect_refused(model_cmd(model_, survey_, d2), d2, "forward task", "STARWAVE_TEST_FAIL_TASK=forward");
+  EXPECT_EQ(run(model_cmd(model_, survey_, d2), "STARWAVE_TEST_FAIL_TASK=forward").status, 1);
+  for (const char* task : {"forward", "misfit", "adjoint", "image", "reduce"})
+    expect_refused("gradient --model " + model_ + " --data " + data + " --out " + path("g.h5"), path("g.h5"),
+                   std::string(task) + " task", std::string("STARWAVE_TEST_FAIL_TASK=") + task);
+  expect_refused("rtm --model " + model_ + " --data " + data + " --out " + path("i.h5"), path("i.h5"), "adjoint task",
+                 "STARWAVE_TEST_FAIL_TASK=adjoint");
+  expect_refused("fwi --model " + model_ + " --data " + data + " --iterations 2 --out " + path("r.h5"), path("r.h5"),
+                 "step task", "STARWAVE_TEST_FAIL_TASK=step");
+  EXPECT_FALSE(fs::exists(path("r.h5.state")));
 }
 
 TEST_F(Cli, GradientNeedsObservedData) {

@@ -1,51 +1,77 @@
 // tests/test_cuda_emulation.cpp — the CUDA kernels' bodies and launch sequence, run on the
-// host by the launch-emulation shim, against the CPU kernel (DESIGN §7).
+// host by the launch-emulation shim, against the CPU kernel (DESIGN §7): the same bits,
+// forward and adjoint, every order, float and double, with and without a free surface;
+// the fused passes' launch counts; a refused launch reported with its name.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "kernels/cpu/adjoint.hpp"
+#include "kernels/cpu/subnormals.hpp"  // the device flushes float subnormals (nvcc -ftz=true)
+#include "kernels/imaging.hpp"
 #include "tests/cuda_emulation.hpp"
 #include "tests/helpers.hpp"
 
 namespace starwave::test {
 namespace {
 
-/// Runs shot 0 with the CPU kernel and with the emulated CUDA launches; the traces agree
-/// to ≤ 1e−5 (float) or ≤ 1e−12 (double) relative L2.
+/// Bit equality of two arrays (so −0 and +0 differ, and so would two NaNs of other bits).
+template <typename T>
+bool same_bits(const T* a, const T* b, std::size_t n) {
+  return std::memcmp(a, b, n * sizeof(T)) == 0;
+}
+
+/// The first element where the bits differ, for the failure message.
+template <typename T>
+std::string first_difference(const T* a, const T* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::memcmp(a + i, b + i, sizeof(T)) != 0)
+      return "element " + std::to_string(i) + ": " + std::to_string(double(a[i])) + " vs " +
+             std::to_string(double(b[i]));
+  return "none";
+}
+
+/// Runs shot 0 with the CPU kernel and with the emulated CUDA launches: the same bits.
 template <typename T, int Order>
 void expect_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o,
                                   const std::string& context) {
-  const std::vector<double> cpu = run_shot<T>(m, s, o);
-  auto ps = prepare_shot<T>(m, s, o);
+  auto cpu = prepare_shot<T>(m, s, o);
+  cpu::forward<Order, T>(cpu->p);
+  auto emu = prepare_shot<T>(m, s, o);
   EmulatedExec ex;
-  ASSERT_TRUE((cuda_bodies::run_shot<Order>(ps->p, ex)));
-  const std::vector<double> emu(ps->traces.begin(), ps->traces.end());
-  ASSERT_GT(norm(cpu), 0);
-  const double tol = sizeof(T) == 8 ? 1e-12 : 1e-5;
-  EXPECT_LE(diff_norm(cpu, emu) / norm(cpu), tol) << "order " << Order << ", " << context;
+  const cpu::detail::FlushSubnormals<T> as_on_the_device;
+  ASSERT_TRUE((cuda_bodies::run_shot<Order>(emu->p, ex)));
+  const std::size_t n = cpu->traces.size();
+  ASSERT_GT(norm(std::vector<double>(cpu->traces.begin(), cpu->traces.end())), 0) << context;
+  EXPECT_TRUE(same_bits(cpu->traces.data(), emu->traces.data(), n))
+      << "traces, order " << Order << ", " << context << ", first difference at "
+      << first_difference(cpu->traces.data(), emu->traces.data(), n);
 }
 
 /// The adjoint of shot 0 (residual = its traces) through cpu::adjoint and through the
-/// emulated CUDA launches, each after its own forward with a `storage` store: the
-/// correlation and illumination agree like the traces.
+/// emulated CUDA launches, each after its own forward with a `storage` store: the same
+/// bits in the correlation, the illumination, the store and the final state.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
                                           const std::string& context) {
   std::vector<T> corr[2], illum[2];
+  aligned_vector<T> store[2], final_state[2];
   for (int emulated : {0, 1}) {
     auto ps = prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
     p.storage = storage;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
-    aligned_vector<T> store(p.store_size()), final_state(2 * p.grid_size());
-    p.store = store.data();
-    p.final_state = final_state.data();
+    store[emulated].assign(p.store_size(), T(0));
+    final_state[emulated].assign(2 * p.grid_size(), T(0));
+    p.store = store[emulated].data();
+    p.final_state = final_state[emulated].data();
     const std::size_t region = std::size_t(p.mz1() - p.mz0()) * std::size_t(p.mx1() - p.mx0());
     corr[emulated].assign(region, T(0));
     illum[emulated].assign(region, T(0));
     EmulatedExec ex;
+    const cpu::detail::FlushSubnormals<T> as_on_the_device;
     if (emulated) {
       ASSERT_TRUE((cuda_bodies::run_shot<Order>(p, ex)));
       ASSERT_TRUE((cuda_bodies::run_adjoint<Order>(p, ps->traces.data(), corr[1].data(), illum[1].data(), ex)));
@@ -54,22 +80,26 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
       cpu::adjoint<Order, T>(p, ps->traces.data(), corr[0].data(), illum[0].data(), nullptr);
     }
   }
-  const double tol = sizeof(T) == 8 ? 1e-11 : 1e-4;
+  const std::string what = "order " + std::to_string(Order) + ", storage " + std::to_string(storage) + ", " + context;
+  EXPECT_TRUE(same_bits(store[0].data(), store[1].data(), store[0].size()))
+      << "store, " << what << ", first difference at "
+      << first_difference(store[0].data(), store[1].data(), store[0].size());
   for (auto* field : {corr, illum}) {
-    const std::vector<double> a(field[0].begin(), field[0].end()), b(field[1].begin(), field[1].end());
-    ASSERT_GT(norm(a), 0) << context;
-    EXPECT_LE(diff_norm(a, b) / norm(a), tol) << (field == corr ? "correlation" : "illumination") << ", order " << Order
-                                              << ", storage " << storage << ", " << context;
+    ASSERT_GT(norm(std::vector<double>(field[0].begin(), field[0].end())), 0) << what;
+    EXPECT_TRUE(same_bits(field[0].data(), field[1].data(), field[0].size()))
+        << (field == corr ? "correlation, " : "illumination, ") << what << ", first difference at "
+        << first_difference(field[0].data(), field[1].data(), field[0].size());
   }
 }
 
 template <typename T, int Order>
 void compare(bool free_surface) {
-  // Odd sizes so no dimension is a multiple of the block shape; a heterogeneous model.
+  // Odd sizes so no dimension is a multiple of the block shape; a heterogeneous model; two
+  // receivers on one node (their adjoint sources add up in receiver order).
   Model m = constant_model(37, 53, 10, 1800);
   for (int z = 0; z < m.nz; ++z)
     for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1800 + 25 * z + 3 * x;
-  Survey s = point_survey({60, 170}, {{10, 0}, {10, 260}, {360, 520}, {200, 100}}, 15, 1e-3, 0.4);
+  Survey s = point_survey({60, 170}, {{10, 0}, {10, 260}, {360, 520}, {200, 100}, {10, 260}, {0, 300}}, 15, 1e-3, 0.4);
   NumericalOptions o;
   o.order = Order;
   o.pml_width = 7;
@@ -80,20 +110,22 @@ void compare(bool free_surface) {
     expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, "free surface " + std::to_string(free_surface));
 }
 
-TEST(CudaEmulation, MatchesCpuKernelFloat) {
-  compare<float, 2>(false);
-  compare<float, 4>(false);
-  compare<float, 6>(true);
-  compare<float, 8>(false);
-  compare<float, 8>(true);
+TEST(CudaEmulation, SameBitsAsCpuKernelFloat) {
+  for (bool fs : {false, true}) {
+    compare<float, 2>(fs);
+    compare<float, 4>(fs);
+    compare<float, 6>(fs);
+    compare<float, 8>(fs);
+  }
 }
 
-TEST(CudaEmulation, MatchesCpuKernelDouble) {
-  compare<double, 2>(true);
-  compare<double, 4>(false);
-  compare<double, 6>(false);
-  compare<double, 8>(false);
-  compare<double, 8>(true);
+TEST(CudaEmulation, SameBitsAsCpuKernelDouble) {
+  for (bool fs : {false, true}) {
+    compare<double, 2>(fs);
+    compare<double, 4>(fs);
+    compare<double, 6>(fs);
+    compare<double, 8>(fs);
+  }
 }
 
 /// The CPU kernel sweeps the side layers in whole vectors (falling back to plain loops
@@ -126,6 +158,81 @@ TEST(CudaEmulation, LayerGeometries) {
       compare_geometry<float, 8>(3, nx, pml, pml % 2 == 0);  // thinner than two radii
       compare_geometry<double, 4>(6, nx, pml, pml % 2 == 1);
     }
+}
+
+/// Launches of one shot's forward and adjoint for `steps` internal steps.
+std::pair<long, long> launches(int steps, bool free_surface) {
+  Model m = constant_model(30, 40, 10, 2000);
+  Survey s = point_survey({100, 200}, {{10, 50}, {10, 150}, {10, 150}}, 15, 1e-3, 1e-3 * steps);
+  NumericalOptions o;
+  o.pml_width = 10;
+  o.free_surface = free_surface;
+  auto ps = prepare_shot<float>(m, s, o);
+  ShotProblem<float>& p = ps->p;
+  EXPECT_EQ(p.nsteps, steps);
+  ps->work.assign(p.adjoint_work_size(), 0.0f);
+  p.work = ps->work.data();
+  aligned_vector<float> store(p.store_size()), final_state(2 * p.grid_size());
+  p.store = store.data();
+  p.final_state = final_state.data();
+  std::vector<float> corr(std::size_t(m.nz) * m.nx), illum(corr.size());
+  EmulatedExec fwd, adj;
+  EXPECT_TRUE((cuda_bodies::run_shot<8>(p, fwd)));
+  EXPECT_TRUE((cuda_bodies::run_adjoint<8>(p, ps->traces.data(), corr.data(), illum.data(), adj)));
+  return {long(fwd.launches.size()), long(adj.launches.size())};
+}
+
+TEST(CudaEmulation, FusedPassesLaunchesPerTimeStep) {
+  for (bool fs : {false, true}) {
+    const auto [f1, a1] = launches(40, fs);
+    const auto [f2, a2] = launches(90, fs);
+    EXPECT_EQ(f2 - f1, 2 * 50) << "forward: 2 launches per step (free surface " << fs << ")";
+    EXPECT_EQ(a2 - a1, 3 * 50) << "adjoint: 3 launches per step (free surface " << fs << ")";
+    EXPECT_LE(f1, 2 * 40 + 4) << "forward: a few launches outside the steps";
+    EXPECT_LE(a1, 3 * 40 + 5) << "adjoint: a few launches outside the steps";
+  }
+}
+
+TEST(CudaEmulation, RefusedLaunchStopsTheShotAndIsNamed) {
+  Model m = constant_model(20, 30, 10, 2000);
+  Survey s = point_survey({100, 150}, {{10, 50}}, 15, 1e-3, 0.05);
+  NumericalOptions o;
+  o.pml_width = 5;
+  auto ps = prepare_shot<float>(m, s, o);
+  EmulatedExec ex;
+  ex.fail_at = 8;  // the clock, then (side, update) per step: step 3's update, inside a replayed chunk
+  EXPECT_FALSE((cuda_bodies::run_shot<8>(ps->p, ex)));
+  ASSERT_NE(ex.failed, nullptr);
+  EXPECT_EQ(std::string(ex.failed), "forward update");
+  EXPECT_EQ(ex.launches.size(), 9u) << "nothing is launched after the refused one";
+}
+
+/// The CPU misfit (one pass over the samples, lanes by i mod kMisfitLanes) equals the
+/// CUDA order: each lane summing its strided elements (imaging::misfit_lane, the body of a
+/// GPU thread), then the halving trees — the same bits, and within round-off of a plain
+/// sum.
+TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
+  for (long n : {1L, 1000L, imaging::kMisfitLanes + 17, 5 * imaging::kMisfitLanes + 12345}) {
+    const std::size_t count = std::size_t(n);
+    std::vector<float> syn(count), obs(count), res_cpu(count), res_dev(count);
+    for (long i = 0; i < n; ++i) {
+      syn[std::size_t(i)] = float(std::sin(0.001 * double(i)) * (1 + i % 7));
+      obs[std::size_t(i)] = float(std::cos(0.0013 * double(i)));
+    }
+    const double cpu = imaging::misfit_fixed_order(syn.data(), obs.data(), res_cpu.data(), n, imaging::kGradient);
+    std::vector<double> lanes(std::size_t(imaging::kMisfitLanes)), blocks(std::size_t(imaging::kMisfitBlocks));
+    for (long l = 0; l < imaging::kMisfitLanes; ++l)
+      lanes[std::size_t(l)] = imaging::misfit_lane(syn.data(), obs.data(), res_dev.data(), n, imaging::kGradient, l);
+    for (int b = 0; b < imaging::kMisfitBlocks; ++b)
+      blocks[std::size_t(b)] =
+          imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
+    const double dev = 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    EXPECT_EQ(std::memcmp(&cpu, &dev, sizeof cpu), 0) << "n = " << n << ": " << cpu << " vs " << dev;
+    EXPECT_TRUE(same_bits(res_cpu.data(), res_dev.data(), res_cpu.size())) << "n = " << n;
+    double plain = 0;
+    for (float r : res_cpu) plain += double(r) * double(r);
+    EXPECT_NEAR(cpu, 0.5 * plain, 1e-12 * plain) << "n = " << n;
+  }
 }
 
 }  // namespace

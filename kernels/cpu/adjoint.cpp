@@ -30,7 +30,9 @@ void beta_z_row(const StepArgs<T>& a, int z) {
 }
 
 /// α_z ← a α_z − b ∂_z(M_z μ[n+1] + β_z) over row z of a z-layer, after the β_z pass of
-/// rows z ± halo.
+/// rows z ± halo: stencil::adjoint_alpha_point's operations, with its per-neighbour test
+/// (is row z ± j a layer row?) made once per row as weights of 1 or 0 (1·μ is μ, and 0·μ
+/// a zero, which adds nothing: the same bits, in a loop that vectorises).
 template <int Order, typename T>
 void alpha_z_row(const StepArgs<T>& a, int z) {
   constexpr int R = stencil::radius(Order);
@@ -38,20 +40,21 @@ void alpha_z_row(const StepArgs<T>& a, int z) {
   const long j = a.zi(z, 0);
   T* __restrict p = a.psi_z + j;
   const T* __restrict q = a.zeta_z + j;
-  const T az = a.a_z[z], bz = a.b_z[z] * a.inv_dz;
+  const T az = a.a_z[z], bz = a.b_z[z], h = a.inv_dz;
   const long s = a.stride;
-  // M_z per row: the weights of ∂_z applied to M_z μ (zero for rows outside the layers).
-  T wp[R], wm[R];
+  T wp[R], wm[R];  // M_z: whether rows z + k and z − k are layer rows
   for (int k = 1; k <= R; ++k) {
     const int up = z + k, dn = z - k;
-    wp[k - 1] = up < a.nz && a.z_layer(up) ? T(stencil::d1_coef<Order>(k)) : T(0);
-    wm[k - 1] = dn >= 0 && a.z_layer(dn) ? T(stencil::d1_coef<Order>(k)) : T(0);
+    wp[k - 1] = up < a.nz && a.z_layer(up) ? T(1) : T(0);
+    wm[k - 1] = dn >= 0 && a.z_layer(dn) ? T(1) : T(0);
   }
 #pragma omp simd
   for (int x = 0; x < a.nx; ++x) {
-    T d = stencil::d1<Order>(q + x, s);
-    for (int k = 1; k <= R; ++k) d += wp[k - 1] * mu[x + k * s] - wm[k - 1] * mu[x - k * s];
-    p[x] = az * p[x] - bz * d;
+    T dm = T(0);
+    for (int k = 1; k <= R; ++k)
+      dm += T(stencil::d1_coef<Order>(k)) * (wp[k - 1] * mu[x + k * s] - wm[k - 1] * mu[x - k * s]);
+    const T d = dm + stencil::d1<Order>(q + x, s);
+    p[x] = az * p[x] - bz * (d * h);
   }
 }
 
@@ -75,6 +78,9 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
   const T* __restrict bx = a.b_x + x0;
   const T hx = a.inv_dx, hx2 = a.inv_dx2;
   const int n = x1 - x0;
+  // Lanes k < rim_l or k ≥ rim_r are rim cells (StepArgs::x_rim).
+  const int halo = a.layout.halo;
+  const int rim_l = a.xl > 0 ? a.xl + halo - x0 : -(1 << 30), rim_r = a.xr < a.nx ? a.xr - halo - x0 : 1 << 30;
   if (n % W == 0) {  // whole vectors (not when a narrow model clamps the loop)
     typename S::mask lane;
     for (int k = 0; k < W; ++k) lane[k] = k;
@@ -91,10 +97,14 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
                   detail::d1x_vec<Order, T>(S::load(be + i - W), S::load(be + i), S::load(be + i + W), J);
       S::store(al + i, S::load(ax + i) * S::load(al + i) - S::load(bx + i) * (d * hx));
     }
+    // C_x goes to the rim lanes only, as in stencil::update_adjoint_point (beyond the rim it
+    // is zero, and adding v·0 could turn a −0 into +0).
     for (int i = 0; i < n; i += W) {
       const V c = detail::d2x_vec<Order, T>(S::load(be + i - W), S::load(be + i), S::load(be + i + W), J) * hx2 -
                   detail::d1x_vec<Order, T>(S::load(al + i - W), S::load(al + i), S::load(al + i + W), J) * hx;
-      S::store(out + i, S::load(out + i) + S::load(v + i) * c);
+      const typename S::mask at = lane + typename S::ivec(i);
+      const V o = S::load(out + i);
+      S::store(out + i, (at < typename S::ivec(rim_l) || at >= typename S::ivec(rim_r)) ? o + S::load(v + i) * c : o);
     }
     return;
   }
@@ -102,11 +112,13 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
   for (int k = 0; k < n; ++k) be[k] = ax[k] * be[k] + bx[k] * mu[k];
 #pragma omp simd
   for (int k = 0; k < n; ++k)
-    al[k] = ax[k] * al[k] -
-            bx[k] * hx *
-                (stencil::d1_layers_only<Order>(mu + k, 1, x0 + k, a.nx, a.xl, a.xr) + stencil::d1<Order>(be + k, 1));
+    al[k] =
+        ax[k] * al[k] -
+        bx[k] * ((stencil::d1_layers_only<Order>(mu + k, 1, x0 + k, a.nx, a.xl, a.xr) + stencil::d1<Order>(be + k, 1)) *
+                 hx);
 #pragma omp simd
-  for (int k = 0; k < n; ++k) out[k] += v[k] * stencil::adjoint_correction<Order>(al + k, be + k, 1, hx, hx2);
+  for (int k = 0; k < n; ++k)
+    if (k < rim_l || k >= rim_r) out[k] += v[k] * stencil::adjoint_correction<Order>(al + k, be + k, 1, hx, hx2);
 }
 
 /// The μ pass of row z: the interior update, C_z in the z-layers and their rims, and the
@@ -133,8 +145,8 @@ void mu_row(const StepArgs<T>& a, int z) {
 template <typename T>
 void mirror(const ShotProblem<T>& p, T* u_grid) {
   if (!p.free_surface) return;
-  for (int x = -p.halo; x < p.nx + p.halo; ++x)
-    stencil::mirror_free_surface(u_grid + p.origin(), p.stride, p.pml_top, p.halo, x);
+  for (int x = 0; x < p.nx; ++x)
+    stencil::mirror_free_surface(u_grid + p.origin(), p.stride, p.pml_top, p.halo, p.nz, x);
 }
 
 /// Calls f(grid offset, slot offset, count) for the runs of consecutive cells of a store
@@ -255,7 +267,7 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
 
 template <int Order, typename T>
 void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint) {
-  const FlushSubnormals ftz;
+  const FlushSubnormals<T> ftz;
   std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
   const std::size_t G = p.grid_size();
   T* mu_next = p.u0();                 // μ[m+2]

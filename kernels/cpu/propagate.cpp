@@ -50,7 +50,7 @@ void d1d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T
                typename Simd<T>::vec& d2, std::integer_sequence<int, J...>) {
   using S = Simd<T>;
   d2 = T(stencil::d2_coef<Order>(0)) * c;
-  d1 = T(0) * c;
+  d1 = typename Simd<T>::vec{};  // +0, as stencil::d1 starts
   (
       [&] {
         const typename S::vec right = S::template at_right<J + 1>(c, r), left = S::template at_left<J + 1>(l, c);
@@ -103,9 +103,12 @@ void x_side(const StepArgs<T>& a, int z, int x0, int x1, long j) {
       const V dpsi = d1x_vec<Order, T>(pl, pc, pr, J) * hx;
       const V zeta = S::load(ax + i) * S::load(zx + i) + S::load(bx + i) * (d2c * cx + dpsi);
       S::store(zx + i, zeta);
+      // Only layer lanes take the correction (adding v·0 elsewhere could turn a −0 into +0,
+      // which the CUDA bodies, correcting layer cells only, would not).
       const typename S::mask at = lane + typename S::ivec(i);
-      const V c = (at < typename S::ivec(il) || at >= typename S::ivec(ir)) ? dpsi + zeta : V{};
-      S::store(out + i, S::load(out + i) + S::load(v + i) * c);
+      const V o = S::load(out + i);
+      S::store(out + i,
+               (at < typename S::ivec(il) || at >= typename S::ivec(ir)) ? o + S::load(v + i) * (dpsi + zeta) : o);
       pl = pc;
       pc = pr;
       d2c = d2r;
@@ -117,7 +120,7 @@ void x_side(const StepArgs<T>& a, int z, int x0, int x1, long j) {
 #pragma omp simd
   for (int k = 0; k < n; ++k) {
     const T c = stencil::layer_correction<Order>(u + k, 1, cx, psx + k, 1, hx, zx + k, ax[k], bx[k]);
-    out[k] += v[k] * ((k < il || k >= ir) ? c : T(0));
+    if (k < il || k >= ir) out[k] += v[k] * c;
   }
 }
 
@@ -160,13 +163,12 @@ void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
   a.u_prev_next[p.source_index] += a.vdt2[p.source_index] * source_value;
 
   if (p.free_surface)
-    for (int x = -p.halo; x < p.nx + p.halo; ++x)
-      stencil::mirror_free_surface(a.u_prev_next, p.stride, p.pml_top, p.halo, x);
+    for (int x = 0; x < p.nx; ++x) stencil::mirror_free_surface(a.u_prev_next, p.stride, p.pml_top, p.halo, p.nz, x);
 }
 
 template <int Order, typename T>
 void forward(const ShotProblem<T>& p) {
-  const FlushSubnormals ftz;
+  const FlushSubnormals<T> ftz;
   std::memset(p.work, 0, p.work_size() * sizeof(T));
   T* u = p.u0();
   T* up = p.u1();

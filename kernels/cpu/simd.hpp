@@ -1,46 +1,19 @@
 // kernels/cpu/simd.hpp — pieces shared by the CPU forward and adjoint loops (internal to
-// kernels/cpu): the subnormal guard, 64-byte vectors through GCC's vector extension, lane
-// shifts for x-derivatives, and the interior row update.
+// kernels/cpu): 64-byte vectors through GCC's vector extension, lane shifts for
+// x-derivatives, and the interior row update (the subnormal guard: subnormals.hpp).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
-#if defined(__SSE__) || defined(__x86_64__)
-#include <xmmintrin.h>
-#define STARWAVE_HAVE_MXCSR 1
-#endif
 
+#include "kernels/cpu/subnormals.hpp"
 #include "kernels/stencil.hpp"
 
 namespace starwave::cpu::detail {
 
 using stencil::StepArgs;
-
-/// Flushes subnormal results and operands to zero while a shot runs, and restores the
-/// caller's mode after. Ahead of the wavefront the stencil spreads amplitudes that decay
-/// into the subnormal range, and x86 cores take a ~100-cycle assist on each of them: with
-/// them the kernel runs 2–2.5× slower for no change in any significant digit.
-class FlushSubnormals {
- public:
-  FlushSubnormals() {
-#ifdef STARWAVE_HAVE_MXCSR
-    saved_ = _mm_getcsr();
-    _mm_setcsr(saved_ | 0x8040u);  // FTZ (bit 15) | DAZ (bit 6)
-#endif
-  }
-  ~FlushSubnormals() {
-#ifdef STARWAVE_HAVE_MXCSR
-    _mm_setcsr(saved_);
-#endif
-  }
-  FlushSubnormals(const FlushSubnormals&) = delete;
-  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
-
- private:
-  unsigned saved_ = 0;
-};
 
 /// 64-byte SIMD vectors through GCC's vector extension. The vector loops load one vector
 /// left and right of the cells they update: kernels/shot.hpp gives the grid `lead` ≥ one
@@ -93,7 +66,7 @@ template <int Order, typename T, int... J>
 typename Simd<T>::vec d1x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r,
                               std::integer_sequence<int, J...>) {
   using S = Simd<T>;
-  typename S::vec acc = T(0) * c;
+  typename S::vec acc{};  // +0, as stencil::d1 starts
   ((acc += T(stencil::d1_coef<Order>(J + 1)) * (S::template at_right<J + 1>(c, r) - S::template at_left<J + 1>(l, c))),
    ...);
   return acc;

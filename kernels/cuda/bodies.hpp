@@ -2,206 +2,281 @@
 // shot, written once for two executors: the real GPU (kernels/cuda/propagate.cu) and the
 // host launch-emulation shim of the tests (tests/cuda_emulation.hpp), which loops over
 // blocks and threads standing in for blockIdx/threadIdx (DESIGN §7). Every body is a thin
-// index mapping around the per-point functions of kernels/stencil.hpp.
+// index mapping around the per-point functions of kernels/stencil.hpp, so a CUDA worker
+// computes the same bits as the CPU loops (DESIGN §3).
+//
+// Launches are fused so that a time step costs few of them (on a 2-D grid each launch
+// costs more than its work):
+//   forward step m:  1. `side`   — reads u[m] only: the ψ pass over the absorbing-layer
+//                                  cells, sample n of the traces, store slot m;
+//                    2. `update` — u[m+1] over the grid, the source and the free surface.
+//   adjoint step m:  1. `image`  — the imaging of step m over the model cells (and the
+//                                  re-creation of u[m−1]), the β pass over the layer cells,
+//                                  the store's ring of u[m−1];
+//                    2. `alpha`  — the α pass over the layer cells (and, with full
+//                                  storage, u[m−1] from the store);
+//                    3. `mu`     — μ[m] over the grid, the free-surface fold, the
+//                                  receivers' adjoint sources and the mirror.
+// A per-cell sequence of operations is the CPU kernel's: fusing changes which thread does
+// what, never the order of the operations on a value.
+//
+// Even fused, a launch costs the host more than the GPU's work on a 2-D grid, so runs of
+// 2 × kChunkSteps steps are issued once and replayed (on a GPU: captured as a CUDA graph,
+// launched as many times as they fit). A replayed launch cannot be given a new step
+// number, so it reads it from a counter in device memory (Step).
 #pragma once
 
 #include "kernels/stencil.hpp"
 
 namespace starwave::cuda_bodies {
 
-/// Thread-block shape of the 2-D sweeps, shared by the GPU and the emulation.
+/// Thread-block shape of the 2-D sweeps and size of the 1-D ones, shared by the GPU and
+/// the emulation.
 constexpr int kBlockX = 32;
 constexpr int kBlockZ = 8;
-constexpr int kBlock1D = 128;
+constexpr int kBlock1D = 256;
 
-/// ψ pass, thread (z, x) of the padded grid; threads outside it or outside the layers idle.
-template <int Order, typename T>
-SW_HD void psi_body(const stencil::StepArgs<T>& a, int z, int x) {
-  if (z >= a.nz || x >= a.nx) return;
-  stencil::update_psi_point<Order>(a, z, x);
+/// Steps per replayed chunk; a replay covers two chunks (an even number of steps, so the
+/// wavefield buffers come back to where they started).
+constexpr int kChunkSteps = 16;
+
+/// The step a launch works on. Launched alone: `offset`. In a replayed chunk: clock[0] +
+/// offset; the chunk's last launch (`next` set) then writes the next chunk's first step,
+/// m + advance, to `next` (the other of ShotProblem::clocks(), read by the next chunk, so
+/// no thread reads what another writes).
+struct Step {
+  const int* clock = nullptr;
+  int* next = nullptr;
+  int offset = 0;
+  int advance = 0;
+  SW_HD int m() const { return clock ? *clock + offset : offset; }
+  /// Called by one thread of the chunk's last launch, after it has read m.
+  SW_HD void move_on(int m) const {
+    if (next) *next = m + advance;
+  }
+};
+
+/// The trace sample recorded (forward) or injected (adjoint) at internal step m, or −1.
+template <typename T>
+SW_HD int sample_at(const ShotProblem<T>& p, int m) {
+  return m % p.record_every == 0 && m / p.record_every < p.nt ? m / p.record_every : -1;
 }
 
-/// u pass, thread (z, x).
+/// The adjoint sources of receiver cell `i` (grid offset, row z) at trace sample n, added
+/// to `out` in receiver order: v²Δt² × residual (the CPU kernel's inject_residual).
+template <typename T>
+SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, long i, int z, T v, T out) {
+  long lo = p.rec_row[z], hi = p.rec_row[z + 1];
+  if (lo == hi) return out;
+  const long end = hi;
+  while (lo < hi) {  // the first receiver cell ≥ i in this row
+    const long mid = (lo + hi) / 2;
+    if (p.rec_cell[mid] < i)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == end || p.rec_cell[lo] != i) return out;
+  for (long k = p.rec_first[lo]; k < p.rec_first[lo + 1]; ++k) out += v * residual[p.rec_order[k] * p.nt + n];
+  return out;
+}
+
+/// Free surface, after the cell's last update of the step: u = 0 on row `top`, and each of
+/// the `halo` rows below writes its value, negated, to its mirror row above (DESIGN §2;
+/// stencil::mirror_free_surface, cell by cell).
+template <typename T>
+SW_HD void mirror_cell(T* out, long stride, int z, int top, int halo) {
+  const int k = z - top;
+  if (k == 0)
+    out[0] = T(0);
+  else if (k > 0 && k <= halo)
+    out[-2L * k * stride] = -out[0];
+}
+
+// ---- the forward ------------------------------------------------------------------------
+
+/// Launch 1 of forward step m, thread t: the ψ pass at layer cell t < npsi, then the trace
+/// sample of step m (if it is one) at receiver t − npsi < nrec, then store slot m at element
+/// t − npsi − nrec. Everything reads u[m] (a.u) only.
 template <int Order, typename T>
-SW_HD void u_body(const stencil::StepArgs<T>& a, int z, int x) {
+SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, long npsi, Step step, long t) {
+  if (t < npsi) {
+    int z, x;
+    a.layer_cell(t, z, x);
+    stencil::update_psi_point<Order>(a, z, x);
+    return;
+  }
+  t -= npsi;
+  const int m = step.m();
+  if (t < p.nrec) {
+    const int n = sample_at(p, m);
+    if (n >= 0) p.traces[t * p.nt + n] = a.u[p.receiver_index[t]];
+    return;
+  }
+  t -= p.nrec;
+  p.store[long(m) * p.store_step_size() + t] = a.u[p.store_cell(t)];
+}
+
+/// Launch 2 of forward step m, thread (z, x): u[m+1], then the source s[m] at its node,
+/// then the free surface.
+template <int Order, typename T>
+SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int z, int x) {
   if (z >= a.nz || x >= a.nx) return;
+  const int m = step.m();
   stencil::update_point<Order>(a, z, x);
-}
-
-/// Source injection (one thread): u[n+1] += v²Δt² s[m] δ_h at the source node.
-template <typename T>
-SW_HD void inject_body(const stencil::StepArgs<T>& a, long index, const T* source, int m) {
-  a.u_prev_next[index] += a.vdt2[index] * source[m];
-}
-
-/// Free-surface mirror, thread t covers column t − halo.
-template <typename T>
-SW_HD void free_surface_body(T* u, long stride, int top, int halo, int nx, int t) {
-  const int x = t - halo;
-  if (x < nx + halo) stencil::mirror_free_surface(u, stride, top, halo, x);
-}
-
-/// Receiver sampling, thread r: traces[r, n] = u[receiver r].
-template <typename T>
-SW_HD void record_body(const T* u_origin, const long* receiver_index, int nrec, T* traces, int nt, int n, int r) {
-  if (r < nrec) traces[long(r) * nt + n] = u_origin[receiver_index[r]];
+  const long i = long(z) * a.stride + x;
+  T* out = a.u_prev_next + i;
+  if (i == p.source_index) out[0] += a.vdt2[i] * p.source[m];
+  if (p.free_surface) mirror_cell(out, a.stride, z, p.pml_top, p.halo);
+  if (z == 0 && x == 0) step.move_on(m);
 }
 
 template <typename T, typename Exec>
-void save_slot(const ShotProblem<T>& p, const T* u_grid, int m, Exec& ex);
-template <typename T, typename Exec>
-void copy_grid(const T* from, T* to, std::size_t n, Exec& ex);
+void copy_grid(const char* name, const T* from, T* to, std::size_t n, Exec& ex) {
+  ex.sweep1d(
+      name, [=] SW_LAMBDA(long i) { to[i] = from[i]; }, long(n));
+}
 
-/// One shot as a sequence of launches. `Exec` provides zero(ptr, count), sweep2d(body,
-/// nz, nx), sweep1d(body, n) and ok(); bodies are callables of (z, x) or (t).
+/// One shot as a sequence of launches (kernels/cpu/propagate.cpp's forward()). `Exec`
+/// provides zero(ptr, count), sweep2d(name, body, nz, nx), sweep1d(name, body, n),
+/// replay(name, times, issue) (issue(exec) once, its launches run `times` times) and
+/// ok(); bodies are callables of (z, x) or (t). Returns ok().
 template <int Order, typename T, typename Exec>
 bool run_shot(const ShotProblem<T>& p, Exec& ex) {
   if (!ex.zero(p.work, p.work_size())) return false;
   T* u = p.u0();
   T* up = p.u1();
-  const long o = p.origin();
-  const long* ri = p.receiver_index;
-  const int nrec = p.nrec, nt = p.nt;
-  T* traces = p.traces;
-  ex.sweep1d([=] SW_LAMBDA(int r) { record_body(u + o, ri, nrec, traces, nt, 0, r); }, nrec);
-  if (p.store) save_slot(p, u, 0, ex);
-  for (int m = 0; m < p.nsteps; ++m) {
+  int* clocks = p.clocks();
+  const long layer_cells = stencil::make_step_args(p, u, up).layer_cells();
+  const long saved = p.store ? p.store_step_size() : 0;
+  // Step `step`'s launches (the last, m = nsteps, only records and saves u[nsteps]).
+  auto issue_step = [&](Exec& e, Step step, bool last) {
     const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { psi_body<Order>(a, z, x); }, p.nz, p.nx);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { u_body<Order>(a, z, x); }, p.nz, p.nx);
-    const long si = p.source_index;
-    const T* src = p.source;
-    ex.sweep1d([=] SW_LAMBDA(int) { inject_body(a, si, src, m); }, 1);
-    if (p.free_surface) {
-      T* out = a.u_prev_next;
-      const long stride = p.stride;
-      const int top = p.pml_top, halo = p.halo, nx = p.nx;
-      ex.sweep1d([=] SW_LAMBDA(int t) { free_surface_body(out, stride, top, halo, nx, t); }, nx + 2 * halo);
-    }
+    const long npsi = last ? 0 : layer_cells;
+    e.sweep1d(
+        "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, npsi, step, t); },
+        npsi + p.nrec + saved);
+    if (last) return;
+    e.sweep2d(
+        "forward update", [=] SW_LAMBDA(int z, int x) { update_body<Order>(a, p, step, z, x); }, p.nz, p.nx);
     T* tmp = u;  // u now holds u[m+1]
     u = up;
     up = tmp;
-    if (p.store) save_slot(p, u, m + 1, ex);
-    if ((m + 1) % p.record_every == 0 && (m + 1) / p.record_every < nt) {
-      const int n = (m + 1) / p.record_every;
-      T* un = u;
-      ex.sweep1d([=] SW_LAMBDA(int r) { record_body(un + o, ri, nrec, traces, nt, n, r); }, nrec);
-    }
-    if (!ex.ok()) return false;
+  };
+  const int replays = p.nsteps / (2 * kChunkSteps);
+  if (replays > 0) {
+    ex.sweep1d(
+        "forward clock", [=] SW_LAMBDA(long) { clocks[0] = 0; }, 1);
+    ex.replay("forward steps (replayed)", replays, [&](Exec& e) {
+      for (int chunk = 0; chunk < 2; ++chunk)
+        for (int j = 0; j < kChunkSteps; ++j)
+          issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
+    });
   }
+  for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m)
+    issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
+  issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
   if (p.final_state) {
-    copy_grid(u, p.final_state, p.grid_size(), ex);
-    copy_grid(up, p.final_state + p.grid_size(), p.grid_size(), ex);
+    copy_grid("forward final state", u, p.final_state, p.grid_size(), ex);
+    copy_grid("forward final state", up, p.final_state + p.grid_size(), p.grid_size(), ex);
   }
   return ex.ok();
 }
 
-// ---- the adjoint (kernels/stencil.hpp "the adjoint step"; kernels/cpu/adjoint.hpp) ----
+// ---- the adjoint (kernels/stencil.hpp "the adjoint step"; kernels/cpu/adjoint.cpp) ----
 
-/// Adjoint β pass, thread (z, x).
+/// The state of one backward step m, pointers at grid cell (0, 0) where they are fields:
+/// u = u[m], u_next = u[m+1] (re-created into u[m−1]), mu = μ[m+1] (in a.u), μ[m+2] → μ[m]
+/// (in a.u_prev_next).
+template <typename T>
+struct BackwardStep {
+  stencil::StepArgs<T> a;
+  const T* u;
+  T* u_next;
+  T* corr;   // model region, row-major
+  T* illum;  // model region, row-major
+  const T* residual;
+  T inv_dz2, inv_dx2;  // as the CPU kernel computes them: T(1) / (h·h)
+  Step step;
+  bool full;                            // full storage: u[m−1] comes from the store, never re-created
+  long model_cells, layer_cells, ring;  // thread ranges of the image launch
+  SW_HD bool recreate(int m) const { return !full && m >= 1; }  // u_next ← u[m−1]
+};
+
+/// Image launch, thread t: model cell t < model_cells (the imaging of step m: correlation,
+/// illumination, the re-created u[m−1], the source term, the free surface's zero row);
+/// then the β pass at layer cell t − model_cells; then element t − model_cells −
+/// layer_cells of the store's ring of u[m−1] (boundary storage, m ≥ 1).
 template <int Order, typename T>
-SW_HD void adjoint_beta_body(const stencil::StepArgs<T>& a, int z, int x) {
+SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t) {
+  const int m = b.step.m();
+  if (t < b.model_cells) {
+    const bool recreate = b.recreate(m);
+    const unsigned w = unsigned(p.mx1() - p.mx0());
+    const int z = p.mz0() + int(unsigned(t) / w), x = p.mx0() + int(unsigned(t) % w);
+    const long i = long(z) * p.stride + x;
+    const T* u = b.u + i;
+    const T lap = stencil::d2<Order>(u, p.stride) * b.inv_dz2 + stencil::d2<Order>(u, 1) * b.inv_dx2;
+    b.corr[t] += b.a.u[i] * lap;
+    b.illum[t] += u[0] * u[0];
+    const T v = b.a.vdt2[i];
+    if (recreate) b.u_next[i] = T(2) * u[0] - b.u_next[i] + v * lap;
+    if (i == p.source_index) {
+      b.corr[t] += b.a.u[i] * p.source[m];
+      if (recreate) b.u_next[i] += v * p.source[m];
+    }
+    if (recreate && p.free_surface && z == p.pml_top) b.u_next[i] = T(0);
+    return;
+  }
+  t -= b.model_cells;
+  if (t < b.layer_cells) {
+    int z, x;
+    b.a.layer_cell(t, z, x);
+    stencil::adjoint_beta_point<Order>(b.a, z, x);
+    return;
+  }
+  t -= b.layer_cells;
+  if (b.recreate(m)) b.u_next[p.store_cell(t)] = p.store[long(m - 1) * p.store_step_size() + t];
+}
+
+/// Alpha launch, thread t: the α pass at layer cell t < layer_cells; then (full storage,
+/// m ≥ 1) element t − layer_cells of store slot m − 1 into u, for the next step's imaging.
+template <int Order, typename T>
+SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, long t) {
+  if (t < b.layer_cells) {
+    int z, x;
+    b.a.layer_cell(t, z, x);
+    stencil::adjoint_alpha_point<Order>(b.a, z, x);
+    return;
+  }
+  t -= b.layer_cells;
+  const int m = b.step.m();
+  if (m >= 1) u[p.store_cell(t)] = p.store[long(m - 1) * p.store_step_size() + t];
+}
+
+/// Mu launch, thread (z, x): μ[m] (with `update`; without it, only what follows, for μ[N]
+/// before the first step), the free-surface fold, the receivers' adjoint sources of step
+/// m, the mirror.
+template <int Order, typename T>
+SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int z, int x) {
+  const stencil::StepArgs<T>& a = b.a;
   if (z >= a.nz || x >= a.nx) return;
-  stencil::adjoint_beta_point<Order>(a, z, x);
+  const int m = b.step.m();
+  if (update) {
+    stencil::update_adjoint_point<Order>(a, z, x);
+    if (p.free_surface && z >= 1 && z <= p.halo) stencil::adjoint_fold_point<Order>(a, z, x);
+  }
+  const long i = long(z) * a.stride + x;
+  T* out = a.u_prev_next + i;
+  const int n = sample_at(p, m);
+  if (n >= 0) out[0] = add_receiver_sources(p, b.residual, n, i, z, a.vdt2[i], out[0]);
+  if (p.free_surface) mirror_cell(out, a.stride, z, p.pml_top, p.halo);
+  if (z == 0 && x == 0) b.step.move_on(m);
 }
 
-/// Adjoint α pass, thread (z, x).
-template <int Order, typename T>
-SW_HD void adjoint_alpha_body(const stencil::StepArgs<T>& a, int z, int x) {
-  if (z >= a.nz || x >= a.nx) return;
-  stencil::adjoint_alpha_point<Order>(a, z, x);
-}
-
-/// Adjoint μ pass, thread (z, x).
-template <int Order, typename T>
-SW_HD void adjoint_u_body(const stencil::StepArgs<T>& a, int z, int x) {
-  if (z >= a.nz || x >= a.nx) return;
-  stencil::update_adjoint_point<Order>(a, z, x);
-}
-
-/// Free-surface fold of the adjoint's z-correction, thread (k, x), k = 1 … halo.
-template <int Order, typename T>
-SW_HD void adjoint_fold_body(const stencil::StepArgs<T>& a, int k, int x) {
-  if (x >= a.nx) return;
-  stencil::adjoint_fold_point<Order>(a, k, x);
-}
-
-/// Imaging at model cell (z, x) (model-region coordinates) of backward step m: u = u[m],
-/// u_next = u[m+1], mu = μ[m+1] (pointers at grid cell (0, 0)); see cpu::adjoint.
-template <int Order, typename T>
-SW_HD void image_body(const ShotProblem<T>& p, const T* u, T* u_next, const T* mu, T* corr, T* illum, bool recreate,
-                      int z, int x) {
-  const int w = p.mx1() - p.mx0();
-  if (z >= p.mz1() - p.mz0() || x >= w) return;
-  const long i = long(z + p.mz0()) * p.stride + x + p.mx0(), k = long(z) * w + x;
-  const T lap = stencil::d2<Order>(u + i, p.stride) / (p.dz * p.dz) + stencil::d2<Order>(u + i, 1) / (p.dx * p.dx);
-  corr[k] += mu[i] * lap;
-  illum[k] += u[i] * u[i];
-  if (recreate) u_next[i] = T(2) * u[i] - u_next[i] + p.vdt2[p.origin() + i] * lap;
-}
-
-/// The source term of the imaging at step m (one thread).
-template <typename T>
-SW_HD void image_source_body(const ShotProblem<T>& p, T* u_next, const T* mu, T* corr, bool recreate, int m) {
-  const long src = p.source_index;
-  const long k = (src / p.stride - p.mz0()) * (p.mx1() - p.mx0()) + (src % p.stride - p.mx0());
-  corr[k] += mu[src] * p.source[m];
-  if (recreate) u_next[src] += p.vdt2[p.origin() + src] * p.source[m];
-}
-
-/// Illumination of the last state, model cell (z, x).
-template <typename T>
-SW_HD void illuminate_body(const ShotProblem<T>& p, const T* u, T* illum, int z, int x) {
-  const int w = p.mx1() - p.mx0();
-  if (z >= p.mz1() - p.mz0() || x >= w) return;
-  const T v = u[long(z + p.mz0()) * p.stride + x + p.mx0()];
-  illum[long(z) * w + x] += v * v;
-}
-
-/// Adjoint source of internal step m at receiver r: μ += v²Δt² residual.
-template <typename T>
-SW_HD void inject_residual_body(const ShotProblem<T>& p, const T* residual, T* mu, int m, int r) {
-  const int n = m / p.record_every;
-  const long i = p.receiver_index[r];
-  mu[i] += p.vdt2[p.origin() + i] * residual[long(r) * p.nt + n];
-}
-
-/// Store slot copies, element k of slot m (u: pointer at grid cell (0, 0)).
-template <typename T>
-SW_HD void save_body(const ShotProblem<T>& p, const T* u, int m, long k) {
-  p.store[long(m) * p.store_step_size() + k] = u[p.store_cell(k)];
-}
-template <typename T>
-SW_HD void restore_body(const ShotProblem<T>& p, T* u, int m, long k) {
-  u[p.store_cell(k)] = p.store[long(m) * p.store_step_size() + k];
-}
-
-template <typename T, typename Exec>
-void save_slot(const ShotProblem<T>& p, const T* u_grid, int m, Exec& ex) {
-  const T* u = u_grid + p.origin();
-  ex.sweep1d([=] SW_LAMBDA(int k) { save_body(p, u, m, k); }, int(p.store_step_size()));
-}
-template <typename T, typename Exec>
-void restore_slot(const ShotProblem<T>& p, T* u_grid, int m, Exec& ex) {
-  T* u = u_grid + p.origin();
-  ex.sweep1d([=] SW_LAMBDA(int k) { restore_body(p, u, m, k); }, int(p.store_step_size()));
-}
-template <typename T, typename Exec>
-void copy_grid(const T* from, T* to, std::size_t n, Exec& ex) {
-  ex.sweep1d([=] SW_LAMBDA(int i) { to[i] = from[i]; }, int(n));
-}
-template <typename T, typename Exec>
-void mirror_grid(const ShotProblem<T>& p, T* u_grid, Exec& ex) {
-  if (!p.free_surface) return;
-  T* out = u_grid + p.origin();
-  const long stride = p.stride;
-  const int top = p.pml_top, halo = p.halo, nx = p.nx;
-  ex.sweep1d([=] SW_LAMBDA(int t) { free_surface_body(out, stride, top, halo, nx, t); }, nx + 2 * halo);
-}
-
-/// One shot's adjoint as a sequence of launches, the same steps as cpu::adjoint(): `p`
-/// as there (store and final state from run_shot, work of adjoint_work_size()); `corr`
-/// and `illum` (model region, row-major) are added to.
+/// One shot's adjoint as a sequence of launches, the same operations as cpu::adjoint():
+/// `p` as there (store and final state from run_shot, work of adjoint_work_size());
+/// `corr` and `illum` (model region, row-major) are added to.
 template <int Order, typename T, typename Exec>
 bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, Exec& ex) {
   if (!ex.zero(p.work, p.adjoint_work_size())) return false;
@@ -210,52 +285,76 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   T* mu = p.u1();
   T* u_next = p.work + p.work_size();
   T* u = u_next + G;
-  copy_grid(p.final_state, u_next, G, ex);
-  copy_grid(p.final_state + G, u, G, ex);
-  const bool full = p.storage == ShotProblem<T>::kStoreFull;
+  int* clocks = p.clocks();
+  copy_grid("adjoint final state", p.final_state, u_next, G, ex);
+  copy_grid("adjoint final state", p.final_state + G, u, G, ex);
   const long o = p.origin();
-  const int N = p.nsteps, mh = p.mz1() - p.mz0(), mw = p.mx1() - p.mx0(), nrec = p.nrec;
-  auto inject = [&](T* mu_grid, int m) {
-    if (m % p.record_every != 0 || m / p.record_every >= p.nt) return;
-    T* mo = mu_grid + o;
-    ex.sweep1d([=] SW_LAMBDA(int r) { inject_residual_body(p, residual, mo, m, r); }, nrec);
-  };
-  inject(mu, N);
-  mirror_grid(p, mu, ex);
-  {
+  const int N = p.nsteps, mw = p.mx1() - p.mx0();
+
+  BackwardStep<T> base;
+  base.corr = corr;
+  base.illum = illum;
+  base.residual = residual;
+  base.inv_dz2 = T(1) / (p.dz * p.dz);
+  base.inv_dx2 = T(1) / (p.dx * p.dx);
+  base.full = p.storage == ShotProblem<T>::kStoreFull;
+  base.model_cells = long(p.mz1() - p.mz0()) * mw;
+  base.layer_cells = stencil::make_step_args(p, mu_next, mu).layer_cells();
+  base.ring = base.full ? 0 : p.store_step_size();
+  {  // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
+    BackwardStep<T> b = base;
+    b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
+    b.step = Step{nullptr, nullptr, N, 0};
+    ex.sweep2d(
+        "adjoint sources", [=] SW_LAMBDA(int z, int x) { mu_body<Order>(b, p, false, z, x); }, p.nz, p.nx);
     const T* un = u_next + o;
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { illuminate_body(p, un, illum, z, x); }, mh, mw);
+    ex.sweep1d(
+        "adjoint illumination",
+        [=] SW_LAMBDA(long t) {
+          const T v = un[long(p.mz0() + int(unsigned(t) / unsigned(mw))) * p.stride + p.mx0() +
+                         int(unsigned(t) % unsigned(mw))];
+          illum[t] += v * v;
+        },
+        b.model_cells);
   }
-  for (int m = N - 1; m >= 0; --m) {
-    if (full && m < N - 1) restore_slot(p, u, m, ex);
-    const bool recreate = !full && m >= 1;
-    {
-      const T *uo = u + o, *muo = mu + o;
-      T* uno = u_next + o;
-      ex.sweep2d([=] SW_LAMBDA(int z, int x) { image_body<Order>(p, uo, uno, muo, corr, illum, recreate, z, x); }, mh,
-                 mw);
-      ex.sweep1d([=] SW_LAMBDA(int) { image_source_body(p, uno, muo, corr, recreate, m); }, 1);
-    }
+  // Backward step `step`'s launches; `recreate`: whether its m ≥ 1 re-creates u[m−1].
+  auto issue_step = [&](Exec& e, Step step, bool recreate) {
+    BackwardStep<T> b = base;
+    b.a = stencil::make_step_args(p, mu, mu_next);
+    b.u = u + o;
+    b.u_next = u_next + o;
+    b.step = step;
+    e.sweep1d(
+        "adjoint image (image, beta, ring)", [=] SW_LAMBDA(long t) { image_body<Order>(b, p, t); },
+        b.model_cells + b.layer_cells + b.ring);
+    T* uo = u + o;
+    e.sweep1d(
+        "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
+        b.layer_cells + (b.full ? p.store_step_size() : 0));
+    e.sweep2d(
+        "adjoint mu", [=] SW_LAMBDA(int z, int x) { mu_body<Order>(b, p, true, z, x); }, p.nz, p.nx);
     if (recreate) {
-      mirror_grid(p, u_next, ex);
-      restore_slot(p, u_next, m - 1, ex);
       T* t = u;
       u = u_next;
       u_next = t;
     }
-    const stencil::StepArgs<T> a = stencil::make_step_args(p, mu, mu_next);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { adjoint_beta_body<Order>(a, z, x); }, p.nz, p.nx);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { adjoint_alpha_body<Order>(a, z, x); }, p.nz, p.nx);
-    ex.sweep2d([=] SW_LAMBDA(int z, int x) { adjoint_u_body<Order>(a, z, x); }, p.nz, p.nx);
-    if (p.free_surface && a.z_rim(-1))
-      ex.sweep2d([=] SW_LAMBDA(int k, int x) { adjoint_fold_body<Order>(a, k + 1, x); }, p.halo, p.nx);
-    inject(mu_next, m);
-    mirror_grid(p, mu_next, ex);
     T* t = mu;
     mu = mu_next;
     mu_next = t;
-    if (!ex.ok()) return false;
+  };
+  // Steps N−1 … 1 all re-create (boundary storage), so they replay alike; step 0 does not.
+  const int replays = (N - 1) / (2 * kChunkSteps);
+  if (replays > 0) {
+    ex.sweep1d(
+        "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = N - 1; }, 1);
+    ex.replay("adjoint steps (replayed)", replays, [&](Exec& e) {
+      for (int chunk = 0; chunk < 2; ++chunk)
+        for (int j = 0; j < kChunkSteps; ++j)
+          issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, -j, -1}, !base.full);
+    });
   }
+  for (int m = N - 1 - 2 * kChunkSteps * replays; m >= 0 && ex.ok(); --m)
+    issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
   return ex.ok();
 }
 

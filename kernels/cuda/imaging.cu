@@ -1,4 +1,5 @@
-// kernels/cuda/imaging.cu — CUDA kernels of the misfit, image and reduce tasks.
+// kernels/cuda/imaging.cu — CUDA kernels of the misfit, image and reduce tasks: the
+// per-element math and the misfit's order of summation of kernels/imaging.hpp.
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/imaging.hpp"
@@ -7,24 +8,37 @@
 namespace starwave::cuda {
 namespace {
 
+using imaging::kMisfitBlocks;
+using imaging::kMisfitThreads;
 constexpr int kThreads = 256;
 
-template <typename T>
-__global__ void misfit_kernel(const T* syn, const float* obs, T* res, double* misfit, long n, int mode) {
-  __shared__ double partial[kThreads];
-  double sum = 0;
-  for (long i = threadIdx.x; i < n; i += kThreads) {
-    const T r = imaging::adjoint_source(syn[i], obs[i], mode);
-    res[i] = r;
-    sum += double(r) * double(r);
-  }
-  partial[threadIdx.x] = sum;
-  __syncthreads();
-  for (int half = kThreads / 2; half > 0; half /= 2) {
-    if (int(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+/// The halving tree over a block's shared values (imaging::halving_sum, in parallel).
+template <int Count>
+__device__ double block_halving_sum(double* v) {
+  for (int h = Count / 2; h > 0; h /= 2) {
+    if (int(threadIdx.x) < h) v[threadIdx.x] += v[threadIdx.x + h];
     __syncthreads();
   }
-  if (threadIdx.x == 0) *misfit = 0.5 * partial[0];
+  return v[0];
+}
+
+/// Block b, thread t: lane b·kMisfitThreads + t; the block's sum to block_sums[b].
+template <typename T>
+__global__ void misfit_lanes_kernel(const T* syn, const float* obs, T* res, long n, int mode, double* block_sums) {
+  __shared__ double lanes[kMisfitThreads];
+  lanes[threadIdx.x] =
+      imaging::misfit_lane(syn, obs, res, n, mode, long(blockIdx.x) * kMisfitThreads + long(threadIdx.x));
+  __syncthreads();
+  const double sum = block_halving_sum<kMisfitThreads>(lanes);
+  if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
+}
+
+__global__ void misfit_blocks_kernel(const double* block_sums, double* misfit) {
+  __shared__ double v[kMisfitBlocks];
+  v[threadIdx.x] = block_sums[threadIdx.x];
+  __syncthreads();
+  const double sum = block_halving_sum<kMisfitBlocks>(v);
+  if (threadIdx.x == 0) *misfit = 0.5 * sum;
 }
 
 template <typename T>
@@ -39,35 +53,53 @@ __global__ void accumulate_kernel(T* a, const T* b, long n) {
   if (k < n) a[k] += b[k];
 }
 
-unsigned blocks(long n) { return unsigned((n + kThreads - 1) / kThreads); }
+/// Blocks for n threads, or 0 when a launch cannot cover them.
+long blocks(long n) {
+  const long b = (n + kThreads - 1) / kThreads;
+  return b <= 0x7fffffffL ? b : 0;
+}
+
+Status launched(const char* name) {
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? Status{} : Status{int(e), name};
+}
 
 }  // namespace
 
 template <typename T>
-int misfit(const T* synthetic, const float* observed, T* residual, double* misfit, long n, int mode, void* stream) {
-  misfit_kernel<<<1, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(synthetic, observed, residual, misfit, n, mode);
-  return int(cudaGetLastError());
+Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
+              int mode, void* stream) {
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  misfit_lanes_kernel<<<kMisfitBlocks, kMisfitThreads, 0, s>>>(synthetic, observed, residual, n, mode, block_sums);
+  if (Status st = launched("misfit lanes"); !st) return st;
+  misfit_blocks_kernel<<<1, kMisfitBlocks, 0, s>>>(block_sums, misfit);
+  return launched("misfit blocks");
 }
 
 template <typename T>
-int contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, int mode,
-                 void* stream) {
-  if (n > 0)
-    contribution_kernel<<<blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(correlation, illumination,
+Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, int mode,
+                    void* stream) {
+  if (n <= 0) return {};
+  const long b = blocks(n);
+  if (b == 0) return Status{int(cudaErrorInvalidConfiguration), "image contribution"};
+  contribution_kernel<<<unsigned(b), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(correlation, illumination,
                                                                                        velocity, out, n, mode);
-  return int(cudaGetLastError());
+  return launched("image contribution");
 }
 
 template <typename T>
-int accumulate(T* a, const T* b, long n, void* stream) {
-  if (n > 0) accumulate_kernel<<<blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(a, b, n);
-  return int(cudaGetLastError());
+Status accumulate(T* a, const T* b, long n, void* stream) {
+  if (n <= 0) return {};
+  const long nb = blocks(n);
+  if (nb == 0) return Status{int(cudaErrorInvalidConfiguration), "reduce"};
+  accumulate_kernel<<<unsigned(nb), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(a, b, n);
+  return launched("reduce");
 }
 
-#define STARWAVE_INSTANTIATE(T)                                                     \
-  template int misfit<T>(const T*, const float*, T*, double*, long, int, void*);    \
-  template int contribution<T>(const T*, const T*, const T*, T*, long, int, void*); \
-  template int accumulate<T>(T*, const T*, long, void*);
+#define STARWAVE_INSTANTIATE(T)                                                              \
+  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, int, void*); \
+  template Status contribution<T>(const T*, const T*, const T*, T*, long, int, void*);       \
+  template Status accumulate<T>(T*, const T*, long, void*);
 STARWAVE_INSTANTIATE(float)
 STARWAVE_INSTANTIATE(double)
 #undef STARWAVE_INSTANTIATE

@@ -1,7 +1,8 @@
 // kernels/cuda/propagate.cu — CUDA kernels for the leapfrog/CPML scheme of
-// kernels/stencil.hpp: one thread per grid point, launched on the caller's stream
-// (StarPU's worker stream), never synchronising. The launch sequence and the thread bodies
-// live in kernels/cuda/bodies.hpp so the tests can run them on the host.
+// kernels/stencil.hpp: one thread per cell, launched on the caller's stream (StarPU's
+// worker stream), never synchronising. The launch sequence and the thread bodies live in
+// kernels/cuda/bodies.hpp so the tests can run them on the host. Compiled with
+// -fmad=false -ftz=true (CMakeLists.txt): the CPU kernel's operations, rounded the same.
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/bodies.hpp"
@@ -12,79 +13,99 @@ namespace {
 
 using namespace starwave::cuda_bodies;
 
+// At most 32 registers a thread, so 8 blocks fill an SM: the stencil hides its load latency
+// with more warps in flight.
 template <typename F>
-__global__ void sweep2d_kernel(F f) {
+__global__ void __launch_bounds__(kBlockX* kBlockZ, 8) sweep2d_kernel(F f) {
   f(int(blockIdx.y * blockDim.y + threadIdx.y), int(blockIdx.x * blockDim.x + threadIdx.x));
 }
 
 template <typename F>
-__global__ void sweep1d_kernel(F f, int n) {
-  const int t = int(blockIdx.x * blockDim.x + threadIdx.x);
+__global__ void __launch_bounds__(kBlock1D, 8) sweep1d_kernel(F f, long n) {
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t < n) f(t);
 }
 
-/// Executor of run_shot() on a real GPU stream.
+/// Executor of run_shot()/run_adjoint() on a real GPU stream. The first failure (a launch
+/// refused, a memory operation failed) is kept with the launch's name; nothing is launched
+/// after it.
 struct DeviceExec {
   cudaStream_t stream;
-  cudaError_t err = cudaSuccess;
+  Status status{};
 
+  void check(const char* name, cudaError_t e) {
+    if (e != cudaSuccess && status.code == 0) status = Status{int(e), name};
+  }
   template <typename T>
   bool zero(T* p, std::size_t n) {
-    err = cudaMemsetAsync(p, 0, n * sizeof(T), stream);
-    return err == cudaSuccess;
+    if (status.code == 0) check("memset of the work arrays", cudaMemsetAsync(p, 0, n * sizeof(T), stream));
+    return status.code == 0;
   }
   template <typename F>
-  void sweep2d(F f, int nz, int nx) {
+  void sweep2d(const char* name, F f, int nz, int nx) {
+    if (status.code != 0 || nz <= 0 || nx <= 0) return;
     const dim3 block(kBlockX, kBlockZ);
-    const dim3 grid((nx + kBlockX - 1) / kBlockX, (nz + kBlockZ - 1) / kBlockZ);
+    const dim3 grid(unsigned((nx + kBlockX - 1) / kBlockX), unsigned((nz + kBlockZ - 1) / kBlockZ));
     sweep2d_kernel<<<grid, block, 0, stream>>>(f);
+    check(name, cudaGetLastError());
   }
   template <typename F>
-  void sweep1d(F f, int n) {
-    if (n <= 0) return;
-    sweep1d_kernel<<<(n + kBlock1D - 1) / kBlock1D, kBlock1D, 0, stream>>>(f, n);
+  void sweep1d(const char* name, F f, long n) {
+    if (status.code != 0 || n <= 0) return;
+    const long blocks = (n + kBlock1D - 1) / kBlock1D;
+    if (blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
+    sweep1d_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
+    check(name, cudaGetLastError());
   }
-  bool ok() {
-    if (err == cudaSuccess) err = cudaGetLastError();
-    return err == cudaSuccess;
+  /// Captures the launches of `issue` as a CUDA graph and launches it `times` times: one
+  /// host call for 2 × kChunkSteps steps (Step reads their numbers on the device).
+  template <typename F>
+  void replay(const char* name, long times, F&& issue) {
+    if (status.code != 0 || times <= 0) return;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    check(name, cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    if (status.code != 0) return;
+    issue(*this);
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);  // ends the capture even after a failure
+    check(name, ended);
+    if (status.code == 0) check(name, cudaGraphInstantiate(&exec, graph, 0));
+    for (long i = 0; i < times && status.code == 0; ++i) check(name, cudaGraphLaunch(exec, stream));
+    if (exec) cudaGraphExecDestroy(exec);  // released once its launches have run
+    if (graph) cudaGraphDestroy(graph);
   }
+  bool ok() const { return status.code == 0; }
 };
 
 }  // namespace
 
 template <int Order, typename T>
-int forward(const ShotProblem<T>& p, void* stream) {
+Status forward(const ShotProblem<T>& p, void* stream) {
   DeviceExec ex{static_cast<cudaStream_t>(stream)};
   run_shot<Order>(p, ex);
-  return int(ex.err);
+  return ex.status;
 }
 
 template <int Order, typename T>
-int adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream) {
+Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream) {
   DeviceExec ex{static_cast<cudaStream_t>(stream)};
   run_adjoint<Order>(p, residual, correlation, illumination, ex);
-  return int(ex.err);
+  return ex.status;
 }
 
 const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaError_t>(code)); }
 
-template int forward<2, float>(const ShotProblem<float>&, void*);
-template int forward<4, float>(const ShotProblem<float>&, void*);
-template int forward<6, float>(const ShotProblem<float>&, void*);
-template int forward<8, float>(const ShotProblem<float>&, void*);
-template int forward<2, double>(const ShotProblem<double>&, void*);
-template int forward<4, double>(const ShotProblem<double>&, void*);
-template int forward<6, double>(const ShotProblem<double>&, void*);
-template int forward<8, double>(const ShotProblem<double>&, void*);
-#define STARWAVE_ADJOINT(O, T) template int adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);
-STARWAVE_ADJOINT(2, float)
-STARWAVE_ADJOINT(4, float)
-STARWAVE_ADJOINT(6, float)
-STARWAVE_ADJOINT(8, float)
-STARWAVE_ADJOINT(2, double)
-STARWAVE_ADJOINT(4, double)
-STARWAVE_ADJOINT(6, double)
-STARWAVE_ADJOINT(8, double)
-#undef STARWAVE_ADJOINT
+#define STARWAVE_INSTANTIATE(O, T)                             \
+  template Status forward<O, T>(const ShotProblem<T>&, void*); \
+  template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);
+STARWAVE_INSTANTIATE(2, float)
+STARWAVE_INSTANTIATE(4, float)
+STARWAVE_INSTANTIATE(6, float)
+STARWAVE_INSTANTIATE(8, float)
+STARWAVE_INSTANTIATE(2, double)
+STARWAVE_INSTANTIATE(4, double)
+STARWAVE_INSTANTIATE(6, double)
+STARWAVE_INSTANTIATE(8, double)
+#undef STARWAVE_INSTANTIATE
 
 }  // namespace starwave::cuda

@@ -7,18 +7,26 @@
 
 namespace starwave::cuda {
 
+/// What a launcher returns: a cudaError_t (0 = success) and, on failure, the launch (or
+/// memory operation) that failed, named as in kernels/cuda/bodies.hpp.
+struct Status {
+  int code = 0;
+  const char* launch = nullptr;
+  explicit operator bool() const { return code == 0; }
+};
+
 /// Runs one shot on the GPU (with p.store / p.final_state set, also keeps the wavefield
 /// for the adjoint): every pointer of `p` is device memory; all launches go on
-/// `stream` (a cudaStream_t) and nothing synchronises. Returns a cudaError_t (0 = success).
+/// `stream` (a cudaStream_t) and nothing synchronises.
 template <int Order, typename T>
-int forward(const ShotProblem<T>& p, void* stream);
+Status forward(const ShotProblem<T>& p, void* stream);
 
 /// Runs one shot's adjoint on the GPU (cpu::adjoint's contract, device pointers, no source
 /// adjoint): back-propagates `residual` and adds to `correlation` and `illumination`.
 template <int Order, typename T>
-int adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream);
+Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream);
 
-/// Human-readable text of an error code returned above.
+/// Human-readable text of a cudaError_t.
 const char* error_string(int code);
 
 }  // namespace starwave::cuda

@@ -20,6 +20,7 @@
 
 #include "codelets/adjoint.hpp"
 #include "codelets/distribution.hpp"
+#include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "codelets/image.hpp"
 #include "codelets/misfit.hpp"
@@ -109,6 +110,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   starpu_data_handle_t vel = graph::per_rank_vector(velocity.data(), region, sizeof(T));
   starpu_data_handle_t fwork = graph::scratch_vector(layout.work_size(), sizeof(T));
   starpu_data_handle_t awork = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
+  starpu_data_handle_t misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
   std::vector<double> misfits(std::size_t(count), 0.0);  // by place in the evaluation; this rank's shots
   std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(count), nullptr);
 
@@ -116,36 +118,43 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   for (int shot : shots) local += graph::mine(shot) ? 1 : 0;
   Completion completion(count, local, hooks.on_shot_done);
   const int window = std::max(2, 2 * int(starpu_worker_get_count()));
-  std::deque<std::pair<int, ShotInputs<T>>> inputs;  // this rank's shots in flight: host memory of their R handles
+  std::deque<int> in_flight;  // this rank's shots in flight (their places in the evaluation)
   std::vector<Partial> tree;
   for (int i = 0; i < count; ++i) {
     const int shot = shots[std::size_t(i)], owner = graph::owner(shot);
     ShotProblem<T> p = layout;
     p.nrec = nrec;
+    ShotInputs<T> inputs;  // copied into the shot's handles (graph::input_vector)
     const ShotInputs<T>* in = nullptr;
     if (owner == graph::rank()) {
-      if (int(inputs.size()) >= window) {  // throttle: the oldest local shot's inputs can go once it is done
-        completion.wait_for(inputs.front().first);
-        inputs.pop_front();
+      if (int(in_flight.size()) >= window) {  // throttle: wait for the oldest local shot
+        completion.wait_for(in_flight.front());
+        in_flight.pop_front();
       }
-      inputs.emplace_back(i, shot_inputs(med, m, s, ts, shot));
-      in = &inputs.back().second;
+      in_flight.push_back(i);
+      inputs = shot_inputs(med, m, s, ts, shot);
+      in = &inputs;
       p.source_index = in->nodes[0];
     }
     auto shot_vector = [&](const void* host, std::size_t n, std::size_t elem) {
       return graph::owned_vector(owner, host, n, elem);
     };
-    ForwardHandles f{medium,
-                     shot_vector(in ? in->nodes.data() : nullptr, std::size_t(nrec) + 1, sizeof(long)),
-                     shot_vector(in ? in->source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
-                     shot_vector(nullptr, traces, sizeof(T)),
-                     fwork,
-                     shot_vector(nullptr, layout.store_size(), sizeof(T)),
-                     shot_vector(nullptr, 2 * layout.grid_size(), sizeof(T))};
+    auto shot_input = [&](const void* host, std::size_t n, std::size_t elem) {
+      return graph::input_vector(owner, host, n, elem);
+    };
+    ForwardHandles f{
+        medium,
+        shot_input(in ? in->nodes.data() : nullptr, ShotProblem<T>::nodes_size(nrec, layout.nz), sizeof(long)),
+        shot_input(in ? in->source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
+        shot_vector(nullptr, traces, sizeof(T)),
+        fwork,
+        shot_vector(nullptr, layout.store_size(), sizeof(T)),
+        shot_vector(nullptr, 2 * layout.grid_size(), sizeof(T))};
     insert_forward<T>(f, p, o.order);
 
-    MisfitHandles mh{f.traces, shot_vector(in ? s.observed(shot) : nullptr, traces, sizeof(float)),
-                     shot_vector(nullptr, traces, sizeof(T)), shot_vector(&misfits[std::size_t(i)], 1, sizeof(double))};
+    MisfitHandles mh{f.traces, shot_input(in ? s.observed(shot) : nullptr, traces, sizeof(float)),
+                     shot_vector(nullptr, traces, sizeof(T)), shot_vector(&misfits[std::size_t(i)], 1, sizeof(double)),
+                     misfit_scratch};
     misfit_handles[std::size_t(i)] = mh.misfit;
     insert_misfit(mh, mode);
 
@@ -207,7 +216,8 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
     if (graph::mine(shots[std::size_t(i)])) completion.wait_for(i);
   if (graph::distributed()) mpi::sum_to_root(misfits);  // one rank holds each: the sum is that value exactly
   for (double j : misfits) result.misfit += j;          // in shot order: the same bits every run
-  for (starpu_data_handle_t h : {medium, vel, fwork, awork}) starpu_data_unregister(h);
+  for (starpu_data_handle_t h : {medium, vel, fwork, awork, misfit_scratch}) starpu_data_unregister(h);
+  if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
 
   result.time = ts;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -11,6 +11,7 @@
 #include <deque>
 
 #include "codelets/distribution.hpp"
+#include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "src/error.hpp"
 
@@ -20,7 +21,7 @@ namespace {
 template <typename T>
 struct ShotInFlight {
   int shot;
-  ShotInputs<T> inputs;  // host memory of the read-only handles (this rank's shots): alive until the task ends
+  ShotInputs<T> inputs;  // this rank's shots: copied into the read-only handles (graph::input_vector)
   starpu_data_handle_t traces;
 };
 
@@ -53,7 +54,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     starpu_data_unregister(f.traces);  // on the shot's rank: waits for its task (and the send)
     const int shot = f.shot;
     in_flight.pop_front();
-    if (graph::rank() == 0) {
+    if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
       sink(shot, shot_traces.data());
       if (on_shot_done) on_shot_done(++done, nshots);
     }
@@ -70,8 +71,10 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     }
     const bool have = !f.inputs.nodes.empty();
     ForwardHandles h{
-        medium, graph::owned_vector(owner, have ? f.inputs.nodes.data() : nullptr, std::size_t(nrec) + 1, sizeof(long)),
-        graph::owned_vector(owner, have ? f.inputs.source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
+        medium,
+        graph::input_vector(owner, have ? f.inputs.nodes.data() : nullptr, ShotProblem<T>::nodes_size(nrec, layout.nz),
+                            sizeof(long)),
+        graph::input_vector(owner, have ? f.inputs.source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
         graph::owned_vector(owner, nullptr, per_shot, sizeof(T)), work};
     f.traces = h.traces;
     insert_forward<T>(h, layout, o.order);
@@ -84,6 +87,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   while (!in_flight.empty()) finish_oldest();
   starpu_data_unregister(medium);
   starpu_data_unregister(work);
+  if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
 
   if (report) {
     report->time = ts;

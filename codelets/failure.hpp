@@ -1,0 +1,28 @@
+// codelets/failure.hpp — how a task that cannot do its work fails without ending the
+// process: a codelet runs on a StarPU worker thread, where an exception or an abort would
+// take the whole job down with a stack trace. It records the first failure here (a CUDA
+// launch refused, a device error, or a failure injected by a test), every later task of
+// the run skips its work, and the workflow, once its graph has drained, rethrows it as a
+// TaskError (src/error.hpp): one line on stderr, exit 1, no output file (DESIGN §3).
+#pragma once
+
+#include <string>
+
+namespace starwave::codelets {
+
+/// Records `message` unless a failure is already recorded (the first one is the cause).
+void record_failure(const std::string& message);
+
+/// Whether task `task` (a codelet name: forward, adjoint, misfit, image, reduce, step)
+/// must skip its work: a failure is recorded, or the environment variable
+/// STARWAVE_TEST_FAIL_TASK names this task (the tests' way to make a task fail on a
+/// machine without a GPU; the failure is then recorded as the task's).
+bool must_skip(const char* task);
+
+/// Whether a failure is recorded.
+bool failed();
+
+/// The recorded failure, and clears it; empty when every task succeeded.
+std::string take_failure();
+
+}  // namespace starwave::codelets
