@@ -31,6 +31,11 @@ bool must_skip(const char* task) {
   return false;
 }
 
+bool device_fault_requested(const char* task) {
+  const char* injected = std::getenv("STARWAVE_TEST_FAIL_TASK");
+  return injected && std::string(injected) == std::string(task) + "-on-device";
+}
+
 bool failed() { return g_failed.load(); }
 
 std::string take_failure() {

@@ -22,6 +22,11 @@ bool must_skip(const char* task);
 /// Whether a failure is recorded.
 bool failed();
 
+/// Whether STARWAVE_TEST_FAIL_TASK asks task `task`'s CUDA implementation to fault the
+/// device ("forward-on-device": a write through a null pointer, the kind of fault that
+/// leaves the GPU unusable), for the tests of that path on a machine with a GPU.
+bool device_fault_requested(const char* task);
+
 /// The recorded failure, and clears it; empty when every task succeeded.
 std::string take_failure();
 

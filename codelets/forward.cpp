@@ -52,6 +52,7 @@ void forward_cpu(void* buffers[], void* cl_arg) {
 template <typename T>
 void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const ShotProblem<T> p = unpack(buffers, layout);
+  if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
   cuda::Status st;
   with_order(a.order, [&](auto o) { st = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
   codelets::check_cuda(st, codelets::describe("forward", a));

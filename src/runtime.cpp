@@ -104,6 +104,28 @@ void split_node(struct starpu_conf& conf, int node_rank, int node_size, int per_
 }
 #endif
 
+#ifdef STARWAVE_USE_CUDA
+}  // namespace
+}  // namespace starwave
+
+// Set by the StarPU that scripts/setup builds (absent from another StarPU: weak).
+extern "C" __attribute__((weak)) void (*starpu_cuda_fatal_error_hook)(const char* where, const char* message);
+
+namespace starwave {
+namespace {
+
+/// A CUDA fault that leaves the device unusable (an illegal address, a lost GPU) surfaces
+/// in StarPU's driver thread, after the task's launches; nothing can unwind from there,
+/// so the process ends now, in one line (DESIGN §3), instead of in StarPU's assertion.
+void on_fatal_cuda_error(const char* where, const char* message) {
+  std::string what = where ? where : "StarPU's CUDA driver";
+  if (what.rfind("starwave_", 0) == 0) what = what.substr(9) + " task";  // a codelet's perf-model symbol
+  std::fprintf(stderr, "%sstarwave: error: CUDA error in %s, on the device: %s\n", mpi::prefix().c_str(), what.c_str(),
+               message ? message : "unknown error");
+  mpi::abort_all(1);
+}
+#endif
+
 /// CUDA workers per GPU: the option, else $STARPU_NWORKER_PER_CUDA, else
 /// kDefaultWorkersPerGpu — fewer where the GPUs' driver threads (one per worker) would
 /// take more than half of the cores.
@@ -204,6 +226,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
   setenv("STARPU_FXT_TRACE", "0", 0);
   const int per_gpu = workers_per_gpu(o);
 #ifdef STARWAVE_USE_CUDA
+  if (&starpu_cuda_fatal_error_hook) starpu_cuda_fatal_error_hook = on_fatal_cuda_error;
   // Several shots per GPU, each CUDA worker with its own stream and its own driver thread
   // (measured on an H100: one thread feeding every stream halves the throughput).
   setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);

@@ -5,6 +5,11 @@
 // CUDA workers only, and both; a refused launch reported with its name and CUDA's words.
 // Skips, saying why, where CUDA is not compiled in or no GPU is present.
 #include <gtest/gtest.h>
+#include <libgen.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <cstring>
@@ -252,6 +257,55 @@ TEST(CudaDevice, RefusedLaunchIsReportedWithItsName) {
   std::printf("refused launch: %s: %s\n", st.launch, cuda::error_string(st.code));
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "the refusal leaves the device usable";
 #endif
+}
+
+/// The starwave beside this test (a bundle made by ../shared/gpu/pack keeps them in one
+/// folder), else the build tree's.
+std::string starwave_binary() {
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = 0;
+    const std::string beside = std::string(dirname(self)) + "/starwave";
+    if (access(beside.c_str(), X_OK) == 0) return beside;
+  }
+  return STARWAVE_BIN;
+}
+
+/// A fault that leaves the device unusable (here a write through a null pointer in the
+/// forward task) surfaces in StarPU's driver thread after the launches: the run still ends
+/// with one line naming it, exit 1, and no output file (not StarPU's assertion and abort).
+TEST(CudaDevice, DeviceFaultEndsTheRunWithOneLine) {
+  SKIP_WITHOUT_DEVICE();
+  const std::string dir = "/tmp/starwave-device-fault-" + std::to_string(getpid()), bin = starwave_binary();
+  ASSERT_EQ(std::system(("mkdir -p " + dir).c_str()), 0);
+  const std::string quiet = " >/dev/null 2>&1";
+  ASSERT_EQ(
+      std::system((bin + " synth --kind layered --nz 40 --nx 60 --spacing 10 --out " + dir + "/vp.h5" + quiet).c_str()),
+      0);
+  ASSERT_EQ(std::system((bin + " survey --model " + dir + "/vp.h5 --nshots 2 --dt 0.002 --t-max 0.3 --out " + dir +
+                         "/s.h5" + quiet)
+                            .c_str()),
+            0);
+  const std::string err = dir + "/stderr";
+  const int raw = std::system(("STARWAVE_TEST_FAIL_TASK=forward-on-device STARPU_NCPU=0 STARPU_SILENT=1 " + bin +
+                               " model --model " + dir + "/vp.h5 --survey " + dir + "/s.h5 --out " + dir +
+                               "/d.h5 >/dev/null 2>" + err)
+                                  .c_str());
+  std::string text;
+  if (FILE* f = std::fopen(err.c_str(), "r")) {
+    char buf[4096];
+    for (std::size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, k);
+    std::fclose(f);
+  }
+  std::printf("device fault: exit %d, stderr: %s", WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, text.c_str());
+  EXPECT_TRUE(WIFEXITED(raw)) << "ended by a signal, not an exit";
+  EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 1);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_NE(text.find("CUDA error in"), std::string::npos) << text;
+  EXPECT_NE(text.find("illegal"), std::string::npos) << text;
+  EXPECT_NE(access((dir + "/d.h5").c_str(), F_OK), 0) << "no output file";
+  std::system(("rm -rf " + dir).c_str());
 }
 
 struct Case {

@@ -93,6 +93,12 @@ Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* il
   return ex.status;
 }
 
+__global__ void device_fault_kernel(float* p) { p[threadIdx.x] = 1.0f; }
+
+void provoke_device_fault(void* stream) {
+  device_fault_kernel<<<1, 32, 0, static_cast<cudaStream_t>(stream)>>>(nullptr);
+}
+
 const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaError_t>(code)); }
 
 #define STARWAVE_INSTANTIATE(O, T)                             \

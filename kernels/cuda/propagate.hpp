@@ -26,6 +26,10 @@ Status forward(const ShotProblem<T>& p, void* stream);
 template <int Order, typename T>
 Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream);
 
+/// Launches a kernel that writes through a null pointer: a fault that leaves the device
+/// unusable, for the tests of that path (codelets/failure.hpp). Never called otherwise.
+void provoke_device_fault(void* stream);
+
 /// Human-readable text of a cudaError_t.
 const char* error_string(int code);
 
