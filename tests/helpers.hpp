@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/cpu/propagate.hpp"
@@ -96,6 +98,31 @@ inline double diff_norm(const std::vector<double>& a, const std::vector<double>&
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += (a[i] - b[i]) * (a[i] - b[i]);
   return std::sqrt(s);
+}
+
+/// Bit equality of two arrays (so −0 and +0 differ, and so would two NaNs of other bits).
+template <typename T>
+bool same_bits(const T* a, const T* b, std::size_t n) {
+  return std::memcmp(a, b, n * sizeof(T)) == 0;
+}
+template <typename T, typename A, typename B>
+bool same_bits(const std::vector<T, A>& a, const std::vector<T, B>& b) {
+  return a.size() == b.size() && same_bits(a.data(), b.data(), a.size());
+}
+
+/// The first element where the bits of two arrays differ, for a failure message.
+template <typename T>
+std::string first_difference(const T* a, const T* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (std::memcmp(a + i, b + i, sizeof(T)) != 0)
+      return "element " + std::to_string(i) + ": " + std::to_string(double(a[i])) + " vs " +
+             std::to_string(double(b[i]));
+  return "none";
+}
+template <typename T, typename A, typename B>
+std::string first_difference(const std::vector<T, A>& a, const std::vector<T, B>& b) {
+  if (a.size() != b.size()) return "sizes differ";
+  return first_difference(a.data(), b.data(), a.size());
 }
 
 inline double max_abs(const std::vector<double>& a) {

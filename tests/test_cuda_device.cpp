@@ -34,20 +34,6 @@
 namespace starwave::test {
 namespace {
 
-template <typename T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
-
-template <typename T>
-std::string first_difference(const std::vector<T>& a, const std::vector<T>& b) {
-  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (std::memcmp(&a[i], &b[i], sizeof(T)) != 0)
-      return "element " + std::to_string(i) + ": " + std::to_string(double(a[i])) + " vs " +
-             std::to_string(double(b[i]));
-  return a.size() == b.size() ? "none" : "sizes differ";
-}
-
 /// Why this machine cannot run the device tests, or "" when it can.
 std::string no_device() {
 #ifndef STARWAVE_USE_CUDA

@@ -16,22 +16,6 @@
 namespace starwave::test {
 namespace {
 
-/// Bit equality of two arrays (so −0 and +0 differ, and so would two NaNs of other bits).
-template <typename T>
-bool same_bits(const T* a, const T* b, std::size_t n) {
-  return std::memcmp(a, b, n * sizeof(T)) == 0;
-}
-
-/// The first element where the bits differ, for the failure message.
-template <typename T>
-std::string first_difference(const T* a, const T* b, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (std::memcmp(a + i, b + i, sizeof(T)) != 0)
-      return "element " + std::to_string(i) + ": " + std::to_string(double(a[i])) + " vs " +
-             std::to_string(double(b[i]));
-  return "none";
-}
-
 /// Runs shot 0 with the CPU kernel and with the emulated CUDA launches: the same bits.
 template <typename T, int Order>
 void expect_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o,

@@ -59,10 +59,6 @@ ImagingResult run_with(const Case& c, int ncpus, const std::string& sched, bool 
 
 bool m_depth_ok(const Model& m, int z, double depth) { return z < m.nz && m.z0 + z * m.dz <= depth; }
 
-bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
-}
-
 TEST(Imaging, GradientAndImageBitForBitAcrossWorkersAndSchedulers) {
   const Case c = small_case(false);
   for (bool rtm : {false, true}) {
