@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -17,6 +16,7 @@
 #include "src/config.hpp"
 #include "src/error.hpp"
 #include "src/figures.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/fwi.hpp"
@@ -24,9 +24,6 @@
 
 namespace starwave::commands {
 namespace {
-
-std::atomic<int> g_signal{0};
-extern "C" void on_signal(int sig) { g_signal = sig; }
 
 std::string cli_number(double x) {
   char buf[32];
@@ -99,20 +96,41 @@ int fwi(int argc, char** argv) {
   cli::finish_numerical_options(o, numerical);
   f.bands = parse_bands(bands_text);
   if (figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
+  // Options that mean nothing here are refused, not ignored.
+  cli::require_nonnegative(vm, "vmin", "a velocity in m/s (0 = 0.75 × the initial minimum)");
+  cli::require_nonnegative(vm, "vmax", "a velocity in m/s (0 = 1.25 × the initial maximum)");
+  cli::require_nonnegative(vm, "fix-top", "a depth in m (0 = none)");
+  cli::require_nonnegative(vm, "smooth", "a smoothing length in m (0 = none)");
+  const bool lbfgs = f.optimizer == "lbfgs";
+  cli::refuse_if_given(vm, "batch-shots", !lbfgs,
+                       "with --optimizer lbfgs, which uses every shot (adam and gd take batches)");
+  cli::refuse_if_given(vm, "seed", !lbfgs,
+                       "with --optimizer lbfgs, which uses every shot (it draws adam's and gd's batches)");
+  cli::refuse_if_given(vm, "seed", f.batch_shots > 0, "without --batch-shots (it draws the shots of each batch)");
+  cli::refuse_if_given(vm, "learning-rate", !lbfgs, "with --optimizer lbfgs, whose line search chooses the step");
+  cli::refuse_if_given(vm, "memory", lbfgs, "with --optimizer " + f.optimizer + " (it is L-BFGS's)");
+  if (f.resume && flags.overwrite)
+    throw InputError("--resume continues the saved run and --overwrite starts again: choose one");
+
+  // The outputs: the result, the restart state beside it and the pictures. None may be an
+  // input; under MPI rank 0 writes them all and holds the result's lock.
+  const bool root = mpi::rank() == 0;
+  const std::vector<std::string> inputs = {model_path, data_path, true_path};
   f.state = out + ".state";
-  if (!f.resume) {
-    io::check_output(out, flags.overwrite);
-    if (std::filesystem::exists(f.state) && !flags.overwrite)
-      throw InputError(f.state +
-                       ": a saved inversion state exists; pass --resume to continue it or --overwrite to "
-                       "start again");
-  } else {
-    io::check_output(out, true);  // the result of a resumed run replaces the earlier one
-  }
+  const files::OutputClaim claim(out, "--out", flags.overwrite || f.resume, inputs, root);  // resumed: replaced
+  files::refuse_input_as_output(f.state, "--out", inputs);
+  if (!f.resume && std::filesystem::exists(f.state) && !flags.overwrite)
+    throw InputError(f.state +
+                     ": a saved inversion state exists; pass --resume to continue it or --overwrite to "
+                     "start again");
+  if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";
+  std::vector<std::string> drawings = {"initial.png",  "observed.png", "current.png",
+                                       "gradient.png", "misfit.png",   "residual.png"};
+  if (!true_path.empty()) drawings.push_back("true.png");
+  figures::Folder pictures(figures_dir, "--figures", drawings, flags.overwrite || f.resume, inputs, root);
 
   const Model initial = io::read_model(model_path);
   const Survey s = io::read_survey(data_path, true, graph::mine);  // this rank's shots (all of them alone)
-  const bool root = mpi::rank() == 0;  // under MPI rank 0 runs the optimiser, writes and draws
   Model truth;
   if (!true_path.empty()) {
     truth = io::read_model(true_path);
@@ -129,9 +147,13 @@ int fwi(int argc, char** argv) {
 
   // Pictures: true (if given), initial and current model on one colour scale, the latest
   // gradient, the middle shot's observed gather and its residual on the same grey scale,
-  // and the misfit curve.
-  if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";
-  std::filesystem::create_directories(figures_dir);
+  // and the misfit curve. Drawn only once every refusal is behind us; removed again if the
+  // run fails (a stopped run keeps them with its result).
+  Runtime rt;
+  const int shown = s.nshots() / 2;
+  // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
+  const Survey shown_data = io::read_survey(data_path, true, [&](int k) { return k == shown; });
+  pictures.create();
   const Model& scale_model = f.true_model ? truth : initial;
   const double lo = scale_model.vmin(), hi = scale_model.vmax();
   auto image = [&](const std::vector<double>& v) {
@@ -141,12 +163,9 @@ int fwi(int argc, char** argv) {
     img.values.assign(v.begin(), v.end());
     return img;
   };
-  const std::string fig = figures_dir + "/";
-  if (f.true_model) figures::plot_model(fig + "true.png", image(truth.vp), lo, hi);
-  figures::plot_model(fig + "initial.png", image(initial.vp), lo, hi);
+  if (f.true_model) figures::plot_model(pictures.file("true.png"), image(truth.vp), lo, hi);
+  figures::plot_model(pictures.file("initial.png"), image(initial.vp), lo, hi);
 
-  Runtime rt;
-  const int shown = s.nshots() / 2;
   Survey one;  // the middle shot, for its residual gather
   one.dt = s.dt;
   one.nt = s.nt;
@@ -157,18 +176,16 @@ int fwi(int argc, char** argv) {
   figures::Image2D observed;  // the middle shot's data; residuals are drawn on its scale
   observed.rows = s.nrec();
   observed.cols = int(s.nt);
-  // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
-  const Survey shown_data = io::read_survey(data_path, true, [&](int k) { return k == shown; });
   const float* shown_traces = shown_data.observed(shown);
   observed.values.assign(shown_traces, shown_traces + per_shot);
   const double data_scale = figures::clip_amplitude(observed.values, 0.98);
-  figures::plot_gather(fig + "observed.png", observed);
+  figures::plot_gather(pictures.file("observed.png"), observed);
   auto figures_now = [&](const FwiProgress& p) {
-    figures::plot_model(fig + "current.png", image(*p.model), lo, hi);
+    figures::plot_model(pictures.file("current.png"), image(*p.model), lo, hi);
     std::vector<double> pg(p.gradient->size());  // the preconditioned gradient: what moves the model
     for (std::size_t i = 0; i < pg.size(); ++i) pg[i] = (*p.precond)[i] * (*p.gradient)[i];
-    figures::plot_section(fig + "gradient.png", image(pg));
-    figures::plot_curve(fig + "misfit.png", *p.history, true);
+    figures::plot_section(pictures.file("gradient.png"), image(pg));
+    figures::plot_curve(pictures.file("misfit.png"), *p.history, true);
     Model m = initial;
     m.vp = *p.model;
     const graph::LocalScope alone;  // rank 0's own graph: the other ranks wait for the next evaluation
@@ -178,11 +195,10 @@ int fwi(int argc, char** argv) {
     res.cols = int(s.nt);
     res.values.resize(per_shot);
     for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - shown_traces[i];
-    figures::plot_gather(fig + "residual.png", res, 0.98, data_scale);
+    figures::plot_gather(pictures.file("residual.png"), res, 0.98, data_scale);
   };
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  f.stop_requested = [] { return g_signal != 0; };
+  files::arm_graceful_stop(true);  // a first SIGINT/SIGTERM ends the run at the next iteration, saved
+  f.stop_requested = [] { return files::stop_requested(); };
   // A live count of the shots done in the running evaluation, on a terminal only.
   const bool live = !flags.quiet && isatty(STDERR_FILENO);
   std::atomic<int> reported{0}, gradient{0};  // iterations reported, gradients begun in the next
@@ -239,6 +255,7 @@ int fwi(int argc, char** argv) {
                         {"pml_width", o.pml_width},
                         {"free_surface", o.free_surface},
                         {"double_precision", o.double_precision}});
+  pictures.keep();
   if (r.stopped) {
     std::cerr << "starwave fwi: stopped by signal after iteration " << r.iterations << "; state saved in " << f.state
               << " (continue with --resume)\n";
@@ -255,9 +272,12 @@ int fwi(int argc, char** argv) {
           end = r.misfit[k];
         }
       if (start < 0) continue;
-      std::printf("  misfit%s%s: %.5g → %.5g (%.1f%%)\n", f.bands.empty() ? "" : " at ",
-                  f.bands.empty() ? "" : (cli_number(f.bands[std::size_t(b)]) + " Hz").c_str(), start, end,
-                  100 * end / start);
+      std::printf("  misfit%s%s: %.5g → %.5g", f.bands.empty() ? "" : " at ",
+                  f.bands.empty() ? "" : (cli_number(f.bands[std::size_t(b)]) + " Hz").c_str(), start, end);
+      if (start > 0)
+        std::printf(" (%.1f%%)\n", 100 * end / start);
+      else
+        std::printf(" (the model already explains the data)\n");
     }
     if (f.true_model) {
       std::printf("  model error: %.4f → %.4f\n", model_error(initial.vp, truth), model_error(r.model.vp, truth));

@@ -5,6 +5,7 @@
 #include "codelets/distribution.hpp"
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/imaging.hpp"
@@ -29,7 +30,7 @@ int run(const std::string& command, int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse(command, argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
-  io::check_output(out, flags.overwrite);
+  const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
 
   const Model m = io::read_model(model_path);
   const Survey s = io::read_survey(data_path, true, graph::mine);  // this rank's shots (all of them alone)

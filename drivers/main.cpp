@@ -3,13 +3,16 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <thread>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/error.hpp"
+#include "src/files.hpp"
 #include "src/runtime.hpp"
 
 namespace {
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
+  starwave::files::install_signal_handlers();  // temporaries and locks go with any signal
   try {
     starwave::mpi::start_if_launched();  // first: from here on any failure can end every rank
     if (starwave::mpi::size() > 1) std::set_terminate(on_terminate);
@@ -79,6 +83,11 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const starwave::InputError& e) {
     return fail(cmd, e.what(), 2, true);
+  } catch (const std::filesystem::filesystem_error& e) {  // our words, not the library's
+    const std::string where = e.path1().empty() ? "" : e.path1().string() + ": ";
+    return fail(cmd, where + starwave::files::os_cause(e.code().value()), 1, false);
+  } catch (const std::bad_alloc&) {
+    return fail(cmd, "out of memory (the run needs more than this machine has available)", 1, false);
   } catch (const std::exception& e) {
     return fail(cmd, e.what(), 1, false);
   }

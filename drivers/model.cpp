@@ -6,6 +6,7 @@
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/modeling.hpp"
@@ -26,7 +27,10 @@ int model(int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse("model", argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
-  io::check_output(out, flags.overwrite);
+  cli::refuse_if_given(vm, "storage", false,
+                       "in model: it chooses what the adjoint keeps (gradient, rtm and fwi take it)");
+  // Under MPI rank 0 writes, so rank 0 holds the output's lock.
+  const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, survey_path}, mpi::rank() == 0);
 
   const Model m = io::read_model(model_path);
   const Survey s = io::read_survey(survey_path, false, [](int) { return false; });  // recorded data not needed

@@ -5,6 +5,7 @@
 #include "src/config.hpp"
 #include "src/error.hpp"
 #include "src/figures.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 
 namespace starwave::commands {
@@ -24,21 +25,31 @@ int plot(int argc, char** argv) {
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("plot", argc, argv, desc, vm);
-  io::check_output(out, flags.overwrite);
+  cli::require_nonnegative(vm, "vmin", "a velocity in m/s");
+  cli::require_nonnegative(vm, "vmax", "a velocity in m/s");
+  if (cli::given(vm, "vmin") != cli::given(vm, "vmax"))
+    throw InputError("--vmin/--vmax: give both ends of the colour scale, or neither");
+  if (cli::given(vm, "vmin") && !(vmin < vmax))
+    throw InputError("--vmin/--vmax: the minimum must be below the maximum");
+  if (cli::given(vm, "shot") && shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
+  const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
   bool gather = dataset == "/data";
   io::Array2D a;
-  if (dataset.empty()) {
-    try {
-      a = io::read_slice(in, "/vp", 0);
-    } catch (const InputError&) {
-      a = io::read_slice(in, "/data", shot);
-      gather = true;
-    }
+  if (dataset.empty()) {  // a model's /vp, else a data file's gather
+    gather = !io::has_dataset(in, "/vp");
+    if (gather && !io::has_dataset(in, "/data"))
+      throw InputError(in + ": holds neither /vp nor /data; name the dataset to draw with --dataset");
+    a = io::read_slice(in, gather ? "/data" : "/vp", shot);
   } else {
     a = io::read_slice(in, dataset, shot);
   }
   figures::Image2D img{a.rows, a.cols, a.values};
-  const bool velocity = dataset.empty() || dataset == "/vp";
+  const bool velocity = !gather && (dataset.empty() || dataset == "/vp");
+  cli::refuse_if_given(
+      vm, "vmin", velocity,
+      "on " + (dataset.empty() ? std::string("/data") : dataset) + " (the colour scale of a velocity model)");
+  cli::refuse_if_given(vm, "shot", gather || a.layers > 1,
+                       "on a 2-D dataset (it picks a shot of /data or a slice of a 3-D dataset)");
   if (gather)
     figures::plot_gather(out, img);
   else if (velocity)

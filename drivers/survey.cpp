@@ -3,6 +3,8 @@
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
+#include "src/error.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/synth.hpp"
 
@@ -25,7 +27,10 @@ int survey(int argc, char** argv) {
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("survey", argc, argv, desc, vm);
-  io::check_output(out, flags.overwrite);
+  for (const char* depth : {"source-depth", "receiver-depth"})
+    if (cli::given(vm, depth) && vm[depth].as<double>() < 0)
+      throw InputError(std::string("--") + depth + ": must be a depth in m below the model top (got a negative value)");
+  const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path}, true);
   const Model m = io::read_model(model_path);
   const Survey s = regular_survey(m, o);
   io::write_survey(out, s, &m);

@@ -3,6 +3,7 @@
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/synth.hpp"
 
@@ -29,7 +30,12 @@ int synth(int argc, char** argv) {
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("synth", argc, argv, desc, vm);
-  io::check_output(out, flags.overwrite);
+  cli::refuse_if_given(vm, "keep-water", smooth > 0,
+                       "without --smooth (it keeps the water layer out of the smoothing)");
+  cli::refuse_if_given(vm, "velocity", o.kind == "constant",
+                       "for --kind " + o.kind + " (only the constant kind takes it)");
+  cli::refuse_if_given(vm, "file", o.kind == "marmousi2", "for --kind " + o.kind + " (only marmousi2 reads a file)");
+  const files::OutputClaim claim(out, "--out", flags.overwrite, {o.file}, true);
   const Model m = smoothed(synthesize(o), smooth, keep_water);
   io::write_model(out, m);
   if (!flags.quiet)

@@ -1,5 +1,6 @@
 #include "src/config.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,12 +13,24 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
   std::string config;
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(&config),
                                                  "read options from this INI file (key = value)");
+  // Every word that is not an option or its value lands here, and is refused: a word the
+  // user typed is never silently dropped (`--bands 3 5 8` is not `--bands 3`).
+  std::vector<std::string> stray;
+  po::options_description with_stray;
+  with_stray.add(desc).add_options()("stray-words", po::value<std::vector<std::string>>(&stray), "");
+  po::positional_options_description positional;
+  positional.add("stray-words", -1);
   const std::string who = "starwave " + command;
   try {
-    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::store(po::command_line_parser(argc, argv).options(with_stray).positional(positional).run(), vm);
     if (vm.count("help")) {
       std::cout << "usage: " << who << " [options]\n" << desc << "\n";
       throw HelpShown{};
+    }
+    if (vm.count("stray-words")) {
+      const std::string word = vm["stray-words"].as<std::vector<std::string>>().front();
+      throw InputError("unexpected word '" + word +
+                       "': every value follows its option, and lists are one word (e.g. --bands 3,5,8)");
     }
     if (vm.count("config")) {
       const std::string file = vm["config"].as<std::string>();
@@ -32,8 +45,31 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw InputError(who + ": " + e.what());
+    throw InputError(e.what());
   }
+  // A number must be a number: NaN and infinities are refused for every option.
+  for (const auto& [name, value] : vm) {
+    if (value.value().type() != typeid(double)) continue;
+    const double x = value.as<double>();
+    if (!std::isfinite(x)) throw InputError("--" + name + ": must be a finite number");
+  }
+  if (vm.count("quiet") && vm.count("verbose") && vm["quiet"].as<bool>() && vm["verbose"].as<bool>())
+    throw InputError("--quiet and --verbose: choose one");
+}
+
+bool given(const po::variables_map& vm, const std::string& name) { return vm.count(name) && !vm[name].defaulted(); }
+
+void refuse_unless(bool ok, const std::string& message) {
+  if (!ok) throw InputError(message);
+}
+
+void refuse_if_given(const po::variables_map& vm, const std::string& name, bool applies, const std::string& why) {
+  if (given(vm, name) && !applies) throw InputError("--" + name + ": has no effect " + why);
+}
+
+void require_nonnegative(const po::variables_map& vm, const std::string& name, const std::string& meaning) {
+  if (vm.count(name) && vm[name].value().type() == typeid(double) && vm[name].as<double>() < 0)
+    throw InputError("--" + name + ": must be " + meaning + " (got a negative value)");
 }
 
 void add_numerical_options(po::options_description& desc, NumericalOptions& o, NumericalText& text) {

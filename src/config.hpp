@@ -15,9 +15,19 @@ namespace po = boost::program_options;
 struct HelpShown {};
 
 /// Parses argv (after the subcommand) and the optional --config file into `vm`.
-/// Unknown options, bad values and an unreadable config file become InputError naming
-/// the option or file.
+/// Unknown options, bad values, words that are neither an option nor its value, a
+/// number that is NaN or infinite, --quiet with --verbose and an unreadable config file
+/// become InputError naming the option, word or file.
 void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm);
+
+/// Whether option `name` was given (on the command line or in the INI file), not defaulted.
+bool given(const po::variables_map& vm, const std::string& name);
+/// InputError(message) unless `ok`.
+void refuse_unless(bool ok, const std::string& message);
+/// Refuses an option that was given but has no effect here ("--seed: has no effect <why>").
+void refuse_if_given(const po::variables_map& vm, const std::string& name, bool applies, const std::string& why);
+/// Refuses a negative value of the double option `name` ("--dt: must be <meaning>").
+void require_nonnegative(const po::variables_map& vm, const std::string& name, const std::string& meaning);
 
 /// The numerical options given as words, turned into NumericalOptions by
 /// finish_numerical_options().

@@ -2,6 +2,7 @@
 // one line on stderr and exits non-zero.
 #pragma once
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -23,5 +24,12 @@ struct RuntimeError : std::runtime_error {
 struct TaskError : RuntimeError {
   using RuntimeError::RuntimeError;
 };
+
+/// A number as a person writes it in a message: 1e+10, 0.0007, 2990.
+inline std::string number_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
 
 }  // namespace starwave

@@ -1,14 +1,16 @@
 #include "src/figures.hpp"
 
 #include <png.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "src/error.hpp"
+#include "src/files.hpp"
 
 namespace starwave::figures {
 namespace {
@@ -18,6 +20,7 @@ struct Rgb {
 };
 
 Rgb lerp(const Rgb* stops, int n, double t) {
+  if (!(t == t)) t = 0.5;  // NaN (a value the reader let through): the scale's middle, never an index
   t = std::clamp(t, 0.0, 1.0) * (n - 1);
   const int i = std::min(int(t), n - 2);
   const double f = t - i;
@@ -33,20 +36,33 @@ Rgb colour(Colormap c, double t) {
   return c == Colormap::Velocity ? lerp(velocity, 5, t) : lerp(seismic, 3, t);
 }
 
-/// Writes RGB pixels (row-major, 3 bytes each) as a PNG, atomically.
+/// libpng reports an error by calling this, which must not return: the message is kept
+/// for ours and control goes back to write_rgb's setjmp. Warnings are dropped (libpng
+/// would print them on stderr; a picture's warning is not the user's business).
+struct PngFailure {
+  char message[256] = "unknown error";
+};
+extern "C" void on_png_error(png_structp png, png_const_charp message) {
+  auto* failure = static_cast<PngFailure*>(png_get_error_ptr(png));
+  std::snprintf(failure->message, sizeof failure->message, "%s", message ? message : "unknown error");
+  png_longjmp(png, 1);
+}
+extern "C" void on_png_warning(png_structp, png_const_charp) {}
+
+/// Writes RGB pixels (row-major, 3 bytes each) as a PNG, atomically (temporary + rename).
 void write_rgb(const std::string& path, int width, int height, std::vector<unsigned char>& pixels) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()));
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw InputError(path + ": cannot create the picture");
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
+  files::Temporary tmp(path);
+  FILE* f = std::fopen(tmp.path().c_str(), "wb");
+  if (!f) throw InputError(path + ": cannot create the picture: " + files::os_cause(errno));
+  PngFailure failure;
+  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &failure, on_png_error, on_png_warning);
   png_infop info = png ? png_create_info_struct(png) : nullptr;
   if (!png || !info || setjmp(png_jmpbuf(png))) {
+    const int err = errno;
     png_destroy_write_struct(&png, &info);
     std::fclose(f);
-    fs::remove(tmp);
-    throw RuntimeError(path + ": libpng failed to write the picture");
+    throw RuntimeError(path + ": cannot write the picture: " +
+                       (err == ENOSPC || err == EDQUOT || err == EFBIG ? files::os_cause(err) : failure.message));
   }
   png_init_io(png, f);
   png_set_IHDR(png, info, png_uint_32(width), png_uint_32(height), 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
@@ -55,11 +71,13 @@ void write_rgb(const std::string& path, int width, int height, std::vector<unsig
   for (int y = 0; y < height; ++y) png_write_row(png, &pixels[std::size_t(y) * width * 3]);
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
-  if (std::fclose(f) != 0) {
-    fs::remove(tmp);
-    throw RuntimeError(path + ": error closing the picture");
+  if (std::fflush(f) != 0 || std::ferror(f)) {
+    const int err = errno;
+    std::fclose(f);
+    throw RuntimeError(path + ": cannot write the picture: " + files::os_cause(err));
   }
-  fs::rename(tmp, target);
+  if (std::fclose(f) != 0) throw RuntimeError(path + ": cannot write the picture: " + files::os_cause(errno));
+  tmp.commit();
 }
 
 }  // namespace
@@ -156,6 +174,48 @@ void plot_curve(const std::string& path, const std::vector<double>& values, bool
         for (int dy = -2; dy <= 2; ++dy) put(int(std::lround(px(double(i)))) + dx, int(std::lround(py(v[i]))) + dy, 0);
   }
   write_rgb(path, width, height, pixels);
+}
+
+Folder::Folder(const std::string& dir, const std::string& option, const std::vector<std::string>& names, bool overwrite,
+               const std::vector<std::string>& inputs, bool active)
+    : dir_(dir), active_(active) {
+  if (!active_) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path d(dir);
+  const fs::path parent = d.has_parent_path() ? d.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent, ec))
+    throw InputError(option + ": " + dir + ": the folder " + parent.string() + " it goes in does not exist");
+  if (fs::exists(d, ec) && !fs::is_directory(d, ec)) throw InputError(option + ": " + dir + " is a file, not a folder");
+  for (const std::string& name : names) {  // a user's own file is replaced only when asked
+    const std::string p = (d / name).string();
+    files::refuse_input_as_output(p, option, inputs);
+    if (fs::exists(p, ec) && !overwrite)
+      throw InputError(p + ": exists already; pass --overwrite to replace it, or choose another " + option + " folder");
+  }
+}
+
+void Folder::create() {
+  if (!active_) return;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir_, ec)) {
+    if (!fs::create_directory(dir_, ec))
+      throw InputError(dir_ + ": cannot create the figures folder: " + files::os_cause(ec.value()));
+    made_ = true;
+  }
+}
+
+std::string Folder::file(const std::string& name) {
+  drawn_.insert(name);
+  return (std::filesystem::path(dir_) / name).string();
+}
+
+Folder::~Folder() {
+  if (!active_ || kept_) return;
+  std::error_code ec;
+  for (const std::string& name : drawn_) std::filesystem::remove(std::filesystem::path(dir_) / name, ec);
+  if (made_) std::filesystem::remove(dir_, ec);  // only if empty: nothing of the user's goes
 }
 
 }  // namespace starwave::figures

@@ -1,6 +1,7 @@
 // src/figures.hpp — PNG pictures of models and shot gathers (libpng).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,29 @@ void plot_section(const std::string& path, const Image2D& img, double clip = 0.9
 /// A curve (e.g. the misfit per iteration): values left to right, optionally on a log
 /// scale, in a box; no text (the numbers are in the result file and the log).
 void plot_curve(const std::string& path, const std::vector<double>& values, bool log_scale);
+
+/// The folder of pictures a run draws into (fwi --figures). The constructor refuses, before
+/// any work: a folder whose parent does not exist, a file in its place, a picture that
+/// would replace an existing file without `overwrite`, and one that is an input. create()
+/// makes the folder when the run starts; file(name) is where to draw `name`. Unless keep()
+/// was called (the run ended), the destructor removes what was drawn, and the folder if it
+/// made it: a failed run leaves no pictures behind. Inert where `active` is false (the
+/// MPI ranks that do not draw).
+class Folder {
+ public:
+  Folder(const std::string& dir, const std::string& option, const std::vector<std::string>& names, bool overwrite,
+         const std::vector<std::string>& inputs, bool active);
+  ~Folder();
+  Folder(const Folder&) = delete;
+  Folder& operator=(const Folder&) = delete;
+  void create();
+  std::string file(const std::string& name);
+  void keep() { kept_ = true; }
+
+ private:
+  std::string dir_;
+  std::set<std::string> drawn_;
+  bool active_, made_ = false, kept_ = false;
+};
 
 }  // namespace starwave::figures

@@ -56,7 +56,9 @@ std::vector<double> gaussian(const std::vector<double>& f, int nz, int nx, doubl
   std::vector<double> out = f;
   // One pass along a dimension of n samples, `count` lines, element i of line c at c·stride + i·step.
   auto pass = [&](int n, int count, long step, long stride, double h) {
-    const int r = int(std::ceil(3 * sigma / h));
+    // Three standard deviations. Callers refuse a sigma longer than the grid (the
+    // window then stays within 3n); the cap only keeps a huge one from overflowing.
+    const int r = int(std::min(std::ceil(3 * sigma / h), 3.0 * n));
     std::vector<double> w(std::size_t(2 * r + 1));
     double sum = 0;
     for (int k = -r; k <= r; ++k) sum += w[std::size_t(k + r)] = std::exp(-0.5 * (k * h / sigma) * (k * h / sigma));

@@ -4,12 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 
 #include "src/error.hpp"
+#include "src/files.hpp"
 
 namespace starwave::io {
 namespace {
@@ -29,20 +34,64 @@ class Hid {
   Hid& operator=(Hid&&) = delete;
   operator hid_t() const { return id_; }
   bool ok() const { return id_ >= 0; }
+  /// Gives up ownership (after the id was closed by hand).
+  void forget() { id_ = -1; }
 
  private:
   hid_t id_;
   herr_t (*close_)(hid_t);
 };
 
-/// Silences HDF5's own error stack printing: we report errors ourselves.
+/// Silences HDF5's own error stack printing (we report errors ourselves), and keeps HDF5
+/// from closing files at exit: every file is closed by its owner, and after a failed write
+/// (a full disk) HDF5's own clean-up at exit would crash on the file it could not close.
 struct QuietHdf5 {
-  QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+  QuietHdf5() {
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
 };
 const QuietHdf5 quiet_hdf5;
 
+/// The operating system's words for the failure at the bottom of HDF5's error stack
+/// (its file driver records "errno = N"), or "" when the failure was not the system's.
+std::string hdf5_os_cause() {
+  int found = 0;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        const char* at = e->desc ? std::strstr(e->desc, "errno = ") : nullptr;
+        if (at) *static_cast<int*>(data) = std::atoi(at + 8);
+        return 0;
+      },
+      &found);
+  return found > 0 ? files::os_cause(found) : std::string();
+}
+
+/// A failed HDF5 call: "WHAT: <the system's cause>" or "WHAT failed in HDF5".
 void check(herr_t e, const std::string& what) {
-  if (e < 0) throw RuntimeError("HDF5: " + what);
+  if (e >= 0) return;
+  const std::string cause = hdf5_os_cause();
+  throw RuntimeError(cause.empty() ? what + " failed in HDF5" : what + ": " + cause);
+}
+
+/// Refuses a non-finite input value, naming the file, the dataset and the first place.
+template <typename T>
+void require_finite_input(const T* v, std::size_t n, const std::string& path, const std::string& name) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      throw InputError(path + ": " + name + " holds " + (std::isnan(v[i]) ? "NaN" : "Inf") + " (value " +
+                       std::to_string(i) + " of " + std::to_string(n) + "); every value must be finite");
+}
+
+/// A result that is not finite is an error, never a file: the run went unstable.
+template <typename T>
+void require_finite_output(const T* v, std::size_t n, const std::string& path, const std::string& name) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i]))
+      throw RuntimeError(path + ": the result " + name + " holds " + (std::isnan(v[i]) ? "NaN" : "Inf") +
+                         ", so it was not written (the computation went unstable: check dt, the velocities and "
+                         "the wavelet)");
 }
 
 Hid open_file(const std::string& path) {
@@ -65,6 +114,23 @@ bool has_link(hid_t file, const std::string& name) {
   }
 }
 
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+/// The number of elements of an array of shape `dims`, saturating instead of overflowing
+/// (a saturated count is then refused as too big for memory).
+hsize_t count_of(const std::vector<hsize_t>& dims) {
+  hsize_t n = 1;
+  for (hsize_t k : dims) {
+    if (k != 0 && n > ~hsize_t(0) / k) return ~hsize_t(0);
+    n *= k;
+  }
+  return n;
+}
+
 /// Reads dataset `name` as doubles and returns its dimensions.
 std::vector<double> read_dataset(hid_t file, const std::string& path, const std::string& name,
                                  std::vector<hsize_t>& dims) {
@@ -79,17 +145,13 @@ std::vector<double> read_dataset(hid_t file, const std::string& path, const std:
   Hid type(H5Dget_type(d), H5Tclose);
   if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
     throw InputError(path + ": dataset " + name + " is not numeric");
-  hsize_t n = 1;
-  for (hsize_t k : dims) n *= k;
+  const hsize_t n = count_of(dims);
+  files::require_memory(n, sizeof(double), path + ": " + name + " of shape " + shape_text(dims));
   std::vector<double> v(n);
-  if (n > 0) check(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), "reading " + name);
+  if (n > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw InputError(path + ": cannot read dataset " + name + " (the file is damaged or truncated)");
+  require_finite_input(v.data(), v.size(), path, name);
   return v;
-}
-
-std::string shape_text(const std::vector<hsize_t>& dims) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + (dims.size() == 1 ? ",)" : ")");
 }
 
 std::vector<double> read_attribute(hid_t obj, const std::string& path, const std::string& where,
@@ -102,7 +164,9 @@ std::vector<double> read_attribute(hid_t obj, const std::string& path, const std
     throw InputError(path + ": attribute '" + name + "' on " + where + " must have " + std::to_string(expect) +
                      " value(s), has " + std::to_string(n));
   std::vector<double> v(expect);
-  check(H5Aread(a, H5T_NATIVE_DOUBLE, v.data()), "reading attribute " + name);
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, v.data()) < 0)
+    throw InputError(path + ": cannot read attribute '" + name + "' on " + where + " as numbers");
+  require_finite_input(v.data(), v.size(), path, "attribute '" + name + "' on " + where);
   return v;
 }
 
@@ -134,44 +198,26 @@ void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_
   check(H5Dwrite(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "writing dataset " + name);
 }
 
-/// The temporary a file is written to before it is renamed into place.
-std::string temporary_beside(const std::string& path) {
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  return (dir / ("." + target.filename().string() + ".tmp." + std::to_string(getpid()))).string();
-}
-
 /// Writes a file atomically: `fill` writes into a temporary file beside `path`, which is
 /// renamed over `path` only when everything succeeded.
 void write_atomically(const std::string& path, const std::function<void(hid_t)>& fill) {
-  const fs::path target(path);
-  const std::string tmp = temporary_beside(path);
+  files::Temporary tmp(path);
   try {
-    {
-      Hid f(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-      if (!f.ok()) throw InputError(path + ": cannot create the output file");
-      fill(f);
-      check(H5Fflush(f, H5F_SCOPE_GLOBAL), "flushing " + path);
-    }
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) throw InputError(path + ": cannot move the finished output into place: " + ec.message());
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw;
+    Hid f(H5Fcreate(tmp.path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!f.ok()) throw InputError(path + ": cannot create the output file: " + files::os_cause(errno));
+    fill(f);
+    check(H5Fflush(f, H5F_SCOPE_GLOBAL), "writing the file");
+    // Closing writes what HDF5 still holds: its failure (a full disk) is the file's failure.
+    const hid_t id = f;
+    if (H5Fclose(id) < 0) check(-1, "writing the file");
+    f.forget();
+  } catch (const RuntimeError& e) {  // every failure of a write names the file
+    throw RuntimeError(path + ": " + e.what());
   }
+  tmp.commit();
 }
 
 }  // namespace
-
-void check_output(const std::string& path, bool overwrite) {
-  if (path.empty()) throw InputError("--out: an output file name is required");
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir)) throw InputError(path + ": the output folder " + dir.string() + " does not exist");
-  if (fs::exists(target) && !overwrite) throw InputError(path + ": exists already; pass --overwrite to replace it");
-}
 
 Model read_model(const std::string& path) {
   Hid f = open_file(path);
@@ -179,6 +225,8 @@ Model read_model(const std::string& path) {
   const std::vector<double> v = read_dataset(f, path, "/vp", dims);
   if (dims.size() != 2 || dims[0] == 0 || dims[1] == 0)
     throw InputError(path + ": /vp must be a 2-D array (nz, nx), got shape " + shape_text(dims));
+  if (dims[0] > hsize_t(INT32_MAX) || dims[1] > hsize_t(INT32_MAX))
+    throw InputError(path + ": /vp of shape " + shape_text(dims) + " has more than 2^31 cells along an axis");
   Model m;
   m.nz = int(dims[0]);
   m.nx = int(dims[1]);
@@ -204,6 +252,7 @@ void write_model_attributes(hid_t obj, const Model& m) {
 }  // namespace
 
 void write_model(const std::string& path, const Model& m) {
+  require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
   write_atomically(path, [&](hid_t f) {
     write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
@@ -214,6 +263,8 @@ void write_model(const std::string& path, const Model& m) {
 
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars) {
+  for (const auto& [name, v] : fields) require_finite_output(v.data(), v.size(), path, name);
+  for (const auto& [name, v] : scalars) require_finite_output(&v, 1, path, "attribute " + name);
   write_atomically(path, [&](hid_t f) {
     write_model_attributes(f, m);
     for (const auto& [name, v] : scalars) write_attribute(f, name, {v});
@@ -228,6 +279,8 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
 }
 
 void write_record(const std::string& path, const Record& r) {
+  for (const auto& [name, v] : r.arrays) require_finite_output(v.data(), v.size(), path, "/" + name);
+  for (const auto& [name, v] : r.scalars) require_finite_output(&v, 1, path, "attribute " + name);
   write_atomically(path, [&](hid_t f) {
     for (const auto& [name, v] : r.scalars) write_attribute(f, name, {v});
     for (const auto& [name, v] : r.arrays)
@@ -248,6 +301,7 @@ Record read_record(const std::string& path, const std::vector<std::string>& arra
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
                       const std::vector<double>& band_history, const std::vector<double>& bands,
                       const std::map<std::string, double>& settings) {
+  require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
   write_atomically(path, [&](hid_t f) {
     write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
@@ -324,13 +378,19 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
     std::vector<int> shots;
     for (int k = 0; k < int(ns); ++k)
       if (!load_shot || load_shot(k)) shots.push_back(k);
+    files::require_memory(
+        count_of({hsize_t(shots.size()), want[1], want[2]}), sizeof(float),
+        path + ": /data of shape " + shape_text(want) + " (" + std::to_string(shots.size()) + " shots read)");
     s.data.resize(shots.size() * per_shot);
     Hid mem(H5Screate_simple(1, &per_shot, nullptr), H5Sclose);
     for (std::size_t i = 0; i < shots.size(); ++i) {  // one shot (one chunk) at a time
       const hsize_t start[3] = {hsize_t(shots[i]), 0, 0}, count[3] = {1, want[1], want[2]};
-      check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr), "selecting a shot of /data");
+      check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
+            path + ": selecting a shot of /data");
       if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, s.data.data() + i * per_shot) < 0)
         throw InputError(path + ": cannot read shot " + std::to_string(shots[i]) + " of /data");
+      require_finite_input(s.data.data() + i * per_shot, per_shot, path,
+                           "/data (shot " + std::to_string(shots[i]) + ")");
     }
     if (load_shot) s.data_shots = shots;
   }
@@ -372,6 +432,8 @@ std::vector<hsize_t> data_dims(const Survey& s) { return {hsize_t(s.nshots()), h
 
 void write_survey(const std::string& path, const Survey& s, const Model* model) {
   if (!s.data_shots.empty()) throw RuntimeError(path + ": a survey holding only some shots' data cannot be written");
+  for (const auto& w : s.wavelets) require_finite_output(w.data(), w.size(), path, "/source/wavelet");
+  require_finite_output(s.data.data(), s.data.size(), path, "/data");
   write_atomically(path, [&](hid_t f) {
     write_survey_contents(f, s, model);
     if (!s.data.empty()) {
@@ -384,87 +446,112 @@ void write_survey(const std::string& path, const Survey& s, const Model* model) 
 static_assert(sizeof(hid_t) == sizeof(std::int64_t), "DataWriter keeps hid_t values as int64");
 
 DataWriter::DataWriter(const std::string& path, const Survey& s, const Model* model)
-    : path_(path), tmp_(temporary_beside(path)), written_(std::size_t(s.nshots()), false) {
+    : path_(path), tmp_(std::make_unique<files::Temporary>(path)), written_(std::size_t(s.nshots()), false) {
   const std::vector<hsize_t> dims = data_dims(s);
   shot_values_ = dims[1] * dims[2];
   try {
-    file_ = H5Fcreate(tmp_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (file_ < 0) throw InputError(path + ": cannot create the output file");
-    write_survey_contents(file_, s, model);
+    file_ = H5Fcreate(tmp_->path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_ < 0) throw InputError(path + ": cannot create the output file: " + files::os_cause(errno));
+    try {
+      write_survey_contents(file_, s, model);
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(path + ": " + e.what());
+    }
     Hid space(H5Screate_simple(3, dims.data(), nullptr), H5Sclose);
     Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     const hsize_t chunk[3] = {1, dims[1], dims[2]};
-    check(H5Pset_chunk(dcpl, 3, chunk), "chunking /data");
+    check(H5Pset_chunk(dcpl, 3, chunk), path + ": chunking /data");
     data_ = H5Dcreate2(file_, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    check(data_ < 0 ? -1 : 0, "creating dataset /data in " + path);
+    check(data_ < 0 ? -1 : 0, path + ": creating dataset /data");
   } catch (...) {
     close_and_remove();
     throw;
   }
 }
 
-DataWriter::~DataWriter() {
-  if (file_ >= 0) close_and_remove();
-}
+DataWriter::~DataWriter() { close_and_remove(); }
 
 void DataWriter::close_and_remove() noexcept {
   if (data_ >= 0) H5Dclose(data_);
   if (file_ >= 0) H5Fclose(file_);
   data_ = file_ = -1;
-  std::error_code ec;
-  fs::remove(tmp_, ec);
+  tmp_->discard();
 }
 
 void DataWriter::write_shot(int shot, const float* traces) {
   if (shot < 0 || std::size_t(shot) >= written_.size()) throw RuntimeError(path_ + ": no shot " + std::to_string(shot));
   const hsize_t n = shot_values_;
+  require_finite_output(traces, n, path_, "/data (shot " + std::to_string(shot) + ")");
   Hid file_space(H5Dget_space(data_), H5Sclose);
   const hsize_t start[3] = {hsize_t(shot), 0, 0};
   hsize_t count[3];
-  check(H5Sget_simple_extent_dims(file_space, count, nullptr) == 3 ? 0 : -1, "shape of /data in " + path_);
+  check(H5Sget_simple_extent_dims(file_space, count, nullptr) == 3 ? 0 : -1, path_ + ": reading the shape of /data");
   count[0] = 1;
-  check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr), "selecting a shot");
+  check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr),
+        path_ + ": selecting a shot of /data");
   Hid mem_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
   check(H5Dwrite(data_, H5T_NATIVE_FLOAT, mem_space, file_space, H5P_DEFAULT, traces),
-        "writing shot " + std::to_string(shot) + " to " + path_);
+        path_ + ": writing shot " + std::to_string(shot) + " of /data");
   written_[std::size_t(shot)] = true;
 }
 
 void DataWriter::commit() {
   for (std::size_t i = 0; i < written_.size(); ++i)
     if (!written_[i]) throw RuntimeError(path_ + ": shot " + std::to_string(i) + " was never written");
-  check(H5Dclose(data_), "closing /data in " + path_);
+  const herr_t closed_data = H5Dclose(data_);
   data_ = -1;
-  check(H5Fclose(file_), "closing " + path_);
+  check(closed_data, path_ + ": writing /data");
+  const herr_t closed = H5Fclose(file_);
   file_ = -1;
-  std::error_code ec;
-  fs::rename(tmp_, path_, ec);
-  if (ec) {
-    fs::remove(tmp_, ec);
-    throw InputError(path_ + ": cannot move the finished output into place: " + ec.message());
-  }
+  check(closed, path_ + ": writing the file");
+  tmp_->commit();
+}
+
+bool has_dataset(const std::string& path, const std::string& dataset) {
+  Hid f = open_file(path);
+  return has_link(f, dataset);
 }
 
 Array2D read_slice(const std::string& path, const std::string& dataset, int index) {
   Hid f = open_file(path);
-  std::vector<hsize_t> dims;
-  const std::vector<double> v = read_dataset(f, path, dataset, dims);
-  Array2D a;
-  if (dims.size() == 2) {
-    a.rows = int(dims[0]);
-    a.cols = int(dims[1]);
-    a.values.assign(v.begin(), v.end());
-  } else if (dims.size() == 3) {
-    if (index < 0 || hsize_t(index) >= dims[0])
-      throw InputError(path + ": index " + std::to_string(index) + " is outside " + dataset + " of shape " +
-                       shape_text(dims));
-    a.rows = int(dims[1]);
-    a.cols = int(dims[2]);
-    const std::size_t n = dims[1] * dims[2];
-    a.values.assign(v.begin() + long(index * n), v.begin() + long((index + 1) * n));
-  } else {
+  if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
+  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
+  Hid type(H5Dget_type(d), H5Tclose);
+  if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
+    throw InputError(path + ": dataset " + dataset + " is not numeric");
+  Hid space(H5Dget_space(d), H5Sclose);
+  std::vector<hsize_t> dims(std::size_t(std::max(0, H5Sget_simple_extent_ndims(space))));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  if (dims.size() != 2 && dims.size() != 3)
     throw InputError(path + ": " + dataset + " is not a 2-D or 3-D array (shape " + shape_text(dims) + ")");
+  const bool layered = dims.size() == 3;
+  const hsize_t rows = dims[layered ? 1 : 0], cols = dims[layered ? 2 : 1];
+  if (rows == 0 || cols == 0 || (layered && dims[0] == 0))
+    throw InputError(path + ": " + dataset + " is empty (shape " + shape_text(dims) + ")");
+  if (rows > hsize_t(INT32_MAX) || cols > hsize_t(INT32_MAX))
+    throw InputError(path + ": " + dataset + " of shape " + shape_text(dims) + " is too large to draw");
+  if (layered && (index < 0 || hsize_t(index) >= dims[0]))
+    throw InputError(path + ": index " + std::to_string(index) + " is outside " + dataset + " of shape " +
+                     shape_text(dims));
+  files::require_memory(count_of({rows, cols}), sizeof(float) + 3 * 4,  // the values and their picture
+                        path + ": " + dataset + " of shape " + shape_text(dims));
+  Array2D a;
+  a.rows = int(rows);
+  a.cols = int(cols);
+  a.layers = layered ? int(std::min<hsize_t>(dims[0], INT32_MAX)) : 1;
+  a.values.resize(rows * cols);
+  const hsize_t n = rows * cols;
+  Hid mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (layered) {
+    const hsize_t start[3] = {hsize_t(index), 0, 0}, count[3] = {1, rows, cols};
+    check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
+          path + ": selecting a slice of " + dataset);
   }
+  if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, a.values.data()) < 0)
+    throw InputError(path + ": cannot read dataset " + dataset + " (the file is damaged or truncated)");
+  require_finite_input(a.values.data(), a.values.size(), path,
+                       layered ? dataset + " (index " + std::to_string(index) + ")" : dataset);
   return a;
 }
 

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "src/files.hpp"
 #include "src/model.hpp"
 #include "src/survey.hpp"
 
@@ -64,7 +66,8 @@ class DataWriter {
 
  private:
   void close_and_remove() noexcept;
-  std::string path_, tmp_;
+  std::string path_;
+  std::unique_ptr<files::Temporary> tmp_;
   std::int64_t file_ = -1, data_ = -1;  // HDF5 ids
   unsigned long long shot_values_ = 0;
   std::vector<bool> written_;
@@ -73,12 +76,14 @@ class DataWriter {
 /// A 2-D float array read from any file (for plotting): dataset name → values.
 struct Array2D {
   int rows = 0, cols = 0;
+  int layers = 1;  // slices along the first axis of a 3-D dataset (1 for a 2-D one)
   std::vector<float> values;
 };
-Array2D read_slice(const std::string& path, const std::string& dataset, int index);
+/// Whether `path` (an HDF5 file: InputError otherwise) holds `dataset`.
+bool has_dataset(const std::string& path, const std::string& dataset);
 
-/// Refuses (InputError) when `path` exists and `overwrite` is false, or when its folder
-/// does not exist. Call before any work so a run never ends in a refused write.
-void check_output(const std::string& path, bool overwrite);
+/// A 2-D dataset, or slice `index` of a 3-D one (only that slice is read). Non-finite
+/// values are refused (InputError naming the file and dataset).
+Array2D read_slice(const std::string& path, const std::string& dataset, int index);
 
 }  // namespace starwave::io

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <sstream>
 
 #include "kernels/stencil.hpp"
@@ -34,6 +35,12 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
       throw InputError(os.str());
     }
     const double ratio = s.dt / o.internal_dt;
+    if (!(ratio <= kMaxStepsPerSample)) {
+      std::ostringstream os;
+      os << "--internal-dt: " << o.internal_dt << " s would take " << ratio << " steps per data sample (dt = " << s.dt
+         << " s), more than " << kMaxStepsPerSample;
+      throw InputError(os.str());
+    }
     ts.k = int(std::lround(ratio));
     if (ts.k < 1 || std::abs(ratio - ts.k) > 1e-6 * ratio) {
       std::ostringstream os;
@@ -41,10 +48,26 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
       throw InputError(os.str());
     }
   } else {
-    ts.k = std::max(1, int(std::ceil(s.dt / (o.cfl_safety * ts.dt_stable) - 1e-9)));
+    // Internal steps per data sample. A dt that needs more than kMaxStepsPerSample is not a
+    // sampling interval in seconds (e.g. 1e300, or milliseconds written as seconds).
+    const double k = std::ceil(s.dt / (o.cfl_safety * ts.dt_stable) - 1e-9);
+    if (!(k <= kMaxStepsPerSample)) {
+      std::ostringstream os;
+      os << "the data's dt = " << s.dt << " s would need " << k << " propagator steps per sample (stable limit "
+         << ts.dt_stable << " s); more than " << kMaxStepsPerSample << " means dt is not the sampling interval in s";
+      throw InputError(os.str());
+    }
+    ts.k = std::max(1, int(k));
   }
   ts.dt = s.dt / ts.k;
-  ts.nsteps = int((s.nt - 1) * ts.k);
+  const double steps = double(s.nt - 1) * ts.k;
+  if (!(steps <= double(INT32_MAX))) {
+    std::ostringstream os;
+    os << "the record of nt = " << s.nt << " samples would take " << steps
+       << " propagator steps, more than 2^31: shorten the record (nt) or raise dt";
+    throw InputError(os.str());
+  }
+  ts.nsteps = int(steps);
   return ts;
 }
 

@@ -35,7 +35,12 @@ struct TimeStepping {
   int nsteps = 0;  // (nt − 1)·k
 };
 
-/// Chooses k (or checks an explicit internal step) and refuses unstable steps.
+/// More internal steps per data sample than this means dt is not a sampling interval in
+/// seconds (a data file's dt of 1e300, or milliseconds taken for seconds): refused.
+inline constexpr double kMaxStepsPerSample = 10000;
+
+/// Chooses k (or checks an explicit internal step) and refuses unstable steps, a k above
+/// kMaxStepsPerSample and records of more than 2^31 steps.
 TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOptions& o);
 
 /// Largest stable step for a velocity, spacing and order (DESIGN §2).

@@ -21,6 +21,7 @@
 
 #include "codelets/distribution.hpp"
 #include "src/error.hpp"
+#include "src/files.hpp"
 
 namespace starwave {
 namespace {
@@ -187,6 +188,7 @@ std::string prefix() {
 }
 
 void abort_all(int code) {
+  files::remove_tracked();  // no temporary or lock outlives the run, even one cut short
   std::fflush(stdout);
   std::fflush(stderr);
 #ifdef STARWAVE_USE_MPI

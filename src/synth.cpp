@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "src/error.hpp"
+#include "src/files.hpp"
 #include "src/filters.hpp"
 #include "src/propagator.hpp"
 
@@ -16,6 +17,8 @@ Model grid(int nz, int nx, double h, double v) {
   if (nz < 2 || nx < 2 || nz > 100000 || nx > 100000)
     throw InputError("--nz/--nx: the model needs between 2 and 100000 cells per dimension");
   if (!(h > 0)) throw InputError("--spacing: must be positive");
+  files::require_memory(std::uint64_t(nz) * std::uint64_t(nx), 2 * sizeof(double),
+                        "--nz × --nx = " + std::to_string(nz) + " × " + std::to_string(nx) + " cells");
   Model m;
   m.nz = nz;
   m.nx = nx;
@@ -115,7 +118,16 @@ Model synthesize(const SynthOptions& o) {
   return m;
 }
 
+void check_smoothing_length(const Model& m, double length, const std::string& option) {
+  const double extent = std::max((m.nz - 1) * m.dz, (m.nx - 1) * m.dx);
+  if (!(length >= 0)) throw InputError(option + ": must be 0 (none) or a smoothing length in m");
+  if (length > extent)
+    throw InputError(option + ": " + number_text(length) + " m is longer than the model itself (" +
+                     number_text(extent) + " m)");
+}
+
 Model smoothed(const Model& m, double sigma, bool keep_water) {
+  check_smoothing_length(m, sigma, "--smooth");
   Model out = m;
   out.vp = filters::gaussian(m.vp, m.nz, m.nx, m.dz, m.dx, sigma, filters::Edge::kReplicate);
   if (keep_water) {  // the top rows of one velocity (the water layer) keep it
@@ -133,6 +145,12 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
   if (o.nshots < 1) throw InputError("--nshots: must be at least 1");
   if (o.receiver_every < 1) throw InputError("--receiver-every: must be at least 1");
   if (!(o.frequency > 0)) throw InputError("--frequency: must be positive");
+  if (o.dt < 0) throw InputError("--dt: must be a sampling interval in s, or 0 for automatic (got a negative value)");
+  if (o.t_max < 0) throw InputError("--t-max: must be a record length in s, or 0 for automatic (got a negative value)");
+  if (o.dt > 0 && !(o.frequency < 0.25 / o.dt))
+    throw InputError("--frequency: a " + number_text(o.frequency) + " Hz Ricker is not sampled by --dt " +
+                     number_text(o.dt) + " s (its Nyquist is " + number_text(0.5 / o.dt) +
+                     " Hz; keep the peak below half of it)");
   Survey s;
   const double sd = o.source_depth >= 0 ? o.source_depth : m.dz;
   const double rd = o.receiver_depth >= 0 ? o.receiver_depth : m.dz;
@@ -157,7 +175,11 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
     s.dt = std::max(1e-5, std::floor(limit * 1e4) / 1e4);
   }
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
-  s.nt = int64_t(std::lround(t_max / s.dt)) + 1;
+  const double samples = std::floor(t_max / s.dt + 0.5) + 1;
+  files::require_memory(samples < 1.8e19 ? std::uint64_t(samples) : ~std::uint64_t(0), sizeof(float),
+                        "--t-max " + number_text(t_max) + " s at dt = " + number_text(s.dt) + " s (" +
+                            number_text(samples) + " samples per trace)");
+  s.nt = int64_t(samples);
   s.wavelets.push_back(ricker(o.frequency, 1.5 / o.frequency, s.dt, s.nt));
   s.validate("survey");
   return s;

@@ -23,7 +23,9 @@ Model synthesize(const SynthOptions& o);
 /// models of synthetic inversions). `keep_water`: the top rows that hold one velocity
 /// everywhere (a water layer) are restored after smoothing, so the initial model has the
 /// true sea floor's water, as a processed survey would.
+/// Refuses (InputError naming `option`) a negative length or one longer than the model.
 Model smoothed(const Model& m, double sigma, bool keep_water = false);
+void check_smoothing_length(const Model& m, double length, const std::string& option);
 
 struct SurveyOptions {
   int nshots = 8;

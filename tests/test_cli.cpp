@@ -145,7 +145,7 @@ TEST_F(Cli, NaNVelocity) {
   v[1234] = std::nan("");
   const std::string bad = path("bad.h5");
   write_model(bad, 40, 60, v);
-  expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "velocity");
+  expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "/vp holds NaN");
 }
 
 TEST_F(Cli, NonPositiveVelocity) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "src/error.hpp"
+#include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/synth.hpp"
 
@@ -120,12 +121,60 @@ TEST(Io, UnfinishedDataFileLeavesNothingBehind) {
   EXPECT_TRUE(fs::is_empty(dir)) << "no output and no temporary file";
 }
 
-TEST(Io, ExistingOutputIsNotOverwrittenWithoutAsking) {
-  const std::string p = scratch("exists.h5");
+TEST(Io, AnOutputClaimRefusesWhatItMustNotTouch) {
+  const std::string p = scratch("exists.h5"), in = scratch("input.h5"), link = scratch("input-link.h5");
   { std::ofstream(p) << "precious"; }
-  EXPECT_THROW(io::check_output(p, false), InputError);
-  EXPECT_NO_THROW(io::check_output(p, true));
-  EXPECT_THROW(io::check_output(scratch("no-such-dir/x.h5").string(), true), InputError);
+  { std::ofstream(in) << "input"; }
+  fs::remove(link);
+  fs::create_hard_link(in, link);
+  EXPECT_THROW(files::OutputClaim(p, "--out", false, {}, true), InputError);
+  EXPECT_NO_THROW(files::OutputClaim(p, "--out", true, {}, true));
+  EXPECT_THROW(files::OutputClaim(scratch("no-such-dir/x.h5").string(), "--out", true, {}, true), InputError);
+  EXPECT_THROW(files::OutputClaim(scratch(".").string(), "--out", true, {}, true), InputError);  // a folder
+  // An input is never an output, whatever the flags, also under another name.
+  EXPECT_THROW(files::OutputClaim(in, "--out", true, {in}, true), InputError);
+  EXPECT_THROW(files::OutputClaim(link, "--out", true, {"", in}, true), InputError);
+  std::ifstream back(in);
+  std::string text;
+  back >> text;
+  EXPECT_EQ(text, "input");
+}
+
+TEST(Io, AClaimedOutputIsLockedUntilReleased) {
+  const std::string p = scratch("locked.h5");
+  const fs::path lock = fs::path(p).parent_path() / ".locked.h5.lock";
+  fs::remove(p);
+  {
+    files::OutputClaim first(p, "--out", false, {}, true);
+    EXPECT_TRUE(fs::exists(lock));
+    try {
+      files::OutputClaim second(p, "--out", true, {}, true);
+      ADD_FAILURE() << "a second claim of a locked output must be refused";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("another starwave run (pid " + std::to_string(getpid()) + ")"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(fs::exists(lock)) << "a refused claim must leave the holder's lock alone";
+    files::OutputClaim unlocked(p, "--out", false, {}, false);  // a non-writing MPI rank takes no lock
+  }
+  EXPECT_FALSE(fs::exists(lock)) << "the lock file goes with its claim";
+  EXPECT_NO_THROW(files::OutputClaim(p, "--out", false, {}, true));
+}
+
+TEST(Io, NonFiniteInputsAndResultsAreRefused) {
+  Model m;
+  m.nz = m.nx = 10;
+  m.dz = m.dx = 10;
+  m.vp.assign(100, 1500);
+  const std::string out = scratch("nan-result.h5");
+  fs::remove(out);
+  std::vector<double> field(100, 0.0);
+  field[17] = std::nan("");
+  EXPECT_THROW(io::write_fields(out, m, {{"/gradient", field}}, {}), RuntimeError);
+  EXPECT_THROW(io::write_fields(out, m, {{"/gradient", std::vector<double>(100, 0.0)}}, {{"misfit", INFINITY}}),
+               RuntimeError);
+  EXPECT_FALSE(fs::exists(out)) << "a non-finite result is an error, never a file";
 }
 
 TEST(Io, MissingDataIsReportedWithTheFileName) {

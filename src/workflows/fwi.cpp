@@ -24,6 +24,7 @@
 #include "src/io.hpp"
 #include "src/optim/lbfgs.hpp"
 #include "src/runtime.hpp"
+#include "src/synth.hpp"
 #include "src/workflows/imaging.hpp"
 
 namespace starwave {
@@ -326,7 +327,11 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   if (f.batch_shots < 0 || f.batch_shots > s.nshots())
     throw InputError("--batch-shots: must be between 0 (all) and the number of shots, " + std::to_string(s.nshots()));
   if (!(f.learning_rate > 0)) throw InputError("--learning-rate: must be positive");
-  if (!(f.smooth >= 0)) throw InputError("--smooth: must be 0 (none) or a length in m");
+  check_smoothing_length(initial, f.smooth, "--smooth");
+  if (f.fix_top < 0) throw InputError("--fix-top: must be a depth in m (0 = none)");
+  if (f.fix_top > initial.z0 + (initial.nz - 1) * initial.dz)
+    throw InputError("--fix-top: " + number_text(f.fix_top) +
+                     " m keeps every row of the model fixed: nothing to invert");
   for (std::size_t b = 0; b < f.bands.size(); ++b) {
     if (!(f.bands[b] > 0) || !(f.bands[b] < 0.5 / s.dt))
       throw InputError("--bands: " + std::to_string(f.bands[b]) + " Hz is not between 0 and the data's Nyquist " +

@@ -1,0 +1,99 @@
+// src/files.hpp — what a run may write, and what it must never touch (DESIGN §5).
+//
+// The rules a user can rely on, each kept in one place here:
+// - An output is claimed before any work: its folder must exist, an existing file is
+//   replaced only with --overwrite, and it may never be one of the run's inputs (whatever
+//   the flags). The claim locks the output (a lock file beside it) so that a second run
+//   on the same output is refused while the first one owns it.
+// - Files are written into a temporary beside the output and renamed into place when
+//   complete. Temporaries and locks are removed on every exit path: errors (destructors),
+//   SIGINT/SIGTERM/SIGHUP (a handler that removes them, then lets the signal end the
+//   process) and a device fault (the fault hook).
+// - Before a large allocation, its size is checked against what the machine has.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace starwave::files {
+
+/// Installs the handlers of SIGINT, SIGTERM and SIGHUP (remove every tracked path, then
+/// die by the signal, or — while a graceful stop is armed — only note the first signal),
+/// and ignores SIGPIPE and SIGXFSZ so that a full disk or a file-size limit becomes a
+/// failed write with its message, not a signal. Called once, first thing in main.
+void install_signal_handlers();
+
+/// While armed (fwi), the first SIGINT/SIGTERM/SIGHUP only sets stop_requested(): the run
+/// ends at the next safe point and saves its state; a second one ends it at once.
+void arm_graceful_stop(bool armed);
+bool stop_requested();
+int stop_signal();
+
+/// Paths removed on every exit path (async-signal-safe removal).
+void track(const std::string& path);
+void untrack(const std::string& path);
+/// Removes every tracked path; async-signal-safe (the signal and device-fault handlers).
+void remove_tracked() noexcept;
+
+/// A temporary file beside `target` (a hidden name with the process id), removed by the
+/// destructor unless commit() renamed it over `target`.
+class Temporary {
+ public:
+  explicit Temporary(const std::string& target);
+  ~Temporary();
+  Temporary(const Temporary&) = delete;
+  Temporary& operator=(const Temporary&) = delete;
+  const std::string& path() const { return path_; }
+  /// Renames the temporary over the target (InputError naming the target on failure).
+  void commit();
+  /// Removes the temporary now.
+  void discard() noexcept;
+
+ private:
+  std::string target_, path_;
+  bool live_ = true;
+};
+
+/// An output claimed for this run (see the rules above). `option` names it in messages
+/// ("--out"); `inputs` are the run's input files (an output may never be one of them);
+/// with `lock`, a lock file `.NAME.lock` beside the output holds the claim until the
+/// object is destroyed (under MPI only the writing rank locks). With the lock held, the
+/// temporaries of this output left by a run that was killed outright (SIGKILL) are removed.
+class OutputClaim {
+ public:
+  OutputClaim() = default;
+  OutputClaim(const std::string& path, const std::string& option, bool overwrite,
+              const std::vector<std::string>& inputs, bool lock);
+  ~OutputClaim();
+  OutputClaim(OutputClaim&& o) noexcept;
+  OutputClaim& operator=(OutputClaim&& o) noexcept;
+  OutputClaim(const OutputClaim&) = delete;
+  OutputClaim& operator=(const OutputClaim&) = delete;
+
+ private:
+  void release() noexcept;
+  std::string lock_path_;
+  int fd_ = -1;
+};
+
+/// Refuses (InputError) `path` when it is the same file as one of `inputs`.
+void refuse_input_as_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// Bytes of memory the machine can give this process now (MemAvailable, or the physical
+/// memory where /proc/meminfo is missing).
+std::uint64_t available_memory();
+
+/// Refuses (InputError) an allocation of `count` elements of `element_bytes` each that
+/// overflows or exceeds the available memory. `what` names the file and dataset (or
+/// the option) the size comes from.
+void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std::string& what);
+
+/// "1.5 GiB", "12 MiB", "640 B".
+std::string bytes_text(double bytes);
+
+/// The words of an OS error (errno) for a message, with a hint where one helps:
+/// ENOSPC → "no space left on device (the disk is full)".
+std::string os_cause(int err);
+
+}  // namespace starwave::files

@@ -1,0 +1,447 @@
+// tests/test_hostile.cpp — starwave used as a hostile user would (DESIGN §5, issue 12).
+//
+// Every refusal must be: one line on stderr, ours ("starwave CMD: error: …", naming the
+// file or option), a non-zero exit, no output, and nothing in the folder touched — no file
+// changed, none added (no temporary, no lock), none removed. The table covers each class
+// of failure over the subcommands it applies to; signals, a full disk, two runs on one
+// output and a failed inversion's pictures have tests of their own.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <hdf5.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int status;  // exit status, or 128 + the signal that ended it
+  std::string err;
+};
+
+/// Runs `starwave ARGS` in `dir` (a shell line: ARGS may hold redirections or `ulimit`
+/// before it through `prefix`).
+Result run_in(const fs::path& dir, const std::string& args, const std::string& prefix = "") {
+  const fs::path err = dir.parent_path() / (dir.filename().string() + ".stderr");
+  const std::string cmd = "cd '" + dir.string() + "' && " + prefix + " " + std::string(STARWAVE_BIN) + " " + args +
+                          " >/dev/null 2>'" + err.string() + "'";
+  const int raw = std::system(cmd.c_str());
+  std::ifstream in(err);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  fs::remove(err);
+  int status = 128;
+  if (WIFEXITED(raw)) status = WEXITSTATUS(raw);
+  return {status, ss.str()};
+}
+
+/// What a folder holds: each file's name and bytes (hidden files included).
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) {
+      files[fs::relative(e.path(), dir).string() + "/"] = "";
+      continue;
+    }
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    files[fs::relative(e.path(), dir).string()] = ss.str();
+  }
+  return files;
+}
+
+/// Rewrites value `index` of `dataset` (any numeric type) as `value`.
+void poke(const fs::path& file, const std::string& dataset, std::size_t index, double value) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  ASSERT_GE(d, 0) << dataset;
+  const hid_t space = H5Dget_space(d);
+  std::vector<double> v(std::size_t(H5Sget_simple_extent_npoints(space)));
+  ASSERT_GE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  ASSERT_LT(index, v.size());
+  v[index] = value;
+  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  H5Sclose(space);
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+/// Sets the root attribute `name` (replacing it) to a float64 scalar.
+void set_root_attribute(const fs::path& file, const std::string& name, double value) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  if (H5Aexists(f, name.c_str()) > 0) H5Adelete(f, name.c_str());
+  const hid_t space = H5Screate(H5S_SCALAR);
+  const hid_t a = H5Acreate2(f, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, H5T_NATIVE_DOUBLE, &value);
+  H5Aclose(a);
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
+/// Replaces `dataset` by one of shape `dims` that is declared but never written (chunked:
+/// the file stays tiny whatever the shape), keeping `spacing` on it for /vp.
+void declare_huge(const fs::path& file, const std::string& dataset, const std::vector<hsize_t>& dims) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  H5Ldelete(f, dataset.c_str(), H5P_DEFAULT);
+  const hid_t space = H5Screate_simple(int(dims.size()), dims.data(), nullptr);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  std::vector<hsize_t> chunk(dims.size(), 1);
+  chunk.back() = 64;
+  H5Pset_chunk(dcpl, int(chunk.size()), chunk.data());
+  const hid_t d = H5Dcreate2(f, dataset.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(d, 0);
+  if (dataset == "/vp") {
+    const hsize_t two = 2;
+    const double spacing[2] = {10, 10};
+    const hid_t as = H5Screate_simple(1, &two, nullptr);
+    const hid_t a = H5Acreate2(d, "spacing", H5T_IEEE_F64LE, as, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, spacing);
+    H5Aclose(a);
+    H5Sclose(as);
+  }
+  H5Dclose(d);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
+class Hostile : public ::testing::Test {
+ protected:
+  /// The files every case starts from, made once: a model, a survey, its data, a
+  /// gradient, an inversion's result and state, and damaged copies of them.
+  static void SetUpTestSuite() {
+    base_ = fs::temp_directory_path() / ("starwave-hostile-" + std::to_string(getpid()));
+    fs::remove_all(base_);
+    fs::create_directories(base_);
+    auto make = [](const std::string& args) {
+      const Result r = run_in(base_, args + " --quiet");
+      ASSERT_EQ(r.status, 0) << args << "\n" << r.err;
+    };
+    make("synth --kind layered --nz 40 --nx 60 --spacing 10 --out vp.h5");
+    make("survey --model vp.h5 --nshots 2 --dt 0.002 --t-max 0.3 --out s.h5");
+    make("model --model vp.h5 --survey s.h5 --out d.h5");
+    make("gradient --model vp.h5 --data d.h5 --out g.h5");
+    make("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out init.h5");
+    make("fwi --model init.h5 --data d.h5 --out r.h5 --iterations 1 --figures-every 0");
+    auto copy = [](const char* from, const char* to) { fs::copy_file(base_ / from, base_ / to); };
+    copy("d.h5", "nan-data.h5");
+    poke(base_ / "nan-data.h5", "/data", 1000, std::nan(""));
+    copy("d.h5", "inf-wavelet.h5");
+    poke(base_ / "inf-wavelet.h5", "/source/wavelet", 30, INFINITY);
+    copy("s.h5", "nan-position.h5");
+    poke(base_ / "nan-position.h5", "/receiver/position", 3, std::nan(""));
+    copy("d.h5", "absurd-dt.h5");
+    set_root_attribute(base_ / "absurd-dt.h5", "dt", 1e300);
+    copy("s.h5", "absurd-dt-survey.h5");
+    set_root_attribute(base_ / "absurd-dt-survey.h5", "dt", 1e300);
+    copy("g.h5", "nan-gradient.h5");
+    poke(base_ / "nan-gradient.h5", "/gradient", 77, std::nan(""));
+    copy("vp.h5", "huge-vp.h5");
+    declare_huge(base_ / "huge-vp.h5", "/vp", {hsize_t(1) << 31, hsize_t(1) << 31});
+    copy("s.h5", "huge-wavelet.h5");
+    set_root_attribute(base_ / "huge-wavelet.h5", "nt", 1e13);
+    declare_huge(base_ / "huge-wavelet.h5", "/source/wavelet", {hsize_t(1e13)});
+    copy("r.h5.state", "nan-state.h5.state");
+    poke(base_ / "nan-state.h5.state", "/vp", 5, std::nan(""));
+    copy("r.h5", "nan-state.h5");
+    fs::create_hard_link(base_ / "d.h5", base_ / "d-link.h5");
+    fs::create_directories(base_ / "mine");
+    std::ofstream(base_ / "mine" / "current.png") << "my own picture";
+  }
+  static void TearDownTestSuite() { fs::remove_all(base_); }
+
+  /// A fresh folder for one test, beside the suite's files.
+  fs::path scratch(const std::string& name) {
+    const fs::path d = base_.string() + "-" + name;
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+  }
+
+  static fs::path base_;
+};
+fs::path Hostile::base_;
+
+/// The rules of a refusal, for `args` run in `dir`.
+void expect_refusal(const fs::path& dir, const std::string& args, const std::string& mention, int status = 2,
+                    const std::string& prefix = "") {
+  const auto before = snapshot(dir);
+  const Result r = run_in(dir, args, prefix);
+  const std::string cmd = args.substr(0, args.find(' '));
+  SCOPED_TRACE("starwave " + args);
+  EXPECT_EQ(r.status, status) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line on stderr, got:\n" << r.err;
+  const std::string ours = "starwave " + cmd + ": error: ";
+  EXPECT_EQ(r.err.rfind(ours, 0), 0u) << "our words first: " << r.err;
+  EXPECT_EQ(r.err.find(ours, 1), std::string::npos) << "said once: " << r.err;
+  for (const char* foreign : {"filesystem error", "libpng", "HDF5-DIAG", "std::", "terminate", "Assertion"})
+    EXPECT_EQ(r.err.find(foreign), std::string::npos) << "a library's words, not ours: " << r.err;
+  EXPECT_NE(r.err.find(mention), std::string::npos) << "should mention '" << mention << "': " << r.err;
+  const auto after = snapshot(dir);
+  EXPECT_TRUE(before == after) << "the folder changed: a file was written, removed or left behind";
+  if (before != after) {
+    for (const auto& [name, bytes] : after) {
+      if (!before.count(name) || before.at(name) != bytes) ADD_FAILURE() << "added or changed: " << name;
+      std::error_code ec;  // so that one failure does not spoil the cases after it
+      if (!before.count(name)) fs::remove_all(dir / name, ec);
+    }
+    for (const auto& [name, bytes] : before)
+      if (!after.count(name)) ADD_FAILURE() << "removed: " << name;
+  }
+}
+
+struct Case {
+  const char* what;
+  std::string args, mention;
+};
+
+TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
+  const std::vector<Case> cases = {
+      // 1. Crashes: inputs that used to end in a signal.
+      {"NaN in a gradient drawn", "plot --in nan-gradient.h5 --dataset /gradient --out out.png", "nan-gradient.h5"},
+      {"NaN in a gather drawn", "plot --in nan-data.h5 --dataset /data --shot 0 --out out.png", "NaN"},
+      {"NaN in fwi's data", "fwi --model init.h5 --data nan-data.h5 --out out.h5 --iterations 1", "nan-data.h5: /data"},
+      {"a smoothing longer than the model", "synth --kind layered --smooth 1e10 --out out.h5", "--smooth"},
+      {"fwi smoothing longer than the model", "fwi --model init.h5 --data d.h5 --out out.h5 --smooth 1e10", "--smooth"},
+      // 2. Silent garbage: values that cannot give a finite result.
+      {"NaN in observed data", "gradient --model vp.h5 --data nan-data.h5 --out out.h5", "NaN"},
+      {"NaN in rtm's data", "rtm --model vp.h5 --data nan-data.h5 --out out.h5", "nan-data.h5"},
+      {"Inf in a wavelet", "gradient --model vp.h5 --data inf-wavelet.h5 --out out.h5", "/source/wavelet holds Inf"},
+      {"Inf in a wavelet modeled", "model --model vp.h5 --survey inf-wavelet.h5 --out out.h5", "inf-wavelet.h5"},
+      {"NaN in a position", "model --model vp.h5 --survey nan-position.h5 --out out.h5", "/receiver/position"},
+      {"an absurd dt", "model --model vp.h5 --survey absurd-dt-survey.h5 --out out.h5", "dt"},
+      {"an absurd dt in data", "gradient --model vp.h5 --data absurd-dt.h5 --out out.h5", "dt"},
+      {"a restart state holding NaN", "fwi --model init.h5 --data d.h5 --out nan-state.h5 --resume --iterations 2",
+       "nan-state.h5.state: /vp holds NaN"},
+      {"NaN as an option", "survey --model vp.h5 --frequency nan --out out.h5", "--frequency"},
+      {"Inf as an option", "fwi --model init.h5 --data d.h5 --out out.h5 --vmax inf", "--vmax"},
+      // 3. Sizes: declared shapes far beyond memory, in tiny files.
+      {"an enormous model", "model --model huge-vp.h5 --survey s.h5 --out out.h5", "huge-vp.h5: /vp"},
+      {"an enormous model drawn", "plot --in huge-vp.h5 --out out.png", "huge-vp.h5"},
+      {"an enormous wavelet", "model --model vp.h5 --survey huge-wavelet.h5 --out out.h5", "huge-wavelet.h5"},
+      {"an enormous record asked for", "survey --model vp.h5 --t-max 1e9 --out out.h5", "--t-max"},
+      // 4. Inputs as outputs, whatever the flags.
+      {"gradient over its data", "gradient --model vp.h5 --data d.h5 --out d.h5 --overwrite", "is also an input"},
+      {"rtm over its model", "rtm --model vp.h5 --data d.h5 --out vp.h5 --overwrite", "is also an input"},
+      {"model over its survey", "model --model vp.h5 --survey s.h5 --out s.h5 --overwrite", "is also an input"},
+      {"model over a hard link to its input", "model --model vp.h5 --survey d.h5 --out d-link.h5 --overwrite",
+       "is also an input"},
+      {"plot over its input", "plot --in vp.h5 --out vp.h5 --overwrite", "is also an input"},
+      {"survey over its model", "survey --model vp.h5 --out vp.h5 --overwrite", "is also an input"},
+      {"fwi over its data", "fwi --model init.h5 --data d.h5 --out d.h5 --overwrite", "is also an input"},
+      {"fwi over its true model", "fwi --model init.h5 --data d.h5 --out vp.h5 --true-model vp.h5 --overwrite",
+       "is also an input"},
+      {"fwi's pictures over a user's file", "fwi --model init.h5 --data d.h5 --out out.h5 --figures mine",
+       "mine/current.png: exists already"},
+      {"fwi's pictures in a missing folder", "fwi --model init.h5 --data d.h5 --out out.h5 --figures no/such/dir",
+       "--figures"},
+      {"an existing output", "synth --kind layered --out vp.h5", "exists already"},
+      {"an output folder that does not exist", "synth --kind layered --out nowhere/out.h5", "does not exist"},
+      {"an output that is a folder", "synth --kind layered --out mine --overwrite", "is a folder"},
+      // 6. Words dropped.
+      {"a list in several words", "fwi --model init.h5 --data d.h5 --out out.h5 --bands 3 5 8", "'5'"},
+      {"info with a word", "info bogus", "'bogus'"},
+      {"model with a word", "model --model vp.h5 --survey s.h5 --out out.h5 extra", "'extra'"},
+      {"synth with a word", "synth layered --out out.h5", "'layered'"},
+      {"plot with a word", "plot --in vp.h5 --out out.png twice", "'twice'"},
+      // 7. Nonsense.
+      {"a negative dt", "survey --model vp.h5 --dt -0.001 --out out.h5", "--dt"},
+      {"a negative record length", "survey --model vp.h5 --t-max -1 --out out.h5", "--t-max"},
+      {"a negative source depth", "survey --model vp.h5 --source-depth -10 --out out.h5", "--source-depth"},
+      {"a Ricker above Nyquist", "survey --model vp.h5 --dt 0.01 --frequency 40 --out out.h5", "--frequency"},
+      {"a negative fix-top", "fwi --model init.h5 --data d.h5 --out out.h5 --fix-top -10", "--fix-top"},
+      {"a negative vmin", "fwi --model init.h5 --data d.h5 --out out.h5 --vmin -1500", "--vmin"},
+      {"a negative smoothing", "fwi --model init.h5 --data d.h5 --out out.h5 --smooth -5", "--smooth"},
+      {"a NaN smoothing", "synth --kind layered --smooth nan --out out.h5", "--smooth"},
+      {"batches with L-BFGS", "fwi --model init.h5 --data d.h5 --out out.h5 --batch-shots 1", "--batch-shots"},
+      {"a learning rate with L-BFGS", "fwi --model init.h5 --data d.h5 --out out.h5 --learning-rate 5",
+       "--learning-rate"},
+      {"a seed without batches", "fwi --model init.h5 --data d.h5 --out out.h5 --optimizer adam --seed 3", "--seed"},
+      {"L-BFGS memory with Adam", "fwi --model init.h5 --data d.h5 --out out.h5 --optimizer adam --memory 3",
+       "--memory"},
+      {"resume and overwrite", "fwi --model init.h5 --data d.h5 --out r.h5 --resume --overwrite", "choose one"},
+      {"keep-water without smoothing", "synth --kind layered --keep-water --out out.h5", "--keep-water"},
+      {"a velocity for a layered model", "synth --kind layered --velocity 1800 --out out.h5", "--velocity"},
+      {"storage for modeling", "model --model vp.h5 --survey s.h5 --out out.h5 --storage full", "--storage"},
+      {"quiet and verbose", "gradient --model vp.h5 --data d.h5 --out out.h5 --quiet --verbose", "--quiet"},
+      {"a colour scale upside down", "plot --in vp.h5 --out out.png --vmin 3000 --vmax 1000", "--vmin"},
+      {"a colour scale for a gather", "plot --in d.h5 --dataset /data --out out.png --vmin 0 --vmax 1", "--vmin"},
+      {"a shot for a model", "plot --in vp.h5 --out out.png --shot 3", "--shot"},
+      {"a negative shot", "plot --in d.h5 --dataset /data --shot -1 --out out.png", "--shot"},
+      {"a shot past the last", "plot --in d.h5 --dataset /data --shot 9 --out out.png", "index 9"},
+      // 8. Messages: the option named once, not the library's words.
+      {"an unknown option", "gradient --model vp.h5 --data d.h5 --out out.h5 --bogus 3", "--bogus"},
+      {"a bad number", "survey --model vp.h5 --nshots many --out out.h5", "--nshots"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    expect_refusal(base_, c.args, c.mention);
+  }
+}
+
+TEST_F(Hostile, AFullDiskIsOneLineNamingTheFileAndLeavesNothing) {
+  // A file-size limit (ulimit -f, in KiB) fails every write as a full disk does: the same
+  // path through HDF5 and libpng, without needing the privilege to mount a small disk.
+  const fs::path dir = scratch("full");
+  for (const char* f : {"vp.h5", "s.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  const std::string limit = "ulimit -f 8;";
+  expect_refusal(dir, "gradient --model vp.h5 --data d.h5 --out g.h5", "g.h5: writing the file: file too large", 1,
+                 limit);
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out data.h5", "data.h5: writing", 1, limit);
+  expect_refusal(dir, "synth --kind layered --out m.h5", "m.h5: writing", 1, limit);
+  expect_refusal(dir, "plot --in d.h5 --dataset /data --out p.png", "p.png: cannot write the picture", 1,
+                 "ulimit -f 1;");
+  // With --overwrite too, the existing output stays as it was.
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --overwrite", "d.h5: writing", 1, limit);
+}
+
+/// Starts `starwave ARGS` in `dir` without waiting; returns its pid.
+pid_t start_in(const fs::path& dir, const std::string& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<std::string> words = {STARWAVE_BIN};
+    std::istringstream in(args);
+    for (std::string w; in >> w;) words.push_back(w);
+    std::vector<char*> argv;
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// Waits for `path` to appear (up to a minute).
+bool appears(const fs::path& path) {
+  for (int i = 0; i < 600; ++i) {
+    if (fs::exists(path)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+/// Waits for `pid`; its exit status, or 128 + the signal that ended it.
+int finish(pid_t pid) {
+  int raw = 0;
+  waitpid(pid, &raw, 0);
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+}
+
+TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {
+  const fs::path dir = scratch("signals");
+  fs::copy_file(base_ / "init.h5", dir / "init.h5");
+  fs::copy_file(base_ / "d.h5", dir / "small.h5");  // init.h5's data, for the inversions
+  // Enough work to be caught in the middle: 8 shots of ~2000 steps on 200 × 400 cells.
+  ASSERT_EQ(run_in(dir, "synth --quiet --kind layered --nz 200 --nx 400 --spacing 10 --out vp.h5").status, 0);
+  ASSERT_EQ(run_in(dir, "survey --quiet --model vp.h5 --nshots 8 --t-max 2 --out s.h5").status, 0);
+  ASSERT_EQ(run_in(dir, "model --quiet --model vp.h5 --survey s.h5 --out d.h5").status, 0);
+  for (const char* f : {"out.h5", "out.h5.state"}) std::ofstream(dir / f) << "an earlier result";
+  struct Run {
+    std::string args;
+    int sig;
+  };
+  const std::vector<Run> runs = {
+      {"model --model vp.h5 --survey s.h5 --out out.h5 --overwrite", SIGTERM},
+      {"model --model vp.h5 --survey s.h5 --out out.h5 --overwrite", SIGINT},
+      {"gradient --model vp.h5 --data d.h5 --out out.h5 --overwrite", SIGTERM},
+      {"rtm --model vp.h5 --data d.h5 --out out.h5 --overwrite", SIGHUP},
+  };
+  for (const Run& r : runs) {
+    SCOPED_TRACE(r.args);
+    const auto before = snapshot(dir);
+    const pid_t pid = start_in(dir, r.args);
+    ASSERT_TRUE(appears(dir / ".out.h5.lock")) << "the run claims its output";
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // into its shots
+    kill(pid, r.sig);
+    EXPECT_EQ(finish(pid), 128 + r.sig) << "the signal ends the run, as its sender meant";
+    EXPECT_TRUE(before == snapshot(dir)) << "no temporary, no lock, the earlier result intact";
+  }
+  // SIGKILL cannot be caught: the next run on the output removes what the killed one left.
+  {
+    const pid_t pid = start_in(dir, runs[0].args);
+    ASSERT_TRUE(appears(dir / (".out.h5.tmp." + std::to_string(pid) + ".0"))) << "the shots being written";
+    kill(pid, SIGKILL);
+    finish(pid);
+    // A run that claims the output (and is then refused for its missing model) tidies up.
+    EXPECT_EQ(run_in(dir, "model --quiet --model missing.h5 --survey s.h5 --out out.h5 --overwrite").status, 2);
+    for (const auto& e : fs::directory_iterator(dir))
+      EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "left: " << e.path();
+  }
+  // fwi: a first signal stops it at the next iteration with its result and state saved
+  // (exit 130); a second one ends it at once. Neither leaves a temporary or a lock.
+  const std::string fwi = "fwi --model init.h5 --data small.h5 --out inv.h5 --iterations 50 --figures-every 0";
+  pid_t pid = start_in(dir, fwi);
+  ASSERT_TRUE(appears(dir / "inv.h5.state")) << "a first iteration";
+  kill(pid, SIGTERM);
+  EXPECT_EQ(finish(pid), 130);
+  EXPECT_TRUE(fs::exists(dir / "inv.h5"));
+  pid = start_in(dir, fwi + " --resume");
+  ASSERT_TRUE(appears(dir / ".inv.h5.lock"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  kill(pid, SIGINT);
+  const int status = finish(pid);
+  EXPECT_TRUE(status == 130 || status == 128 + SIGINT) << status;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".tmp."), std::string::npos) << "temporary left: " << name;
+    EXPECT_EQ(name.find(".lock"), std::string::npos) << "lock left: " << name;
+  }
+}
+
+TEST_F(Hostile, ASecondRunOnTheSameOutputIsRefusedWhileTheFirstOwnsIt) {
+  const fs::path dir = scratch("two-runs");
+  for (const char* f : {"init.h5", "d.h5", "vp.h5", "s.h5"}) fs::copy_file(base_ / f, dir / f);
+  const pid_t first = start_in(dir, "fwi --model init.h5 --data d.h5 --out inv.h5 --iterations 3 --figures-every 0");
+  ASSERT_TRUE(appears(dir / ".inv.h5.lock"));
+  const Result second =
+      run_in(dir, "fwi --model init.h5 --data d.h5 --out inv.h5 --iterations 3 --overwrite --figures-every 0");
+  const Result other = run_in(dir, "model --model vp.h5 --survey s.h5 --out inv.h5 --overwrite");
+  EXPECT_EQ(finish(first), 0) << "the first run goes on undisturbed";
+  for (const Result& r : {second, other}) {
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("inv.h5: another starwave run (pid " + std::to_string(first) + ") is writing it"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_TRUE(fs::exists(dir / "inv.h5"));
+  EXPECT_FALSE(fs::exists(dir / ".inv.h5.lock")) << "the lock goes with its run";
+  // Once the first has ended, the output is free again (and exists: --overwrite is asked).
+  EXPECT_EQ(run_in(dir, "fwi --quiet --model init.h5 --data d.h5 --out inv.h5 --iterations 1 --overwrite").status, 0);
+}
+
+TEST_F(Hostile, AFailedInversionLeavesNoPicturesAndNoResult) {
+  const fs::path dir = scratch("failed-fwi");
+  for (const char* f : {"init.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  const auto before = snapshot(dir);
+  const Result r =
+      run_in(dir, "fwi --model init.h5 --data d.h5 --out inv.h5 --iterations 2", "STARWAVE_TEST_FAIL_TASK=adjoint");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("adjoint"), std::string::npos) << r.err;
+  EXPECT_TRUE(before == snapshot(dir)) << "no figures folder, no result, no state, no temporary, no lock";
+}
+
+}  // namespace
