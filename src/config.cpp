@@ -34,7 +34,8 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
     }
     if (vm.count("config")) {
       const std::string file = vm["config"].as<std::string>();
-      if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": no such file");
+      if (!std::filesystem::exists(file)) throw InputError("--config: " + file + ": no such file");
+      if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": not a file");
       std::ifstream in(file);
       if (!in) throw InputError("--config: " + file + ": cannot read");
       try {

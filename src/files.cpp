@@ -155,6 +155,8 @@ OutputClaim::OutputClaim(const std::string& path, const std::string& option, boo
   if (!fs::is_directory(dir, ec)) throw InputError(path + ": the output folder " + dir + " does not exist");
   if (access(dir.c_str(), W_OK) != 0) throw InputError(path + ": the output folder " + dir + " is not writable");
   if (fs::is_directory(target, ec)) throw InputError(path + ": is a folder; " + option + " needs a file name");
+  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec))  // /dev/null, a pipe, a socket
+    throw InputError(path + ": is not a regular file; " + option + " needs a file name");
   refuse_input_as_output(path, option, inputs);
   if (lock) {
     const std::string lock_path = (fs::path(dir) / ("." + target.filename().string() + ".lock")).string();

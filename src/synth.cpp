@@ -151,6 +151,7 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
     throw InputError("--frequency: a " + number_text(o.frequency) + " Hz Ricker is not sampled by --dt " +
                      number_text(o.dt) + " s (its Nyquist is " + number_text(0.5 / o.dt) +
                      " Hz; keep the peak below half of it)");
+  files::require_memory(std::uint64_t(o.nshots), 64, "--nshots " + std::to_string(o.nshots));
   Survey s;
   const double sd = o.source_depth >= 0 ? o.source_depth : m.dz;
   const double rd = o.receiver_depth >= 0 ? o.receiver_depth : m.dz;

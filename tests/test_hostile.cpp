@@ -254,6 +254,7 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"an existing output", "synth --kind layered --out vp.h5", "exists already"},
       {"an output folder that does not exist", "synth --kind layered --out nowhere/out.h5", "does not exist"},
       {"an output that is a folder", "synth --kind layered --out mine --overwrite", "is a folder"},
+      {"an output that is a device", "synth --kind layered --out /dev/null --overwrite", "not a regular file"},
       // 6. Words dropped.
       {"a list in several words", "fwi --model init.h5 --data d.h5 --out out.h5 --bands 3 5 8", "'5'"},
       {"info with a word", "info bogus", "'bogus'"},
