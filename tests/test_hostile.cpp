@@ -212,7 +212,7 @@ struct Case {
 };
 
 TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
-  const std::vector<Case> cases = {
+  std::vector<Case> cases = {
       // 1. Crashes: inputs that used to end in a signal.
       {"NaN in a gradient drawn", "plot --in nan-gradient.h5 --dataset /gradient --out out.png", "nan-gradient.h5"},
       {"NaN in a gather drawn", "plot --in nan-data.h5 --dataset /data --shot 0 --out out.png", "NaN"},
@@ -290,6 +290,49 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"an unknown option", "gradient --model vp.h5 --data d.h5 --out out.h5 --bogus 3", "--bogus"},
       {"a bad number", "survey --model vp.h5 --nshots many --out out.h5", "--nshots"},
   };
+  // The classes whose defence is shared, over every subcommand they apply to: each
+  // subcommand's normal arguments, spoiled one way at a time.
+  const std::map<std::string, std::string> normal = {
+      {"synth", "synth --kind layered --out out.h5"},
+      {"survey", "survey --model vp.h5 --out out.h5"},
+      {"model", "model --model vp.h5 --survey s.h5 --out out.h5"},
+      {"gradient", "gradient --model vp.h5 --data d.h5 --out out.h5"},
+      {"rtm", "rtm --model vp.h5 --data d.h5 --out out.h5"},
+      {"fwi", "fwi --model init.h5 --data d.h5 --out out.h5 --iterations 1"},
+      {"plot", "plot --in vp.h5 --out out.png"},
+  };
+  for (const auto& [command, args] : normal) {
+    cases.push_back({"a stray word", args + " stray", "'stray'"});
+    cases.push_back({"quiet and verbose", args + " --quiet --verbose", "choose one"});
+    std::string existing = args;  // its --out an existing file (not an input), no --overwrite
+    const std::size_t out = existing.find("--out out."), end = existing.find(' ', out + 6);
+    existing.replace(out, end == std::string::npos ? std::string::npos : end - out, "--out g.h5");
+    cases.push_back({"an existing output", existing, "g.h5: exists already"});
+  }
+  cases.push_back({"a stray word", "info stray", "'stray'"});
+  // Inputs as outputs, NaN and enormous shapes, for every subcommand that reads a file.
+  for (const std::string command : {"survey", "model", "gradient", "rtm", "fwi", "plot"}) {
+    std::string args = normal.at(command);
+    auto with = [&](const std::string& from, const std::string& to) {
+      std::string a = args;
+      const std::size_t at = a.find(from);
+      return a.replace(at, from.size(), to);
+    };
+    const std::string model = command == "fwi" ? "init.h5" : "vp.h5";
+    const std::string model_option = command == "plot" ? "--in " : "--model ";
+    cases.push_back({"an enormous model", with(model_option + model, model_option + "huge-vp.h5"), "huge-vp.h5"});
+    if (command == "plot" || command == "survey") continue;
+    const std::string data = command == "model" ? "--survey s.h5" : "--data d.h5";
+    const std::string data_file = data.substr(data.find(' ') + 1);
+    cases.push_back(
+        {"the output is the data", with("--out out.h5", "--out " + data_file + " --overwrite"), "is also an input"});
+    cases.push_back({"Inf in the wavelet", with(data, data.substr(0, data.find(' ')) + " inf-wavelet.h5"),
+                     "/source/wavelet holds Inf"});
+    cases.push_back(
+        {"an enormous wavelet", with(data, data.substr(0, data.find(' ')) + " huge-wavelet.h5"), "huge-wavelet.h5"});
+    if (command != "model")
+      cases.push_back({"NaN in the data", with(data, "--data nan-data.h5"), "nan-data.h5: /data"});
+  }
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     expect_refusal(base_, c.args, c.mention);
