@@ -25,12 +25,6 @@
 namespace starwave::commands {
 namespace {
 
-std::string cli_number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
 /// "3,5,8" → {3, 5, 8}; InputError naming --bands otherwise.
 std::vector<double> parse_bands(const std::string& text) {
   std::vector<double> out;
@@ -97,10 +91,6 @@ int fwi(int argc, char** argv) {
   f.bands = parse_bands(bands_text);
   if (figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   // Options that mean nothing here are refused, not ignored.
-  cli::require_nonnegative(vm, "vmin", "a velocity in m/s (0 = 0.75 × the initial minimum)");
-  cli::require_nonnegative(vm, "vmax", "a velocity in m/s (0 = 1.25 × the initial maximum)");
-  cli::require_nonnegative(vm, "fix-top", "a depth in m (0 = none)");
-  cli::require_nonnegative(vm, "smooth", "a smoothing length in m (0 = none)");
   const bool lbfgs = f.optimizer == "lbfgs";
   cli::refuse_if_given(vm, "batch-shots", !lbfgs,
                        "with --optimizer lbfgs, which uses every shot (adam and gd take batches)");
@@ -273,7 +263,7 @@ int fwi(int argc, char** argv) {
         }
       if (start < 0) continue;
       std::printf("  misfit%s%s: %.5g → %.5g", f.bands.empty() ? "" : " at ",
-                  f.bands.empty() ? "" : (cli_number(f.bands[std::size_t(b)]) + " Hz").c_str(), start, end);
+                  f.bands.empty() ? "" : (number_text(f.bands[std::size_t(b)]) + " Hz").c_str(), start, end);
       if (start > 0)
         std::printf(" (%.1f%%)\n", 100 * end / start);
       else

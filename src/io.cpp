@@ -75,23 +75,36 @@ void check(herr_t e, const std::string& what) {
   throw RuntimeError(cause.empty() ? what + " failed in HDF5" : what + ": " + cause);
 }
 
+/// The first value of v[0, n) that is NaN or infinite (n when every one is finite), and
+/// the word for it.
+template <typename T>
+std::size_t first_non_finite(const T* v, std::size_t n, const char** word) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (!std::isfinite(v[i])) {
+      *word = std::isnan(v[i]) ? "NaN" : "Inf";
+      return i;
+    }
+  return n;
+}
+
 /// Refuses a non-finite input value, naming the file, the dataset and the first place.
 template <typename T>
 void require_finite_input(const T* v, std::size_t n, const std::string& path, const std::string& name) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[i]))
-      throw InputError(path + ": " + name + " holds " + (std::isnan(v[i]) ? "NaN" : "Inf") + " (value " +
-                       std::to_string(i) + " of " + std::to_string(n) + "); every value must be finite");
+  const char* word = "";
+  const std::size_t i = first_non_finite(v, n, &word);
+  if (i < n)
+    throw InputError(path + ": " + name + " holds " + word + " (value " + std::to_string(i) + " of " +
+                     std::to_string(n) + "); every value must be finite");
 }
 
 /// A result that is not finite is an error, never a file: the run went unstable.
 template <typename T>
 void require_finite_output(const T* v, std::size_t n, const std::string& path, const std::string& name) {
-  for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[i]))
-      throw RuntimeError(path + ": the result " + name + " holds " + (std::isnan(v[i]) ? "NaN" : "Inf") +
-                         ", so it was not written (the computation went unstable: check dt, the velocities and "
-                         "the wavelet)");
+  const char* word = "";
+  if (first_non_finite(v, n, &word) < n)
+    throw RuntimeError(path + ": the result " + name + " holds " + word +
+                       ", so it was not written (the computation went unstable: check dt, the velocities and "
+                       "the wavelet)");
 }
 
 Hid open_file(const std::string& path) {

@@ -338,6 +338,8 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
                        std::to_string(0.5 / s.dt) + " Hz");
     if (b > 0 && !(f.bands[b] > f.bands[b - 1])) throw InputError("--bands: the frequencies must increase");
   }
+  if (f.vmin < 0) throw InputError("--vmin: must be a velocity in m/s (0 = 0.75 × the initial minimum)");
+  if (f.vmax < 0) throw InputError("--vmax: must be a velocity in m/s (0 = 1.25 × the initial maximum)");
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
