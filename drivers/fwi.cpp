@@ -130,6 +130,7 @@ int fwi(int argc, char** argv) {
   }
 
   check_fwi_inputs(initial, s, o, f);  // every refusal before StarPU starts
+  check_resume(initial, s, o, f);      // and before a picture is drawn: the saved state must be this run's
   if (!root) {                         // the other ranks evaluate what rank 0 asks for, on their shots
     Runtime rt;
     return invert(initial, s, o, f).stopped ? 130 : 0;

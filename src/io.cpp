@@ -191,6 +191,19 @@ void write_attribute(hid_t obj, const std::string& name, const std::vector<doubl
   check(H5Awrite(a, H5T_NATIVE_DOUBLE, v.data()), "writing attribute " + name);
 }
 
+/// A text attribute (fixed-length UTF-8 string), readable as a string by h5py and h5dump.
+void write_text_attribute(hid_t obj, const std::string& name, const std::string& text) {
+  Hid type(H5Tcopy(H5T_C_S1), H5Tclose);
+  check(H5Tset_size(type, std::max<std::size_t>(1, text.size())), "typing attribute " + name);
+  check(H5Tset_cset(type, H5T_CSET_UTF8), "typing attribute " + name);
+  Hid space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hid a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.ok() ? 0 : -1, "creating attribute " + name);
+  std::string padded = text;
+  padded.resize(std::max<std::size_t>(1, text.size()), '\0');
+  check(H5Awrite(a, type, padded.data()), "writing attribute " + name);
+}
+
 void write_attribute_int(hid_t obj, const std::string& name, int64_t v) {
   Hid space(H5Screate(H5S_SCALAR), H5Sclose);
   Hid a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
@@ -296,6 +309,7 @@ void write_record(const std::string& path, const Record& r) {
   for (const auto& [name, v] : r.scalars) require_finite_output(&v, 1, path, "attribute " + name);
   write_atomically(path, [&](hid_t f) {
     for (const auto& [name, v] : r.scalars) write_attribute(f, name, {v});
+    for (const auto& [name, text] : r.texts) write_text_attribute(f, name, text);
     for (const auto& [name, v] : r.arrays)
       write_dataset(f, "/" + name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
   });
@@ -309,6 +323,30 @@ Record read_record(const std::string& path, const std::vector<std::string>& arra
   for (const auto& name : arrays) r.arrays[name] = read_dataset(f, path, "/" + name, dims);
   for (const auto& name : scalars) r.scalars[name] = read_attribute(f, path, "the root", name, 1)[0];
   return r;
+}
+
+std::map<std::string, std::string> read_texts(const std::string& path) {
+  Hid f = open_file(path);
+  std::map<std::string, std::string> texts;
+  std::vector<std::string> names;
+  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
+    static_cast<std::vector<std::string>*>(out)->push_back(name);
+    return 0;
+  };
+  hsize_t index = 0;
+  if (H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &index, collect, &names) < 0)
+    throw InputError(path + ": cannot read the root's attributes");
+  for (const std::string& name : names) {
+    Hid a(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
+    if (!a.ok()) throw InputError(path + ": cannot read attribute '" + name + "'");
+    Hid type(H5Aget_type(a), H5Tclose);
+    if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) continue;
+    std::string text(H5Tget_size(type), '\0');
+    if (H5Aread(a, type, text.data()) < 0) throw InputError(path + ": cannot read attribute '" + name + "'");
+    text.resize(std::strlen(text.c_str()));
+    texts[name] = text;
+  }
+  return texts;
 }
 
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,

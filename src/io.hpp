@@ -24,16 +24,20 @@ void write_model(const std::string& path, const Model& m);
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars);
 
-/// Named float64 arrays and scalars, stored exactly (restart states): arrays as 1-D
-/// float64 datasets, scalars as root attributes. Written atomically.
+/// Named float64 arrays and scalars, stored exactly (restart states), and texts: arrays as
+/// 1-D float64 datasets, scalars and texts as root attributes. Written atomically.
 struct Record {
   std::map<std::string, std::vector<double>> arrays;
   std::map<std::string, double> scalars;
+  std::map<std::string, std::string> texts;
 };
 void write_record(const std::string& path, const Record& r);
 /// Reads the named arrays and scalars back (InputError naming the file and the missing one).
 Record read_record(const std::string& path, const std::vector<std::string>& arrays,
                    const std::vector<std::string>& scalars);
+
+/// Every text attribute on the root of `path` (written by write_record), by name.
+std::map<std::string, std::string> read_texts(const std::string& path);
 
 /// The result of `starwave fwi`: /vp (float32, model attributes), /history/misfit and
 /// /history/band (float64: each band's starting misfit, then one per iteration, and the

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include <starpu.h>
 
@@ -367,6 +368,104 @@ TEST(Fwi, AdamOnMiniBatchesIsReproducibleFromItsSeed) {
   f.resume = true;
   const FwiResult resumed = invert(c.initial, c.survey, c.options, f);
   EXPECT_EQ(std::memcmp(resumed.model.vp.data(), a.model.vp.data(), a.model.vp.size() * sizeof(double)), 0);
+  fs::remove_all(dir);
+}
+
+/// The bytes of a file.
+std::string contents(const fs::path& p) {
+  std::FILE* f = std::fopen(p.c_str(), "rb");
+  std::string bytes;
+  if (!f) return bytes;
+  char buf[65536];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.append(buf, n);
+  std::fclose(f);
+  return bytes;
+}
+
+TEST(Fwi, ResumeWithAnythingElseThanWhatMadeTheStateIsRefusedAndTheStateUntouched) {
+  Runtime rt(two_cpus());
+  const Case c = small_case();
+  const fs::path dir = fs::temp_directory_path() / ("starwave-fwi-made-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  struct Change {
+    const char* what;
+    std::function<void(Model&, Survey&, NumericalOptions&, FwiOptions&)> apply;
+    std::string mention;  // in the one-line refusal
+  };
+  const std::vector<Change> lbfgs_changes = {
+      {"order", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.order = 4; }, "--order 8, this run has 4"},
+      {"PML", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.pml_width = 12; }, "--pml-width 10"},
+      {"free surface", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.free_surface = true; },
+       "--free-surface off, this run has on"},
+      {"precision", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.double_precision = true; },
+       "--precision single, this run has double"},
+      {"storage", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.full_storage = true; },
+       "--storage boundary, this run has full"},
+      {"internal step", [](Model&, Survey& s, NumericalOptions& o, FwiOptions&) { o.internal_dt = s.dt / 2; },
+       "--internal-dt 0"},
+      {"optimizer", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.optimizer = "gd"; },
+       "--optimizer lbfgs, this run has gd"},
+      {"memory", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.memory = 3; }, "--memory 5, this run has 3"},
+      {"smoothing", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.smooth = 20; }, "--smooth 0"},
+      {"fix-top", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.fix_top = 30; }, "--fix-top 0"},
+      {"bounds", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.vmax = 5000; }, "--vmax 0"},
+      {"bands",
+       [](Model&, Survey&, NumericalOptions&, FwiOptions& f) {
+         f.bands = {6, 9};
+       },
+       "--bands none, this run has 6,9"},
+      {"model values", [](Model& m, Survey&, NumericalOptions&, FwiOptions&) { m.vp[333] += 1; },
+       "the initial model's values"},
+      {"model spacing", [](Model& m, Survey&, NumericalOptions&, FwiOptions&) { m.dx = 11; },
+       "the initial model's spacing"},
+      {"traces", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.data[4321] *= 1.5f; },
+       "the observed traces"},
+      {"positions", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.receivers[0][2][1] += 10; }, "positions"},
+      {"wavelet", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.wavelets[0][20] *= 2; }, "wavelets"},
+      {"dt", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.dt *= 0.5; }, "the data's dt"},
+  };
+  const std::vector<Change> adam_changes = {
+      {"learning rate", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.learning_rate = 7; },
+       "--learning-rate 20, this run has 7"},
+      {"seed", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.seed = 9; }, "--seed 1, this run has 9"},
+      {"batch", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.batch_shots = 4; },
+       "--batch-shots 3, this run has 4"},
+  };
+  for (const std::string optimizer : {"lbfgs", "adam"}) {
+    FwiOptions made;
+    made.iterations = 1;
+    made.optimizer = optimizer;
+    if (optimizer == "adam") made.batch_shots = 3;
+    made.state = (dir / (optimizer + ".state")).string();
+    ASSERT_EQ(invert(c.initial, c.survey, c.options, made).iterations, 1);
+    const std::string saved = contents(made.state);
+    ASSERT_FALSE(saved.empty());
+    for (const Change& change : optimizer == "adam" ? adam_changes : lbfgs_changes) {
+      SCOPED_TRACE(optimizer + ": another " + change.what);
+      Model m = c.initial;
+      Survey s = c.survey;
+      NumericalOptions o = c.options;
+      FwiOptions f = made;
+      f.iterations = 2;
+      f.resume = true;
+      change.apply(m, s, o, f);
+      try {
+        check_resume(m, s, o, f);
+        ADD_FAILURE() << "check_resume accepted it";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find(change.mention), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line: " << e.what();
+      }
+      EXPECT_THROW(invert(m, s, o, f), InputError);
+      EXPECT_TRUE(contents(made.state) == saved) << "the state changed";
+    }
+    // The same settings and inputs, and a longer run: resumed.
+    FwiOptions same = made;
+    same.iterations = 2;
+    same.resume = true;
+    EXPECT_NO_THROW(check_resume(c.initial, c.survey, c.options, same));
+    EXPECT_EQ(invert(c.initial, c.survey, c.options, same).iterations, 2);
+  }
   fs::remove_all(dir);
 }
 

@@ -93,6 +93,13 @@ void set_root_attribute(const fs::path& file, const std::string& name, double va
   H5Fclose(f);
 }
 
+void remove_root_attribute(const fs::path& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  ASSERT_GE(H5Adelete(f, name.c_str()), 0) << name;
+  H5Fclose(f);
+}
+
 /// Replaces `dataset` by one of shape `dims` that is declared but never written (chunked:
 /// the file stays tiny whatever the shape), keeping `spacing` on it for /vp.
 void declare_huge(const fs::path& file, const std::string& dataset, const std::vector<hsize_t>& dims) {
@@ -160,6 +167,11 @@ class Hostile : public ::testing::Test {
     copy("r.h5.state", "nan-state.h5.state");
     poke(base_ / "nan-state.h5.state", "/vp", 5, std::nan(""));
     copy("r.h5", "nan-state.h5");
+    copy("d.h5", "other-data.h5");  // one value changed: the data a state was not made from
+    poke(base_ / "other-data.h5", "/data", 1000, 0.5);
+    copy("r.h5.state", "old.h5.state");  // a state from before states recorded what made them
+    copy("r.h5", "old.h5");
+    remove_root_attribute(base_ / "old.h5.state", "format");
     fs::create_hard_link(base_ / "d.h5", base_ / "d-link.h5");
     fs::create_directories(base_ / "mine");
     std::ofstream(base_ / "mine" / "current.png") << "my own picture";
@@ -277,6 +289,20 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"L-BFGS memory with Adam", "fwi --model init.h5 --data d.h5 --out out.h5 --optimizer adam --memory 3",
        "--memory"},
       {"resume and overwrite", "fwi --model init.h5 --data d.h5 --out r.h5 --resume --overwrite", "choose one"},
+      // 5. A resume must continue the run its state was made by (DESIGN §5): the state, the
+      // result and the pictures stay as they are.
+      {"a resume with another order", "fwi --model init.h5 --data d.h5 --out r.h5 --resume --iterations 2 --order 4",
+       "r.h5.state was made with --order 8, this run has 4"},
+      {"a resume with another optimiser setting",
+       "fwi --model init.h5 --data d.h5 --out r.h5 --resume --iterations 2 --memory 3", "--memory 5, this run has 3"},
+      {"a resume with bands", "fwi --model init.h5 --data d.h5 --out r.h5 --resume --iterations 2 --bands 5",
+       "--bands none, this run has 5"},
+      {"a resume from another model", "fwi --model vp.h5 --data d.h5 --out r.h5 --resume --iterations 2",
+       "the initial model's values (--model)"},
+      {"a resume with other data", "fwi --model init.h5 --data other-data.h5 --out r.h5 --resume --iterations 2",
+       "the observed traces (--data)"},
+      {"a resume of a state that does not say what made it",
+       "fwi --model init.h5 --data d.h5 --out old.h5 --resume --iterations 2", "does not record what made it"},
       {"keep-water without smoothing", "synth --kind layered --keep-water --out out.h5", "--keep-water"},
       {"a velocity for a layered model", "synth --kind layered --velocity 1800 --out out.h5", "--velocity"},
       {"storage for modeling", "model --model vp.h5 --survey s.h5 --out out.h5 --storage full", "--storage"},

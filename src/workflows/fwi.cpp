@@ -11,6 +11,7 @@
 #include "src/workflows/fwi.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "codelets/distribution.hpp"
+#include "src/checksum.hpp"
 #include "src/error.hpp"
 #include "src/filters.hpp"
 #include "src/io.hpp"
@@ -45,8 +47,133 @@ struct State {
   bool band_over = false;              // its line search found no decrease
 };
 
-void save(const std::string& path, const State& st) {
+/// One thing that determines an inversion's result (DESIGN §5, resume rule): saved in the
+/// state as the text attribute `made_with_KEY`, and compared with the run that resumes it.
+struct Setting {
+  std::string key;    // attribute name after made_with_
+  std::string label;  // what the user knows it as
+  std::string value;  // exact, as text
+};
+
+/// The state files this starwave writes and reads (the root's text attribute `format`).
+constexpr const char* kStateFormat = "starwave fwi state 2";
+
+/// A double as the shortest text that reads back as the same double.
+std::string exact(double x) {
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, x).ptr;
+  return std::string(text, end);
+}
+
+std::string shape_text(const std::vector<double>& v) {
+  std::string t;
+  for (double x : v) t += (t.empty() ? "" : " x ") + exact(x);
+  return t;
+}
+
+/// The checksum of every shot's observed traces, in shot order. Collective under MPI: each
+/// rank holds its own shots' traces, rank 0 gets the result (others: meaningless).
+std::string traces_checksum(const Survey& s) {
+  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  std::vector<double> halves(2 * std::size_t(s.nshots()), 0.0);  // 32-bit halves: exact in a double sum
+  for (int k = 0; k < s.nshots(); ++k)
+    if (const float* d = s.observed(k)) {
+      Checksum c;
+      c.add_bytes(d, per_shot * sizeof(float));
+      halves[2 * std::size_t(k)] = double(c.value() >> 32);
+      halves[2 * std::size_t(k) + 1] = double(c.value() & 0xFFFFFFFFull);
+    }
+  mpi::sum_to_root(halves);
+  Checksum all;
+  for (int k = 0; k < s.nshots(); ++k)
+    all.add_word((std::uint64_t(halves[2 * std::size_t(k)]) << 32) | std::uint64_t(halves[2 * std::size_t(k) + 1]));
+  return "checksum " + all.hex();
+}
+
+/// Everything that determines the result of an inversion: numerical options, optimiser
+/// settings, and the identity of the initial model and the data. Collective under MPI.
+std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+  std::vector<Setting> out;
+  auto add = [&](const char* key, const char* label, const std::string& value) { out.push_back({key, label, value}); };
+  add("order", "--order", std::to_string(o.order));
+  add("pml_width", "--pml-width", std::to_string(o.pml_width));
+  add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
+  add("precision", "--precision", o.double_precision ? "double" : "single");
+  add("storage", "--storage", o.full_storage ? "full" : "boundary");
+  add("internal_dt", "--internal-dt", exact(o.internal_dt));
+  add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
+  add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
+  add("optimizer", "--optimizer", f.optimizer);
+  if (f.optimizer == "lbfgs") {
+    add("memory", "--memory", std::to_string(f.memory));
+    add("first_step", "the first step (m/s)", exact(f.first_step));
+  } else {
+    add("learning_rate", "--learning-rate", exact(f.learning_rate));
+    add("batch_shots", "--batch-shots", std::to_string(f.batch_shots));
+    if (f.batch_shots > 0) add("seed", "--seed", std::to_string(f.seed));
+  }
+  add("smooth", "--smooth", exact(f.smooth));
+  add("fix_top", "--fix-top", exact(f.fix_top));
+  add("vmin", "--vmin", exact(f.vmin));
+  add("vmax", "--vmax", exact(f.vmax));
+  std::string bands;
+  for (double b : f.bands) bands += (bands.empty() ? "" : ",") + exact(b);
+  add("bands", "--bands", bands.empty() ? "none" : bands);
+
+  add("model_shape", "the initial model's shape (--model)", shape_text({double(m.nz), double(m.nx)}));
+  add("model_spacing", "the initial model's spacing (--model)", shape_text({m.dz, m.dx}));
+  add("model_origin", "the initial model's origin (--model)", shape_text({m.z0, m.x0}));
+  Checksum model;
+  model.add(m.vp);
+  add("model_values", "the initial model's values (--model)", "checksum " + model.hex());
+
+  add("data_dt", "the data's dt (--data)", exact(s.dt));
+  add("data_nt", "the data's nt (--data)", std::to_string(s.nt));
+  add("data_shots", "the data's number of shots (--data)", std::to_string(s.nshots()));
+  add("data_receivers", "the data's receivers per shot (--data)", std::to_string(s.nrec()));
+  Checksum geometry, wavelets;
+  geometry.add_bytes(s.sources.data(), s.sources.size() * sizeof(Position));
+  for (const auto& shot : s.receivers) geometry.add(shot);
+  for (const auto& w : s.wavelets) wavelets.add(w);
+  add("data_geometry", "the data's source and receiver positions (--data)", "checksum " + geometry.hex());
+  add("data_wavelets", "the data's wavelets (--data)", "checksum " + wavelets.hex());
+  add("data_traces", "the observed traces (--data)", traces_checksum(s));
+  return out;
+}
+
+/// Refuses a state made by another format or with anything other than `now` (InputError
+/// naming the first difference); reads nothing else.
+void check_made_with(const std::string& path, const std::vector<Setting>& now) {
+  if (!std::filesystem::exists(path)) throw InputError("--resume: no saved state " + path);
+  const std::map<std::string, std::string> saved = io::read_texts(path);
+  const auto format = saved.find("format");
+  if (format == saved.end())
+    throw InputError("--resume: " + path +
+                     " does not record what made it (a state from an older starwave), so it cannot be checked "
+                     "against this run; start again with --overwrite");
+  if (format->second != kStateFormat)
+    throw InputError("--resume: " + path + " is a '" + format->second + "', this starwave reads '" + kStateFormat +
+                     "'; start again with --overwrite");
+  const std::string hint = " (resume with the same settings and inputs, or start again with --overwrite)";
+  std::map<std::string, std::string> unused(saved.begin(), saved.end());
+  for (const Setting& x : now) {
+    const auto it = saved.find("made_with_" + x.key);
+    const std::string then = it == saved.end() ? "none recorded" : it->second;
+    if (then != x.value)
+      throw InputError("--resume: " + path + " was made with " + x.label + " " + then + ", this run has " + x.value +
+                       hint);
+    unused.erase("made_with_" + x.key);
+  }
+  for (const auto& [key, value] : unused)
+    if (key.rfind("made_with_", 0) == 0)
+      throw InputError("--resume: " + path + " was made with " + key.substr(10) + " " + value +
+                       ", which this run does not use" + hint);
+}
+
+void save(const std::string& path, const State& st, const std::vector<Setting>& made) {
   io::Record r;
+  r.texts["format"] = kStateFormat;
+  for (const Setting& x : made) r.texts["made_with_" + x.key] = x.value;
   r.arrays["vp"] = st.v;
   r.arrays["gradient"] = st.g;
   r.arrays["precond"] = st.precond;
@@ -346,8 +473,15 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   check_imaging_inputs(initial, s, o);
 }
 
+void check_resume(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+  if (!f.resume) return;
+  const std::vector<Setting> now = made_with(initial, s, o, f);
+  if (graph::rank() == 0) check_made_with(f.state, now);
+}
+
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   check_fwi_inputs(initial, s, o, f);
+  const std::vector<Setting> made = f.state.empty() ? std::vector<Setting>{} : made_with(initial, s, o, f);
   if (graph::rank() != 0) return follow(initial, s, o, f);
   const bool lbfgs = f.optimizer == "lbfgs";
   const int optimizer = lbfgs ? 0 : f.optimizer == "adam" ? 1 : 2;
@@ -357,10 +491,8 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
 
   State st;
   if (f.resume) {
-    if (!std::filesystem::exists(f.state)) throw InputError("--resume: no saved state " + f.state);
+    check_made_with(f.state, made);
     st = load(f.state, initial.vp.size());
-    if (st.optimizer != optimizer)
-      throw InputError(f.state + ": the saved state is from another optimizer than --optimizer " + f.optimizer);
   } else {
     st.v = initial.vp;
     for (double& v : st.v) v = std::clamp(v, lower, upper);
@@ -428,7 +560,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
                });
       ++evaluations;
       have_trial = lbfgs;
-      if (!f.state.empty()) save(f.state, st);
+      if (!f.state.empty()) save(f.state, st, made);
       continue;
     }
     if (lbfgs) {
@@ -454,7 +586,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
       ++evaluations;
     }
     // An iteration is complete: the state to disk, then the report.
-    if (!f.state.empty()) save(f.state, st);
+    if (!f.state.empty()) save(f.state, st, made);
     if (f.on_iteration) {
       FwiProgress p;
       p.iteration = st.iteration;

@@ -70,6 +70,13 @@ double model_error(const std::vector<double>& v, const Model& truth);
 /// Every check that needs no runtime (options, time step, positions, data): InputError.
 void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
+/// With `resume`: refuses (InputError, one line naming the first difference) a state that
+/// was made with other numerical or optimiser settings, another initial model or other
+/// data than these, or by another state format; reads nothing but the state's record of
+/// what made it. invert() checks the same; this lets a caller refuse before it writes
+/// anything. Collective under MPI (every rank calls it; rank 0 decides).
+void check_resume(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
+
 /// Needs a running Runtime. Throws InputError on bad options or an unreadable state.
 /// Under several MPI ranks every rank calls it with its own shots' data: rank 0 runs the
 /// optimiser, saves the state, reports, and returns the result; the other ranks evaluate
