@@ -13,8 +13,6 @@ namespace starwave {
 namespace {
 
 using codelets::vector_ptr;
-using codelets::with_order;
-
 template <typename T>
 struct Unpacked {
   ShotProblem<T> p;
@@ -42,7 +40,7 @@ void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
   const Unpacked<T> u = unpack(buffers, layout);
   std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));  // W buffers: ours to clear
   std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
-  with_order(a.order, [&](auto o) {
+  codelets::with_order(a, "adjoint", [&](auto o) {
     cpu::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, nullptr);
   });
 }
@@ -64,7 +62,7 @@ void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
     if (e != cudaSuccess) return codelets::check_cuda(cuda::Status{int(e), "memset of the image"}, what);
   }
   cuda::Status st;
-  with_order(a.order, [&](auto o) {
+  codelets::with_order(a, "adjoint", [&](auto o) {
     st = cuda::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, stream);
   });
   codelets::check_cuda(st, what);

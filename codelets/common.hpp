@@ -10,6 +10,7 @@
 
 #include "codelets/failure.hpp"
 #include "kernels/cuda/propagate.hpp"
+#include "kernels/orders.hpp"
 #include "kernels/shot.hpp"
 
 #ifdef STARWAVE_USE_CUDA
@@ -18,25 +19,6 @@
 #endif
 
 namespace starwave::codelets {
-
-/// Calls f(std::integral_constant<int, order>) for order 2, 4, 6 or 8.
-template <typename F>
-void with_order(int order, F&& f) {
-  switch (order) {
-    case 2:
-      f(std::integral_constant<int, 2>{});
-      break;
-    case 4:
-      f(std::integral_constant<int, 4>{});
-      break;
-    case 6:
-      f(std::integral_constant<int, 6>{});
-      break;
-    default:
-      f(std::integral_constant<int, 8>{});
-      break;
-  }
-}
 
 /// A history-based perf model (StarPU keeps its samples under $STARPU_HOME); `symbol`
 /// must be a string literal.
@@ -64,6 +46,7 @@ inline void check_cuda(const cuda::Status& s, const std::string& task) {
 struct ShotArgs {
   int order;
   int is_double;
+  int keeps;  // forward: the store and the final state are its buffers 5 and 6 (forward_keep)
   ShotProblem<float> f;
   ShotProblem<double> d;
 };
@@ -83,6 +66,13 @@ ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
 /// "forward task, order 8, float": what a CUDA error message says of a shot task.
 inline std::string describe(const char* task, const ShotArgs& a) {
   return std::string(task) + " task, order " + std::to_string(a.order) + ", " + (a.is_double ? "double" : "float");
+}
+
+/// Calls f(std::integral_constant<int, order>) for the task's stencil order; an order
+/// without kernels (NumericalOptions::validate refuses it long before) fails the task.
+template <typename F>
+void with_order(const ShotArgs& a, const char* task, F&& f) {
+  if (!starwave::with_order(a.order, f)) record_failure(describe(task, a) + ": no kernels for this stencil order");
 }
 
 /// Unpacks a task's ShotArgs and calls f(args, layout) with the layout of its precision.

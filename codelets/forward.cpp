@@ -18,10 +18,8 @@
 namespace starwave {
 namespace {
 
-using codelets::with_order;
-
 template <typename T>
-ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
+ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, bool keeps) {
   const T* medium = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[0]));
   p.attach_medium(medium);
   const long* nodes = reinterpret_cast<const long*>(STARPU_VECTOR_GET_PTR(buffers[1]));
@@ -29,7 +27,7 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
   p.source = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2]));
   p.traces = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[3]));
   p.work = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[4]));
-  if (p.store) {  // the forward_keep codelet: the store and the final state for the adjoint
+  if (keeps) {  // the forward_keep codelet: the store and the final state for the adjoint
     p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
     p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
   }
@@ -38,8 +36,8 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p) {
 
 template <typename T>
 void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const ShotProblem<T> p = unpack(buffers, layout);
-  with_order(a.order, [&](auto o) { cpu::forward<decltype(o)::value, T>(p); });
+  const ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
+  codelets::with_order(a, "forward", [&](auto o) { cpu::forward<decltype(o)::value, T>(p); });
 }
 
 void forward_cpu(void* buffers[], void* cl_arg) {
@@ -51,10 +49,11 @@ void forward_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const ShotProblem<T> p = unpack(buffers, layout);
+  const ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
   if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
   cuda::Status st;
-  with_order(a.order, [&](auto o) { st = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
+  codelets::with_order(a, "forward",
+                       [&](auto o) { st = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
   codelets::check_cuda(st, codelets::describe("forward", a));
 }
 
@@ -104,9 +103,9 @@ template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order) {
   ShotProblem<T> l = layout;
   const bool keep = h.store != nullptr;
-  l.store = keep ? reinterpret_cast<T*>(1) : nullptr;  // a flag here; the buffer at run time
-  l.final_state = nullptr;
+  l.store = l.final_state = nullptr;  // buffers, set at run time
   codelets::ShotArgs a = codelets::shot_args(l, order);
+  a.keeps = keep;
   if (keep)
     submit_task(forward_codelet(true), "forward_keep", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source,
                 STARPU_W, h.traces, STARPU_SCRATCH, h.work, STARPU_W, h.store, STARPU_W, h.final_state, STARPU_VALUE,

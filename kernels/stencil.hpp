@@ -23,6 +23,7 @@
 #include "kernels/shot.hpp"
 
 #include "kernels/hd.hpp"
+#include "kernels/orders.hpp"
 
 namespace starwave::stencil {
 
@@ -59,18 +60,12 @@ constexpr double d2_nyquist_eigenvalue() {
   return s < 0 ? -s : s;
 }
 
-/// Runtime version of the above, for an order known only at run time.
+/// Runtime version of the above, for an order known only at run time (NaN for an order
+/// without kernels: never another order's value).
 inline double d2_nyquist_eigenvalue(int order) {
-  switch (order) {
-    case 2:
-      return d2_nyquist_eigenvalue<2>();
-    case 4:
-      return d2_nyquist_eigenvalue<4>();
-    case 6:
-      return d2_nyquist_eigenvalue<6>();
-    default:
-      return d2_nyquist_eigenvalue<8>();
-  }
+  double value = __builtin_nan("");
+  with_order(order, [&](auto o) { value = d2_nyquist_eigenvalue<decltype(o)::value>(); });
+  return value;
 }
 
 /// ∂²f along a dimension with element stride `s`, without the 1/h² factor.

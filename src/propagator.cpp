@@ -5,14 +5,22 @@
 #include <cstdint>
 #include <sstream>
 
+#include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
 #include "src/error.hpp"
 
 namespace starwave {
 
+namespace {
+
+void check_order(int order) {
+  if (!supported_order(order)) throw InputError("--order: must be 2, 4, 6 or 8 (got " + std::to_string(order) + ")");
+}
+
+}  // namespace
+
 void NumericalOptions::validate() const {
-  if (order != 2 && order != 4 && order != 6 && order != 8)
-    throw InputError("--order: must be 2, 4, 6 or 8 (got " + std::to_string(order) + ")");
+  check_order(order);
   if (pml_width < 0 || pml_width > 1000)
     throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(pml_width) + ")");
   if (internal_dt < 0 || !std::isfinite(internal_dt))
@@ -20,6 +28,7 @@ void NumericalOptions::validate() const {
 }
 
 double stable_time_step(double vmax, double dz, double dx, int order) {
+  check_order(order);
   const double lam = stencil::d2_nyquist_eigenvalue(order);
   return 2.0 / (vmax * std::sqrt(lam / (dz * dz) + lam / (dx * dx)));
 }

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/propagate.hpp"
+#include "kernels/orders.hpp"
 #include "src/aligned.hpp"
 #include "src/model.hpp"
 #include "src/propagator.hpp"
@@ -71,20 +73,8 @@ std::unique_ptr<PreparedShot<T>> prepare_shot(const Model& m, const Survey& s, c
 template <typename T>
 std::vector<double> run_shot(const Model& m, const Survey& s, const NumericalOptions& o, int shot = 0) {
   auto ps = prepare_shot<T>(m, s, o, shot);
-  switch (o.order) {
-    case 2:
-      cpu::forward<2, T>(ps->p);
-      break;
-    case 4:
-      cpu::forward<4, T>(ps->p);
-      break;
-    case 6:
-      cpu::forward<6, T>(ps->p);
-      break;
-    default:
-      cpu::forward<8, T>(ps->p);
-      break;
-  }
+  if (!with_order(o.order, [&](auto order) { cpu::forward<decltype(order)::value, T>(ps->p); }))
+    throw std::invalid_argument("run_shot: no kernels for order " + std::to_string(o.order));
   return std::vector<double>(ps->traces.begin(), ps->traces.end());
 }
 

@@ -245,9 +245,9 @@ State load(const std::string& path, std::size_t n) {
 
 /// Under several MPI ranks rank 0 runs the inversion and, before each evaluation, tells
 /// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…].
-enum Order { kEvaluate = 0, kFinished = 1, kStopped = 2 };
+enum Announcement { kEvaluate = 0, kFinished = 1, kStopped = 2 };
 
-void announce(Order kind, int band, const std::vector<int>& shots, const std::vector<double>& model) {
+void announce(Announcement kind, int band, const std::vector<int>& shots, const std::vector<double>& model) {
   std::vector<double> order{double(kind), double(band), double(shots.size())};
   order.insert(order.end(), shots.begin(), shots.end());
   order.insert(order.end(), model.begin(), model.end());
