@@ -22,6 +22,15 @@ void mpi_register([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int 
 #endif
 }
 
+/// StarPU 1.3 counts a vector's elements in 32 bits: a longer one is refused here, never
+/// truncated (a run's memory estimate refuses such sizes first, with its own words).
+uint32_t element_count(std::size_t n, std::size_t elem) {
+  if (n > std::size_t(UINT32_MAX))
+    throw std::length_error("StarPU: a buffer of " + std::to_string(n) + " elements of " + std::to_string(elem) +
+                            " bytes is more than a StarPU 1.3 vector holds (2^32 - 1 elements)");
+  return uint32_t(n);
+}
+
 }  // namespace
 
 void set_world(int rank, int size) {
@@ -37,9 +46,9 @@ LocalScope::~LocalScope() { g_rank = rank_, g_size = size_; }
 starpu_data_handle_t owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   if (owner == g_rank && host)
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), uint32_t(n), elem);
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), element_count(n, elem), elem);
   else
-    starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+    starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
   mpi_register(h, owner);
   return h;
 }
@@ -54,7 +63,7 @@ void fill_from(starpu_data_handle_t h, const void* host, std::size_t n, std::siz
 
 starpu_data_handle_t input_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
-  starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+  starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
   mpi_register(h, owner);
   if (owner == g_rank && host) fill_from(h, host, n, elem);
   return h;
@@ -62,7 +71,7 @@ starpu_data_handle_t input_vector(int owner, const void* host, std::size_t n, st
 
 starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
-  starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+  starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
 #ifdef STARWAVE_USE_MPI
   mpi_register(h, STARPU_MPI_PER_NODE);
 #endif
@@ -72,7 +81,7 @@ starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_
 
 starpu_data_handle_t scratch_vector(std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
-  starpu_vector_data_register(&h, -1, 0, uint32_t(n), elem);
+  starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
   return h;
 }
 

@@ -161,6 +161,10 @@ void start_if_launched() {
 int rank() { return g_rank; }
 int size() { return g_size; }
 
+#ifdef STARWAVE_USE_MPI
+constexpr std::size_t kMpiChunk = std::size_t(1) << 30;
+#endif
+
 void broadcast([[maybe_unused]] std::vector<double>& v) {
 #ifdef STARWAVE_USE_MPI
   if (g_size < 2) return;
@@ -168,18 +172,22 @@ void broadcast([[maybe_unused]] std::vector<double>& v) {
   if (MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
     throw RuntimeError("MPI: MPI_Bcast failed");
   v.resize(n);
-  if (n > 0 && MPI_Bcast(v.data(), int(n), MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-    throw RuntimeError("MPI: MPI_Bcast failed");
+  for (std::size_t at = 0; at < n; at += kMpiChunk)  // MPI counts in int: pieces of at most 2^30
+    if (MPI_Bcast(v.data() + at, int(std::min<std::size_t>(kMpiChunk, n - at)), MPI_DOUBLE, 0, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+      throw RuntimeError("MPI: MPI_Bcast failed");
 #endif
 }
 
 void sum_to_root([[maybe_unused]] std::vector<double>& v) {
 #ifdef STARWAVE_USE_MPI
   if (g_size < 2 || v.empty()) return;
-  const int ret = g_rank == 0
-                      ? MPI_Reduce(MPI_IN_PLACE, v.data(), int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
-                      : MPI_Reduce(v.data(), nullptr, int(v.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (ret != MPI_SUCCESS) throw RuntimeError("MPI: MPI_Reduce failed");
+  for (std::size_t at = 0; at < v.size(); at += kMpiChunk) {  // MPI counts in int: pieces of at most 2^30
+    const int n = int(std::min<std::size_t>(kMpiChunk, v.size() - at));
+    const int ret = g_rank == 0 ? MPI_Reduce(MPI_IN_PLACE, v.data() + at, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+                                : MPI_Reduce(v.data() + at, nullptr, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (ret != MPI_SUCCESS) throw RuntimeError("MPI: MPI_Reduce failed");
+  }
 #endif
 }
 

@@ -172,6 +172,10 @@ class Hostile : public ::testing::Test {
     copy("r.h5.state", "old.h5.state");  // a state from before states recorded what made them
     copy("r.h5", "old.h5");
     remove_root_attribute(base_ / "old.h5.state", "format");
+    // A model and data whose store, kept whole (--storage full), is hundreds of GiB.
+    make("synth --kind layered --nz 2000 --nx 2000 --spacing 10 --out big.h5");
+    make("survey --model big.h5 --nshots 1 --receiver-every 50 --dt 0.002 --t-max 30 --out big-data.h5");
+    declare_huge(base_ / "big-data.h5", "/data", {1, 40, 15001});  // zeros: never written
     fs::create_hard_link(base_ / "d.h5", base_ / "d-link.h5");
     fs::create_directories(base_ / "mine");
     std::ofstream(base_ / "mine" / "current.png") << "my own picture";
@@ -248,6 +252,10 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"an enormous model drawn", "plot --in huge-vp.h5 --out out.png", "huge-vp.h5"},
       {"an enormous wavelet", "model --model vp.h5 --survey huge-wavelet.h5 --out out.h5", "huge-wavelet.h5"},
       {"an enormous record asked for", "survey --model vp.h5 --t-max 1e9 --out out.h5", "--t-max"},
+      {"a whole stored wavefield beyond memory",
+       "gradient --model big.h5 --data big-data.h5 --out out.h5 --storage full", "the stored forward wavefield"},
+      {"an RTM's whole store beyond memory", "rtm --model big.h5 --data big-data.h5 --out out.h5 --storage full",
+       "use --storage boundary"},
       // 4. Inputs as outputs, whatever the flags.
       {"gradient over its data", "gradient --model vp.h5 --data d.h5 --out d.h5 --overwrite", "is also an input"},
       {"rtm over its model", "rtm --model vp.h5 --data d.h5 --out vp.h5 --overwrite", "is also an input"},

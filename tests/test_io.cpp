@@ -11,6 +11,7 @@
 #include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/synth.hpp"
+#include "src/workflows/memory.hpp"
 
 namespace starwave {
 namespace {
@@ -195,6 +196,33 @@ TEST(Io, MissingDataIsReportedWithTheFileName) {
     EXPECT_NE(std::string(e.what()).find(p), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("/data"), std::string::npos);
   }
+}
+
+TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
+  MemoryNeed need;
+  need.shared = 100;
+  need.per_worker = 10;
+  need.per_shot = 50;
+  need.store = 40;
+  EXPECT_EQ(need.total(2, 3), 100u + 20u + 150u);
+  EXPECT_EQ(shots_in_flight(need, 2, 4, 1000, "this run", "hint"), 4);  // room for all
+  EXPECT_EQ(shots_in_flight(need, 2, 4, 230, "this run", "hint"), 2);   // 120 + 2 × 50 fits, 3 do not
+  EXPECT_EQ(shots_in_flight(need, 2, 4, 170, "this run", "hint"), 1);
+  try {
+    shots_in_flight(need, 2, 4, 169, "this run", "use --storage boundary");
+    ADD_FAILURE() << "one shot that does not fit was accepted";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("this run needs 170 B at least"), std::string::npos) << m;
+    EXPECT_NE(m.find("the stored forward wavefield 40 B"), std::string::npos) << m;
+    EXPECT_NE(m.find("169 B this machine has available (use --storage boundary)"), std::string::npos) << m;
+  }
+  // Sizes that would wrap a 64-bit count saturate: never taken for small after wrapping.
+  need.per_shot = std::uint64_t(1) << 63;
+  EXPECT_EQ(need.total(1, 4), ~std::uint64_t(0));
+  EXPECT_EQ(shots_in_flight(need, 1, 4, ~std::uint64_t(0) - 1, "this run", "hint"), 1);  // 4 × 2^63 wraps to 0
+  need.per_worker = ~std::uint64_t(0) / 2;
+  EXPECT_THROW(shots_in_flight(need, 3, 4, ~std::uint64_t(0) - 1, "this run", "hint"), InputError);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@
 #include "codelets/step.hpp"
 #include "kernels/imaging.hpp"
 #include "src/error.hpp"
+#include "src/files.hpp"
 #include "src/runtime.hpp"
+#include "src/workflows/memory.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {
@@ -117,7 +119,22 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   int local = 0;
   for (int shot : shots) local += graph::mine(shot) ? 1 : 0;
   Completion completion(count, local, hooks.on_shot_done);
-  const int window = std::max(2, 2 * int(starpu_worker_get_count()));
+  // Shots in flight: 2 × workers, fewer if memory is short; a run that cannot hold one is
+  // refused before any work (DESIGN §3).
+  const int workers = int(starpu_worker_get_count());
+  MemoryNeed need;
+  const std::uint64_t t = sizeof(T);
+  need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
+  need.per_shot = need.store + t * (std::uint64_t(ts.nsteps) + 2 * traces + 4 * region) + sizeof(float) * traces +
+                  sizeof(long) * ShotProblem<T>::nodes_size(nrec, layout.nz) + sizeof(double);
+  need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
+  int levels = 1;  // partial sums the reduction tree holds at once
+  while ((1 << (levels - 1)) < count) ++levels;
+  need.shared = t * (med.buffer.size() + region + 2 * region * std::uint64_t(levels));
+  const int window =
+      shots_in_flight(need, workers, std::max(2, 2 * workers), files::available_memory(), "this run",
+                      o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
+                                     : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
   std::deque<int> in_flight;  // this rank's shots in flight (their places in the evaluation)
   std::vector<Partial> tree;
   for (int i = 0; i < count; ++i) {

@@ -14,6 +14,8 @@
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "src/error.hpp"
+#include "src/files.hpp"
+#include "src/workflows/memory.hpp"
 
 namespace starwave {
 namespace {
@@ -40,7 +42,16 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
 
   // Shots in flight, in shot order: 2 × workers per rank. Rank 0 receives every shot's
   // traces and hands them on in shot order; the other ranks just compute their own.
-  const int window = std::max(2, 2 * int(starpu_worker_get_count()) * graph::size());
+  // (Fewer if memory is short; a run that cannot hold one shot is refused before any work.)
+  const int workers = int(starpu_worker_get_count());
+  MemoryNeed need;
+  need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) +
+                  sizeof(long) * ShotProblem<T>::nodes_size(nrec, med.layout.nz);
+  need.per_worker = sizeof(T) * med.layout.work_size();
+  need.shared = sizeof(T) * med.buffer.size() + sizeof(float) * per_shot;
+  const int window =
+      shots_in_flight(need, workers, std::max(2, 2 * workers * graph::size()), files::available_memory(), "this run",
+                      "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
   std::deque<ShotInFlight<T>> in_flight;
   int done = 0;
   auto finish_oldest = [&] {

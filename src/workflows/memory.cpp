@@ -1,0 +1,40 @@
+#include "src/workflows/memory.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "src/error.hpp"
+#include "src/files.hpp"
+
+namespace starwave {
+namespace {
+
+constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kMax - b ? kMax : a + b; }
+std::uint64_t times(std::uint64_t a, std::uint64_t k) { return k != 0 && a > kMax / k ? kMax : a * k; }
+
+}  // namespace
+
+std::uint64_t MemoryNeed::total(int workers, int shots) const {
+  return add(add(shared, times(per_worker, std::uint64_t(std::max(workers, 0)))),
+             times(per_shot, std::uint64_t(std::max(shots, 0))));
+}
+
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64_t available, const std::string& what,
+                    const std::string& hint) {
+  if (need.total(workers, 1) > available) {
+    std::string parts = "one shot in flight takes " + files::bytes_text(double(need.per_shot));
+    if (need.store > 0) parts += " (the stored forward wavefield " + files::bytes_text(double(need.store)) + ")";
+    parts += ", each of the " + std::to_string(workers) + " workers " + files::bytes_text(double(need.per_worker)) +
+             ", and the run " + files::bytes_text(double(need.shared));
+    throw InputError(what + " needs " + files::bytes_text(double(need.total(workers, 1))) + " at least: " + parts +
+                     "; more than the " + files::bytes_text(double(available)) + " this machine has available (" +
+                     hint + ")");
+  }
+  int shots = std::max(1, wanted);
+  while (shots > 1 && need.total(workers, shots) > available) --shots;
+  return shots;
+}
+
+}  // namespace starwave

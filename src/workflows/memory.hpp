@@ -1,0 +1,29 @@
+// src/workflows/memory.hpp — what a run needs in memory, known before any work, against
+// what the machine has (DESIGN §3: peak memory is bounded by the shots in flight). The
+// workflows describe their buffers; this decides how many shots may be in flight, or
+// refuses a run that cannot fit with one line saying what takes the room.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace starwave {
+
+struct MemoryNeed {
+  std::uint64_t shared = 0;      // once per process: the medium, the velocity, the reduction's sums
+  std::uint64_t per_worker = 0;  // each worker's work arrays (STARPU_SCRATCH)
+  std::uint64_t per_shot = 0;    // each shot in flight, the store included
+  std::uint64_t store = 0;       // of per_shot: the forward wavefield kept for the adjoint
+
+  /// Bytes with `workers` workers and `shots` shots in flight (saturating, never wrapping).
+  std::uint64_t total(int workers, int shots) const;
+};
+
+/// The number of shots to keep in flight: `wanted`, or fewer when `available` bytes cannot
+/// hold them (the results are the same whatever the number: only the schedule changes).
+/// Refuses (InputError) a run whose single shot does not fit: "`what` needs …, more than
+/// the … this machine has available (`hint`)".
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64_t available, const std::string& what,
+                    const std::string& hint);
+
+}  // namespace starwave
