@@ -17,6 +17,7 @@
 #include "src/io.hpp"
 #include "src/synth.hpp"
 #include "tests/background.hpp"
+#include "tests/png.hpp"
 
 namespace starwave {
 namespace {
@@ -107,8 +108,21 @@ TEST_F(Cli, ModelWritesDataAndPicturesEndToEnd) {
   EXPECT_GT(peak, 0.f);
   ASSERT_EQ(run("plot --in " + out + " --shot 1 --out " + path("gather.png")).status, 0);
   ASSERT_EQ(run("plot --in " + model_ + " --out " + path("model.png")).status, 0);
-  EXPECT_GT(fs::file_size(path("gather.png")), 1000u);
-  EXPECT_GT(fs::file_size(path("model.png")), 1000u);
+  // The model (40 × 60 layered): whole cells per pixel block, its colour bar beneath;
+  // each row one colour (the layers are flat), the top layer's not the bottom's.
+  const test::Picture model = test::read_png(path("model.png"));
+  ASSERT_EQ(model.width % 60, 0) << model.width;
+  const int cell = model.width / 60;
+  EXPECT_EQ(model.height, test::section_height(40, 60, model.width));
+  for (int y = 0; y < 40 * cell; y += cell) EXPECT_EQ(model.colours(y, y + 1), 1u) << "row " << y;
+  EXPECT_NE(model.pixel(0, 0), model.pixel(0, 40 * cell - 1)) << "top and bottom layers look the same";
+  EXPECT_NE(model.pixel(0, model.height - 1), model.pixel(model.width - 1, model.height - 1)) << "colour bar";
+  // The gather (a receiver per column, time down): at least 800 pixels wide, and the wavefield shows
+  // as many shades, not one background colour.
+  const test::Picture gather = test::read_png(path("gather.png"));
+  EXPECT_GE(gather.width, 800);
+  EXPECT_EQ(gather.width % d.nrec(), 0);
+  EXPECT_GT(gather.colours(0, gather.height - 30), 20u);
   // The output is not overwritten without --overwrite.
   const auto size = fs::file_size(out);
   const Result again = run(model_cmd(model_, survey_, out));
@@ -266,8 +280,21 @@ TEST_F(Cli, FwiBandsAndGradientDescentWriteTheirHistory) {
   EXPECT_EQ(h.arrays.at("bands"), (std::vector<double>{8, 12}));
   EXPECT_EQ(h.arrays.at("history/band"), (std::vector<double>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(h.arrays.at("history/misfit").size(), 6u);
-  for (const char* f : {"initial.png", "current.png", "gradient.png", "observed.png", "residual.png", "misfit.png"})
-    EXPECT_TRUE(fs::exists(path("figs") + "/" + f)) << f;
+  for (const char* f : {"initial.png", "current.png", "gradient.png", "observed.png", "residual.png"}) {
+    const test::Picture p = test::read_png(path("figs") + "/" + f);  // a PNG that shows something
+    EXPECT_GE(p.width, 60) << f;
+    EXPECT_GT(p.colours(0, p.height / 2), 2u) << f << " is (nearly) one colour";
+  }
+  // The misfit curve: 800 × 400, axes and a dark line inside them.
+  const test::Picture curve = test::read_png(path("figs") + "/misfit.png");
+  EXPECT_EQ(curve.width, 800);
+  EXPECT_EQ(curve.height, 400);
+  int dark = 0;
+  for (int y = 40; y < 360; ++y)
+    for (int x = 40; x < 760; ++x) dark += curve.pixel(x, y) != 0xFFFFFF;
+  EXPECT_GT(dark, 100) << "no curve drawn";
+  // The current model moved from the initial one, and the two share one colour scale.
+  EXPECT_NE(test::read_png(path("figs") + "/current.png").rgb, test::read_png(path("figs") + "/initial.png").rgb);
 }
 
 TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
