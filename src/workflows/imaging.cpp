@@ -106,21 +106,8 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   const std::vector<int> shots = evaluation_shots(s, hooks);
   const int count = int(shots.size());
 
-  // Read-only inputs every rank builds itself; work arrays local to each worker.
-  std::vector<T> velocity(m.vp.begin(), m.vp.end());
-  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
-  starpu_data_handle_t vel = graph::per_rank_vector(velocity.data(), region, sizeof(T));
-  starpu_data_handle_t fwork = graph::scratch_vector(layout.work_size(), sizeof(T));
-  starpu_data_handle_t awork = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
-  starpu_data_handle_t misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
-  std::vector<double> misfits(std::size_t(count), 0.0);  // by place in the evaluation; this rank's shots
-  std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(count), nullptr);
-
-  int local = 0;
-  for (int shot : shots) local += graph::mine(shot) ? 1 : 0;
-  Completion completion(count, local, hooks.on_shot_done);
   // Shots in flight: 2 × workers, fewer if memory is short; a run that cannot hold one is
-  // refused before any work (DESIGN §3).
+  // refused before any work or handle (DESIGN §3).
   const int workers = int(starpu_worker_get_count());
   MemoryNeed need;
   const std::uint64_t t = sizeof(T);
@@ -135,6 +122,20 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
       shots_in_flight(need, workers, std::max(2, 2 * workers), files::available_memory(), "this run",
                       o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
                                      : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+
+  // Read-only inputs every rank builds itself; work arrays local to each worker.
+  std::vector<T> velocity(m.vp.begin(), m.vp.end());
+  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  starpu_data_handle_t vel = graph::per_rank_vector(velocity.data(), region, sizeof(T));
+  starpu_data_handle_t fwork = graph::scratch_vector(layout.work_size(), sizeof(T));
+  starpu_data_handle_t awork = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
+  starpu_data_handle_t misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
+  std::vector<double> misfits(std::size_t(count), 0.0);  // by place in the evaluation; this rank's shots
+  std::vector<starpu_data_handle_t> misfit_handles(static_cast<std::size_t>(count), nullptr);
+
+  int local = 0;
+  for (int shot : shots) local += graph::mine(shot) ? 1 : 0;
+  Completion completion(count, local, hooks.on_shot_done);
   std::deque<int> in_flight;  // this rank's shots in flight (their places in the evaluation)
   std::vector<Partial> tree;
   for (int i = 0; i < count; ++i) {

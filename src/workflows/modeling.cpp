@@ -37,12 +37,8 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   const std::size_t per_shot = std::size_t(nrec) * std::size_t(nt);
   std::vector<float> shot_traces(per_shot);
 
-  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
-  starpu_data_handle_t work = graph::scratch_vector(med.layout.work_size(), sizeof(T));
-
-  // Shots in flight, in shot order: 2 × workers per rank. Rank 0 receives every shot's
-  // traces and hands them on in shot order; the other ranks just compute their own.
-  // (Fewer if memory is short; a run that cannot hold one shot is refused before any work.)
+  // Shots in flight: 2 × workers per rank, fewer if memory is short; a run that cannot
+  // hold one shot is refused before any work or handle.
   const int workers = int(starpu_worker_get_count());
   MemoryNeed need;
   need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) +
@@ -52,6 +48,12 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   const int window =
       shots_in_flight(need, workers, std::max(2, 2 * workers * graph::size()), files::available_memory(), "this run",
                       "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+
+  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  starpu_data_handle_t work = graph::scratch_vector(med.layout.work_size(), sizeof(T));
+
+  // Shots in flight, in shot order (the window above). Rank 0 receives every shot's
+  // traces and hands them on in shot order; the other ranks just compute their own.
   std::deque<ShotInFlight<T>> in_flight;
   int done = 0;
   auto finish_oldest = [&] {
