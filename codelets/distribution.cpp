@@ -7,7 +7,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
 namespace starwave::graph {
@@ -26,8 +25,8 @@ void mpi_register([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int 
 /// truncated (a run's memory estimate refuses such sizes first, with its own words).
 uint32_t element_count(std::size_t n, std::size_t elem) {
   if (n > std::size_t(UINT32_MAX))
-    throw std::length_error("StarPU: a buffer of " + std::to_string(n) + " elements of " + std::to_string(elem) +
-                            " bytes is more than a StarPU 1.3 vector holds (2^32 - 1 elements)");
+    throw Refused("StarPU: a buffer of " + std::to_string(n) + " elements of " + std::to_string(elem) +
+                  " bytes is more than a StarPU 1.3 vector holds (2^32 - 1 elements)");
   return uint32_t(n);
 }
 
@@ -43,52 +42,94 @@ int size() { return g_size; }
 LocalScope::LocalScope() : rank_(g_rank), size_(g_size) { g_rank = 0, g_size = 1; }
 LocalScope::~LocalScope() { g_rank = rank_, g_size = size_; }
 
-starpu_data_handle_t owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
-  starpu_data_handle_t h;
-  if (owner == g_rank && host)
-    starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), element_count(n, elem), elem);
-  else
-    starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
-  mpi_register(h, owner);
-  return h;
+Data& Data::operator=(Data&& o) noexcept {
+  if (this != &o) {
+    release();
+    handle_ = o.handle_;
+    callers_memory_ = o.callers_memory_;
+    o.handle_ = nullptr;
+  }
+  return *this;
 }
+
+void Data::release() noexcept {
+  if (!handle_) return;
+  if (callers_memory_)
+    starpu_data_unregister(handle_);
+  else
+    starpu_data_unregister_submit(handle_);
+  handle_ = nullptr;
+}
+
+void Data::close() {
+  if (!handle_) return;
+  starpu_data_unregister(handle_);
+  handle_ = nullptr;
+}
+
+Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
+  const uint32_t count = element_count(n, elem);
+  starpu_data_handle_t h;
+  const bool callers = owner == g_rank && host;
+  if (callers)
+    starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), count, elem);
+  else
+    starpu_vector_data_register(&h, -1, 0, count, elem);
+  mpi_register(h, owner);
+  return Data(h, callers);
+}
+
+namespace {
 
 /// Fills a handle StarPU allocates with `n` elements from `host`, in main memory.
 void fill_from(starpu_data_handle_t h, const void* host, std::size_t n, std::size_t elem) {
   if (starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_W) != 0)
-    throw std::runtime_error("StarPU: cannot allocate an input buffer of " + std::to_string(n * elem) + " bytes");
+    throw Refused("StarPU: cannot allocate an input buffer of " + std::to_string(n * elem) + " bytes");
   std::memcpy(starpu_data_get_local_ptr(h), host, n * elem);
   starpu_data_release_on_node(h, STARPU_MAIN_RAM);
 }
 
-starpu_data_handle_t input_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
+}  // namespace
+
+Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
   mpi_register(h, owner);
+  Data d(h, false);  // handed back if the copy below fails
   if (owner == g_rank && host) fill_from(h, host, n, elem);
-  return h;
+  return d;
 }
 
-starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
+Data per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
 #ifdef STARWAVE_USE_MPI
   mpi_register(h, STARPU_MPI_PER_NODE);
 #endif
+  Data d(h, false);
   fill_from(h, host, n, elem);
-  return h;
+  return d;
 }
 
-starpu_data_handle_t scratch_vector(std::size_t n, std::size_t elem) {
+Data scratch_vector(std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
-  return h;
+  return Data(h, false);
 }
 
-void send_to([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int node) {
+void send_to([[maybe_unused]] const Data& d, [[maybe_unused]] int node) {
 #ifdef STARWAVE_USE_MPI
-  if (g_size > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, h, node, nullptr, nullptr);
+  if (g_size > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, d, node, nullptr, nullptr);
 #endif
 }
+
+Reading::Reading(const Data& d) : handle_(d), values_(nullptr) {
+  if (!handle_ || starpu_data_acquire(handle_, STARPU_R) != 0) throw Refused("StarPU: cannot read a result");
+  values_ = starpu_data_get_local_ptr(handle_);
+}
+
+Reading::~Reading() { starpu_data_release(handle_); }
+
+int workers() { return int(starpu_worker_get_count()); }
 
 }  // namespace starwave::graph

@@ -17,6 +17,7 @@
 #include <starpu.h>
 
 #include <cstddef>
+#include <stdexcept>
 
 namespace starwave::graph {
 
@@ -42,26 +43,92 @@ class LocalScope {
   int rank_, size_;
 };
 
+/// StarPU refused what a graph asked of it (a task, a buffer): the message says what.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// One piece of registered data: it owns its StarPU handle (and, under MPI, its tag and
+/// owner) and hands it back when it goes, so no path (an exception included) leaks one.
+/// How it goes depends on whose memory it is:
+///  - memory the caller gave (owned_vector() with `host`, on the owner rank): unregistered
+///    waiting for its tasks, so the values are home before the caller's memory may go;
+///  - memory StarPU allocated (everything else): released without waiting; StarPU
+///    unregisters it after its last task.
+/// It converts to the handle for the insert_<op>() calls; a temporary does not, so a
+/// handle cannot be handed back before the task that uses it is submitted.
+class Data {
+ public:
+  Data() = default;
+  Data(Data&& o) noexcept : handle_(o.handle_), callers_memory_(o.callers_memory_) { o.handle_ = nullptr; }
+  Data& operator=(Data&& o) noexcept;
+  Data(const Data&) = delete;
+  Data& operator=(const Data&) = delete;
+  ~Data() { release(); }
+
+  operator starpu_data_handle_t() const& { return handle_; }
+  operator starpu_data_handle_t() const&& = delete;
+  explicit operator bool() const { return handle_ != nullptr; }
+
+  /// Hands the handle back now, as the destructor would.
+  void release() noexcept;
+  /// Unregisters now, waiting for every task that uses it: the caller's memory then holds
+  /// the final values.
+  void close();
+
+ private:
+  friend Data owned_vector(int, const void*, std::size_t, std::size_t);
+  friend Data input_vector(int, const void*, std::size_t, std::size_t);
+  friend Data per_rank_vector(const void*, std::size_t, std::size_t);
+  friend Data scratch_vector(std::size_t, std::size_t);
+  Data(starpu_data_handle_t h, bool callers_memory) : handle_(h), callers_memory_(callers_memory) {}
+
+  starpu_data_handle_t handle_ = nullptr;
+  bool callers_memory_ = false;
+};
+
 /// A vector of `n` elements owned by rank `owner`: there backed by `host` (StarPU
 /// allocates it when `host` is null), elsewhere an empty placeholder that StarPU-MPI
 /// fills when a task there reads it. Call it on every rank, in the same order.
-starpu_data_handle_t owned_vector(int owner, const void* host, std::size_t n, std::size_t elem);
+Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem);
 
 /// A read-only input of `n` elements owned by rank `owner`: there a copy of `host` (which
 /// may go as soon as this returns) in memory StarPU allocates — pinned where CUDA workers
 /// exist, so its transfer to a GPU is asynchronous (DESIGN §3) — elsewhere a placeholder as
 /// in owned_vector(). Call it on every rank, in the same order.
-starpu_data_handle_t input_vector(int owner, const void* host, std::size_t n, std::size_t elem);
+Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem);
 
 /// A read-only input each rank holds its own copy of (`host`, computed by every rank the
 /// same way; copied as by input_vector()): tasks read the local copy; nothing is ever sent.
-starpu_data_handle_t per_rank_vector(const void* host, std::size_t n, std::size_t elem);
+Data per_rank_vector(const void* host, std::size_t n, std::size_t elem);
 
 /// Work space (STARPU_SCRATCH): local to each rank, never sent.
-starpu_data_handle_t scratch_vector(std::size_t n, std::size_t elem);
+Data scratch_vector(std::size_t n, std::size_t elem);
 
-/// Starts the transfer of `h` to rank `node` (from its owner; nothing with one process).
-/// Every rank calls it; the node then reads it with starpu_data_acquire.
-void send_to(starpu_data_handle_t h, int node);
+/// Starts the transfer of `d` to rank `node` (from its owner; nothing with one process).
+/// Every rank calls it; the node then reads it with a Reading.
+void send_to(const Data& d, int node);
+
+/// A handle's values in this process's main memory, for the Reading's lifetime (after
+/// the tasks that write it; no task may write it meanwhile).
+class Reading {
+ public:
+  explicit Reading(const Data& d);
+  ~Reading();
+  Reading(const Reading&) = delete;
+  Reading& operator=(const Reading&) = delete;
+  template <typename T>
+  const T* values() const {
+    return static_cast<const T*>(values_);
+  }
+
+ private:
+  starpu_data_handle_t handle_;
+  const void* values_;
+};
+
+/// The workers StarPU runs in this process (CPU and CUDA): the shots in flight are counted
+/// from it.
+int workers();
 
 }  // namespace starwave::graph

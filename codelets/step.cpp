@@ -55,10 +55,10 @@ struct starpu_codelet* step_codelet() {
 
 }  // namespace
 
-void insert_step(starpu_data_handle_t contribution, const std::vector<starpu_data_handle_t>& misfits,
-                 starpu_data_handle_t model, const StepFunction* fn) {
+void insert_step(starpu_data_handle_t contribution, const std::vector<graph::Data>& misfits, starpu_data_handle_t model,
+                 const StepFunction* fn) {
   std::vector<starpu_data_descr> buffers{{contribution, STARPU_R}, {model, STARPU_RW}};
-  for (starpu_data_handle_t h : misfits) buffers.push_back({h, STARPU_R});
+  for (const graph::Data& h : misfits) buffers.push_back({h, STARPU_R});
   submit_task(step_codelet(), "step", STARPU_DATA_MODE_ARRAY, buffers.data(), int(buffers.size()), STARPU_VALUE, &fn,
               sizeof fn);
 }

@@ -6,6 +6,8 @@
 
 #include <starpu.h>
 
+#include "codelets/distribution.hpp"
+
 #include <functional>
 #include <vector>
 
@@ -20,7 +22,7 @@ using StepFunction = std::function<void(const std::vector<double>& gradient, con
 /// `contribution`: the reduction's root, [∂J/∂v | illumination] in the run's precision
 /// (R); `misfits`: one double per shot (R), summed in shot order; `model`: float64 model
 /// region (RW). `fn` must outlive the task.
-void insert_step(starpu_data_handle_t contribution, const std::vector<starpu_data_handle_t>& misfits,
-                 starpu_data_handle_t model, const StepFunction* fn);
+void insert_step(starpu_data_handle_t contribution, const std::vector<graph::Data>& misfits, starpu_data_handle_t model,
+                 const StepFunction* fn);
 
 }  // namespace starwave

@@ -15,7 +15,6 @@
 #include <string>
 
 #include "codelets/distribution.hpp"
-#include "src/error.hpp"
 
 namespace starwave {
 
@@ -29,7 +28,7 @@ void submit_task(struct starpu_codelet* cl, const char* name, Args... args) {
 #endif
     ret = starpu_task_insert(cl, args..., STARPU_NAME, name, 0);
   if (ret != 0)
-    throw RuntimeError(std::string("StarPU refused task '") + name + "' (error " + std::to_string(ret) + ")");
+    throw graph::Refused(std::string("StarPU refused task '") + name + "' (error " + std::to_string(ret) + ")");
 }
 
 }  // namespace starwave

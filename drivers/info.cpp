@@ -1,6 +1,5 @@
 // drivers/info.cpp — `starwave info`: what this build and this machine offer.
 #include <H5public.h>
-#include <starpu.h>
 
 #include <iostream>
 #include <string>
@@ -16,12 +15,10 @@ int info(int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse("info", argc, argv, desc, vm);
 
-  int major = 0, minor = 0, release = 0;
-  starpu_get_version(&major, &minor, &release);
   unsigned h5maj = 0, h5min = 0, h5rel = 0;
   H5get_libversion(&h5maj, &h5min, &h5rel);
   std::cout << "starwave\n"
-            << "  StarPU         " << major << "." << minor << "." << release << " (" << STARWAVE_STARPU_PREFIX << ")\n"
+            << "  StarPU         " << Runtime::starpu_version() << " (" << STARWAVE_STARPU_PREFIX << ")\n"
             << "  HDF5           " << h5maj << "." << h5min << "." << h5rel << "\n"
 #ifdef STARWAVE_USE_CUDA
             << "  CUDA codelets  compiled in\n"
@@ -41,9 +38,7 @@ int info(int argc, char** argv) {
   std::cout << "\n"
             << "  scheduler      " << rt.scheduler() << "\n";
   std::string cores;  // where the CPU workers run (hwloc's logical PU numbers)
-  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
-    if (starpu_worker_get_type(int(w)) == STARPU_CPU_WORKER)
-      cores += (cores.empty() ? "" : " ") + std::to_string(starpu_worker_get_bindid(int(w)));
+  for (int pu : rt.cpu_worker_pus()) cores += (cores.empty() ? "" : " ") + std::to_string(pu);
   std::cout << "  CPU workers on PUs " << cores << "\n";
   if (rt.size() > 1)
     std::cout << "  MPI rank       " << rt.rank() << " of " << rt.size() << " (" << rt.node_rank() << " of "

@@ -282,6 +282,17 @@ Runtime::~Runtime() {
 int Runtime::cpu_workers() const { return int(starpu_cpu_worker_get_count()); }
 int Runtime::cuda_workers() const { return int(starpu_cuda_worker_get_count()); }
 int Runtime::workers() const { return int(starpu_worker_get_count()); }
+std::vector<int> Runtime::cpu_worker_pus() const {
+  std::vector<int> pus;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(int(w)) == STARPU_CPU_WORKER) pus.push_back(starpu_worker_get_bindid(int(w)));
+  return pus;
+}
+std::string Runtime::starpu_version() {
+  int major = 0, minor = 0, release = 0;
+  starpu_get_version(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
 int Runtime::gpus() const {
   std::vector<int> devices;
   for (unsigned w = 0; w < starpu_worker_get_count(); ++w)

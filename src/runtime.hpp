@@ -49,6 +49,10 @@ class Runtime {
   int cuda_workers() const;
   int gpus() const;  // distinct GPUs the CUDA workers drive (cuda_workers() / gpus() shots each)
   int workers() const;
+  /// Where the CPU workers run (hwloc's logical PU numbers), in worker order.
+  std::vector<int> cpu_worker_pus() const;
+  /// The StarPU library this process runs ("1.3.10"), usable without a Runtime.
+  static std::string starpu_version();
   std::string scheduler() const;
   /// Ranks on this node and this rank's place among them (1 and 0 without MPI).
   int node_ranks() const { return node_size_; }

@@ -4,8 +4,6 @@
 // not by the number of shots.
 #include "src/workflows/modeling.hpp"
 
-#include <starpu.h>
-
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -13,6 +11,7 @@
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
+#include "codelets/shots.hpp"
 #include "src/error.hpp"
 #include "src/files.hpp"
 #include "src/workflows/memory.hpp"
@@ -21,50 +20,47 @@ namespace starwave {
 namespace {
 
 template <typename T>
-struct ShotInFlight {
-  int shot;
-  ShotInputs<T> inputs;  // this rank's shots: copied into the read-only handles (graph::input_vector)
-  starpu_data_handle_t traces;
-};
-
-template <typename T>
 void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, ModelingReport* report,
          const std::function<void(int, int)>& on_shot_done) {
   const auto t0 = std::chrono::steady_clock::now();
   const TimeStepping ts = choose_time_step(m, s, o);
   const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
-  const int nrec = s.nrec(), nt = int(s.nt), nshots = s.nshots();
-  const std::size_t per_shot = std::size_t(nrec) * std::size_t(nt);
+  ShotProblem<T> layout = med.layout;
+  layout.nrec = s.nrec();
+  const int nshots = s.nshots();
+  const std::size_t per_shot = std::size_t(layout.nrec) * std::size_t(s.nt);
   std::vector<float> shot_traces(per_shot);
 
   // Shots in flight: 2 × workers per rank, fewer if memory is short; a run that cannot
   // hold one shot is refused before any work or handle.
-  const int workers = int(starpu_worker_get_count());
+  const int workers = graph::workers();
   MemoryNeed need;
   need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) +
-                  sizeof(long) * ShotProblem<T>::nodes_size(nrec, med.layout.nz);
-  need.per_worker = sizeof(T) * med.layout.work_size();
+                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.nz);
+  need.per_worker = sizeof(T) * layout.work_size();
   need.shared = sizeof(T) * med.buffer.size() + sizeof(float) * per_shot;
   const int window =
       shots_in_flight(need, workers, std::max(2, 2 * workers * graph::size()), files::available_memory(), "this run",
                       "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
 
-  starpu_data_handle_t medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
-  starpu_data_handle_t work = graph::scratch_vector(med.layout.work_size(), sizeof(T));
+  graph::Data medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  graph::Data work = graph::scratch_vector(layout.work_size(), sizeof(T));
 
   // Shots in flight, in shot order (the window above). Rank 0 receives every shot's
   // traces and hands them on in shot order; the other ranks just compute their own.
-  std::deque<ShotInFlight<T>> in_flight;
+  struct InFlight {
+    int shot;
+    graph::Data traces;
+  };
+  std::deque<InFlight> in_flight;
   int done = 0;
   auto finish_oldest = [&] {
-    ShotInFlight<T>& f = in_flight.front();
+    InFlight& f = in_flight.front();
     if (graph::rank() == 0) {
-      if (starpu_data_acquire(f.traces, STARPU_R) != 0) throw RuntimeError("modeling: cannot read a shot's traces");
-      const T* t = static_cast<const T*>(starpu_data_get_local_ptr(f.traces));
-      for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = float(t[i]);
-      starpu_data_release(f.traces);
+      const graph::Reading r(f.traces);
+      for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = float(r.values<T>()[i]);
     }
-    starpu_data_unregister(f.traces);  // on the shot's rank: waits for its task (and the send)
+    f.traces.close();  // on the shot's rank: waits for its task (and the send)
     const int shot = f.shot;
     in_flight.pop_front();
     if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
@@ -75,37 +71,30 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
 
   for (int shot = 0; shot < nshots; ++shot) {
     const int owner = graph::owner(shot);
-    ShotInFlight<T> f{shot, {}, nullptr};
-    ShotProblem<T> layout = med.layout;
-    layout.nrec = nrec;
+    ShotProblem<T> p = layout;
+    ShotInputs<T> inputs;  // copied into the shot's handles
+    graph::ShotReads<T> reads;
     if (owner == graph::rank()) {
-      f.inputs = shot_inputs(med, m, s, ts, shot);
-      layout.source_index = f.inputs.nodes[0];
+      inputs = shot_inputs(med, m, s, ts, shot);
+      reads.nodes = inputs.nodes.data();
+      reads.source = inputs.source.data();
+      p.source_index = inputs.nodes[0];
     }
-    const bool have = !f.inputs.nodes.empty();
-    ForwardHandles h{
-        medium,
-        graph::input_vector(owner, have ? f.inputs.nodes.data() : nullptr, ShotProblem<T>::nodes_size(nrec, layout.nz),
-                            sizeof(long)),
-        graph::input_vector(owner, have ? f.inputs.source.data() : nullptr, std::size_t(ts.nsteps), sizeof(T)),
-        graph::owned_vector(owner, nullptr, per_shot, sizeof(T)), work};
-    f.traces = h.traces;
-    insert_forward<T>(h, layout, o.order);
-    graph::send_to(h.traces, 0);
-    starpu_data_unregister_submit(h.nodes);
-    starpu_data_unregister_submit(h.source);
-    in_flight.push_back(std::move(f));
+    graph::ForwardShot d = graph::forward_shot<T>(owner, p, reads);
+    insert_forward<T>({medium, d.nodes, d.source, d.traces, work}, p, o.order);
+    graph::send_to(d.traces, 0);
+    in_flight.push_back({shot, std::move(d.traces)});
     if (int(in_flight.size()) >= window) finish_oldest();
   }
   while (!in_flight.empty()) finish_oldest();
-  starpu_data_unregister(medium);
-  starpu_data_unregister(work);
+  medium.close();
+  work.close();
   if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
 
   if (report) {
     report->time = ts;
     report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report->cell_updates = double(med.layout.nz) * med.layout.nx * ts.nsteps * nshots;
+    report->cell_updates = double(layout.nz) * layout.nx * ts.nsteps * nshots;
   }
 }
 

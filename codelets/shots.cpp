@@ -1,0 +1,38 @@
+#include "codelets/shots.hpp"
+
+namespace starwave::graph {
+
+template <typename T>
+ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads) {
+  ForwardShot d;
+  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.nz), sizeof(long));
+  d.source = input_vector(owner, reads.source, std::size_t(p.nsteps), sizeof(T));
+  d.traces = owned_vector(owner, nullptr, std::size_t(p.nrec) * std::size_t(p.nt), sizeof(T));
+  return d;
+}
+
+template <typename T>
+ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit) {
+  const std::size_t traces = std::size_t(p.nrec) * std::size_t(p.nt);
+  const std::size_t region = std::size_t(p.mz1() - p.mz0()) * std::size_t(p.mx1() - p.mx0());
+  ImagingShot d;  // registered in this order on every rank (the MPI tags follow it)
+  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.nz), sizeof(long));
+  d.source = input_vector(owner, reads.source, std::size_t(p.nsteps), sizeof(T));
+  d.traces = owned_vector(owner, nullptr, traces, sizeof(T));
+  d.store = owned_vector(owner, nullptr, p.store_size(), sizeof(T));
+  d.final_state = owned_vector(owner, nullptr, 2 * p.grid_size(), sizeof(T));
+  d.observed = input_vector(owner, reads.observed, traces, sizeof(float));
+  d.residual = owned_vector(owner, nullptr, traces, sizeof(T));
+  d.misfit = owned_vector(owner, misfit, 1, sizeof(double));
+  d.correlation = owned_vector(owner, nullptr, region, sizeof(T));
+  d.illumination = owned_vector(owner, nullptr, region, sizeof(T));
+  d.contribution = owned_vector(owner, nullptr, 2 * region, sizeof(T));
+  return d;
+}
+
+template ForwardShot forward_shot<float>(int, const ShotProblem<float>&, const ShotReads<float>&);
+template ForwardShot forward_shot<double>(int, const ShotProblem<double>&, const ShotReads<double>&);
+template ImagingShot imaging_shot<float>(int, const ShotProblem<float>&, const ShotReads<float>&, double*);
+template ImagingShot imaging_shot<double>(int, const ShotProblem<double>&, const ShotReads<double>&, double*);
+
+}  // namespace starwave::graph

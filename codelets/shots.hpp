@@ -1,0 +1,42 @@
+// codelets/shots.hpp — one shot's data in a task graph (DESIGN §3), as types that register,
+// own and hand back its handles (codelets/distribution.hpp): registered on every rank in
+// the same order, owned by the shot's rank, which alone is given what the shot reads
+// (the other ranks pass nulls and register placeholders). Whatever a workflow does not
+// move out is handed back when the shot goes out of scope, after its last task.
+#pragma once
+
+#include <cstddef>
+
+#include "codelets/distribution.hpp"
+#include "kernels/shot.hpp"
+
+namespace starwave::graph {
+
+/// What one shot reads, on the shot's rank (copied into the handles; nulls elsewhere).
+template <typename T>
+struct ShotReads {
+  const long* nodes = nullptr;      // ShotProblem<T>::nodes_size(nrec, nz) indices (kernels/shot.hpp)
+  const T* source = nullptr;        // nsteps samples of the source term
+  const float* observed = nullptr;  // nrec × nt observed traces (gradient and RTM only)
+};
+
+/// The data of a shot's forward task: what `model` computes.
+struct ForwardShot {
+  Data nodes, source, traces;
+};
+
+/// The data of a shot's forward → misfit → adjoint → image chain (gradient and RTM).
+struct ImagingShot {
+  Data nodes, source, observed;                                          // read-only inputs
+  Data traces, residual, store, final_state, correlation, illumination;  // made and used in the shot
+  Data misfit;        // ½‖d_syn − d_obs‖², home in the caller's double on the shot's rank
+  Data contribution;  // [gradient | illumination] over the model region, for the reduction tree
+};
+
+/// `p` is the shot's layout (grid, nrec, nt, nsteps, storage), the same on every rank.
+template <typename T>
+ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads);
+template <typename T>
+ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit);
+
+}  // namespace starwave::graph

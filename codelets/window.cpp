@@ -1,0 +1,49 @@
+#include "codelets/window.hpp"
+
+#include <starpu.h>
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+#include <utility>
+
+namespace starwave::graph {
+
+Window::Window(int size, int total, std::function<void(int, int)> progress)
+    : size_(size), total_(total), unwinding_(std::uncaught_exceptions()), progress_(std::move(progress)) {
+  if (size < 1) throw std::invalid_argument("graph::Window: a window holds at least one shot");
+}
+
+Window::~Window() {
+  if (std::uncaught_exceptions() > unwinding_) starpu_task_wait_for_all();  // callbacks included
+}
+
+void Window::admit() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return admitted_ - done_ < size_; });
+  ++admitted_;
+  most_ = std::max(most_, admitted_ - done_);
+}
+
+void Window::done(void* window) {
+  // It notifies under the lock: StarPU releases a task's data before it runs the task's
+  // callback, so the submitting thread may be about to destroy the window, which it does
+  // only after drain() has seen this shot (and thus after the lock is let go).
+  Window* w = static_cast<Window*>(window);
+  std::lock_guard<std::mutex> lock(w->mutex_);
+  ++w->done_;
+  if (w->progress_) w->progress_(w->done_, w->total_);
+  w->cv_.notify_all();
+}
+
+void Window::drain() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait(lock, [&] { return done_ == admitted_; });
+}
+
+int Window::most_in_flight() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return most_;
+}
+
+}  // namespace starwave::graph
