@@ -13,7 +13,7 @@ namespace starwave::codelets {
 /// Records `message` unless a failure is already recorded (the first one is the cause).
 void record_failure(const std::string& message);
 
-/// Whether task `task` (a codelet name: forward, adjoint, misfit, image, reduce, step)
+/// Whether task `task` (a codelet name: forward, adjoint, misfit, image, reduce)
 /// must skip its work: a failure is recorded, or the environment variable
 /// STARWAVE_TEST_FAIL_TASK names this task (the tests' way to make a task fail on a
 /// machine without a GPU; the failure is then recorded as the task's).

@@ -35,7 +35,9 @@ int fail(const std::string& cmd, const std::string& message, int code, bool inpu
   // rank 0 speak for them all, so the message appears once; a rank whose failure is its
   // own (its shots cannot be read) still ends the job a moment later.
   if (input_error && starwave::mpi::rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(1));
-  std::cerr << starwave::mpi::prefix() << "starwave " << cmd << ": error: " << message << std::endl;
+  // One write: under a launcher each piece of a line may travel on its own, and the MPI
+  // library's abort notice could land between the rank's prefix and its message.
+  std::cerr << (starwave::mpi::prefix() + "starwave " + cmd + ": error: " + message + "\n") << std::flush;
   if (starwave::mpi::size() > 1) starwave::mpi::abort_all(code);
   return code;
 }
@@ -51,7 +53,7 @@ void on_terminate() {
     } catch (...) {
     }
   }
-  std::cerr << starwave::mpi::prefix() << "starwave: error: " << what << std::endl;
+  std::cerr << (starwave::mpi::prefix() + "starwave: error: " + what + "\n") << std::flush;  // one write
   starwave::mpi::abort_all(1);
 }
 

@@ -237,7 +237,7 @@ TEST_F(Cli, FailedTaskEndsTheRunWithOneLine) {
   expect_refused("rtm --model " + model_ + " --data " + data + " --out " + path("i.h5"), path("i.h5"), "adjoint task",
                  "STARWAVE_TEST_FAIL_TASK=adjoint");
   expect_refused("fwi --model " + model_ + " --data " + data + " --iterations 2 --out " + path("r.h5"), path("r.h5"),
-                 "step task", "STARWAVE_TEST_FAIL_TASK=step");
+                 "reduce task", "STARWAVE_TEST_FAIL_TASK=reduce");
   EXPECT_FALSE(fs::exists(path("r.h5.state")));
 }
 

@@ -12,8 +12,6 @@
 #include <filesystem>
 #include <functional>
 
-#include <starpu.h>
-
 #include <atomic>
 #include <thread>
 
@@ -155,37 +153,42 @@ TEST(Fwi, LowPassedWaveletModelsTheLowPassedData) {
   EXPECT_LT(den, 0.5 * full) << "the filter removed little: the test would not see a mismatch";
 }
 
-TEST(Fwi, StepRunsAsTheLastTaskOfTheGradientGraph) {
+TEST(Fwi, OptimiserWorksOnTheCallingThreadOnEachEvaluationsWholeResult) {
   Runtime rt(two_cpus());
   const Case c = small_case();
-  std::vector<double> model = c.initial.vp;
+  const int nshots = c.survey.nshots();
+  // The shot callbacks come from worker threads, one at a time, counting up to every shot.
   std::atomic<int> shots{0}, last{0};
-  bool in_task = false;
-  std::vector<double> seen_gradient;
-  double seen_misfit = 0;
-  const StepFunction step = [&](const std::vector<double>& g, const std::vector<double>&, double misfit,
-                                std::vector<double>& v) {
-    in_task = starpu_task_get_current() != nullptr;
-    seen_gradient = g;
-    seen_misfit = misfit;
-    for (double& x : v) x += 1;
-  };
   GradientHooks hooks;
   hooks.on_shot_done = [&](int done, int total) {
-    EXPECT_EQ(total, c.survey.nshots());
-    EXPECT_GT(done, last.load());
+    EXPECT_EQ(total, nshots);
+    EXPECT_EQ(done, last.load() + 1);
     last = done;
     ++shots;
   };
-  hooks.step = &step;
-  hooks.model = &model;
-  const ImagingResult r = misfit_gradient(c.initial, c.survey, c.options, hooks);
-  EXPECT_TRUE(in_task) << "the step ran outside a StarPU task";
-  EXPECT_EQ(shots.load(), c.survey.nshots());
-  EXPECT_EQ(seen_misfit, r.misfit);
-  ASSERT_EQ(seen_gradient.size(), r.values.size());
-  for (std::size_t i = 0; i < r.values.size(); ++i) ASSERT_EQ(seen_gradient[i], r.values[i]);
-  for (std::size_t i = 0; i < model.size(); ++i) ASSERT_EQ(model[i], c.initial.vp[i] + 1);
+  const ImagingResult first = misfit_gradient(c.initial, c.survey, c.options, hooks);
+  EXPECT_EQ(shots.load(), nshots);
+
+  // The inversion: each report on the calling thread, after every shot of every evaluation
+  // since the last report has finished; its first misfit is that gradient's, bit for bit.
+  FwiOptions f;
+  f.iterations = 3;
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int> done{0};
+  int counted = 0, reports = 0;
+  f.on_shot_done = [&](int, int) { ++done; };
+  f.on_iteration = [&](const FwiProgress& p) {
+    ++reports;
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    const int since = done.load() - counted;
+    counted = done.load();
+    EXPECT_EQ(since, p.evaluations * nshots);  // the first counts the band's first evaluation
+  };
+  const FwiResult r = invert(c.initial, c.survey, c.options, f);
+  EXPECT_EQ(reports, r.iterations);
+  EXPECT_GE(reports, 1);
+  ASSERT_FALSE(r.misfit.empty());
+  EXPECT_EQ(r.misfit.front(), first.misfit);
 }
 
 TEST(Fwi, GradientDescentWithSmoothingLowersTheMisfitWithSmoothUpdates) {

@@ -4,8 +4,8 @@
 //           trials v_t = P(v + α d), α halved until J(v_t) ≤ J + c₁ gᵀ(v_t − v)
 //           update the pairs; v, J, g ← the accepted trial; save the state
 //   or (Adam, GD): g ← gradient on this iteration's batch; v ← P(v − step(H g)); save
-// Each evaluation is one task graph whose last task (`step`) runs the optimiser's update
-// on the reduced gradient: accept or shorten a trial and propose the next model. Under
+// Each evaluation is one gradient task graph (src/workflows/imaging.cpp); the optimiser
+// works on its result here, on the calling thread, once the graph has drained. Under
 // several MPI ranks rank 0 runs this loop and announces each evaluation; the other ranks
 // follow(), building the same graph on their own shots.
 #include "src/workflows/fwi.hpp"
@@ -255,13 +255,11 @@ void announce(Announcement kind, int band, const std::vector<int>& shots, const 
 }
 
 /// The other ranks' part: each evaluation rank 0 announces, on this rank's shots, until
-/// rank 0 is done. The step task runs on rank 0, so nothing here updates a model.
+/// rank 0 is done. The optimiser runs on rank 0 alone.
 FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   FwiResult result;
   Survey band_survey;
   int survey_band = -1;
-  std::vector<double> unused(initial.vp.size());  // the step's model lives on rank 0
-  const StepFunction none = [](const std::vector<double>&, const std::vector<double>&, double, std::vector<double>&) {};
   for (;;) {
     std::vector<double> order;
     mpi::broadcast(order);
@@ -277,8 +275,6 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
     Model m = initial;
     m.vp.assign(order.begin() + 3 + nbatch, order.end());
     GradientHooks hooks;
-    hooks.step = &none;
-    hooks.model = &unused;
     for (int k = 0; k < nbatch; ++k) hooks.shots.push_back(int(order[std::size_t(3 + k)]));
     misfit_gradient(m, band_survey, o, hooks);
   }
@@ -286,7 +282,7 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
   return result;
 }
 
-/// The optimiser: what the step task runs, and the line search's transient state (a
+/// The optimiser: its updates of the State, and the line search's transient state (a
 /// function of the saved State, so a resumed run recomputes it exactly).
 class Optimizer {
  public:
@@ -336,7 +332,6 @@ class Optimizer {
     double dmax = 0;
     for (double x : d_) dmax = std::max(dmax, std::abs(x));
     trials_ = 0;
-    accepted_ = false;
     if (dmax == 0) {  // nothing can move: the band is over
       st_.band_over = true;
       return;
@@ -345,28 +340,28 @@ class Optimizer {
     trial = optim::project_step(st_.v, d_, alpha_, lower_, upper_);
   }
 
-  /// L-BFGS: J and g at `trial` decide it (Armijo on the projected step); accepted → the
-  /// pairs, the new point and the next proposal; else the next, shorter trial.
-  void line_search(const std::vector<double>& g, double misfit, std::vector<double>& trial) {
+  /// L-BFGS: J and g at `trial` decide it (Armijo on the projected step). Accepted (true):
+  /// the pairs, the new point and the next proposal in `trial`. Else `trial` becomes the
+  /// next, shorter trial, or after 12 the band is over.
+  bool line_search(const std::vector<double>& g, double misfit, std::vector<double>& trial) {
     double decrease = 0;  // gᵀ(v_t − v), the projected step's first-order change
     for (std::size_t i = 0; i < trial.size(); ++i) decrease += st_.g[i] * (trial[i] - st_.v[i]);
     ++trials_;
-    accepted_ = false;
     if (std::isfinite(misfit) && misfit <= st_.misfit + 1e-4 * decrease) {
       optim::update(st_.lbfgs, st_.v, trial, st_.g, g);
       st_.v = trial;
       st_.g = g;
       finish_iteration(misfit);
       propose(trial);
-      accepted_ = true;
-      return;
+      return true;
     }
     if (trials_ == 12) {
       st_.band_over = true;
-      return;
+      return false;
     }
     alpha_ *= 0.5;
     trial = optim::project_step(st_.v, d_, alpha_, lower_, upper_);
+    return false;
   }
 
   /// Adam (β₁ 0.9, β₂ 0.999, moments restarted with each band) or plain gradient descent
@@ -400,8 +395,6 @@ class Optimizer {
     finish_iteration(misfit);
   }
 
-  bool accepted() const { return accepted_; }
-
  private:
   void finish_iteration(double misfit) {
     st_.misfit = misfit;
@@ -418,8 +411,41 @@ class Optimizer {
   std::vector<double> d_;  // the line search's direction
   double alpha_ = 0;
   int trials_ = 0;
-  bool accepted_ = false;
 };
+
+/// What an iteration's report says: the state after it, and the time and evaluations since
+/// the last report.
+FwiProgress progress(const State& st, const FwiOptions& f, int evaluations,
+                     std::chrono::steady_clock::time_point since) {
+  FwiProgress p;
+  p.iteration = st.iteration;
+  p.band = st.band;
+  p.frequency = f.bands.empty() ? 0 : f.bands[std::size_t(st.band)];
+  p.misfit = st.misfit;
+  double band_start = st.history.back();
+  for (std::size_t k = st.history.size(); k-- > 0;)
+    if (st.history_band[k] == st.band) band_start = st.history[k];
+  p.relative = st.misfit / band_start;
+  p.model_error = f.true_model ? model_error(st.v, *f.true_model) : -1;
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  p.evaluations = evaluations;
+  p.model = &st.v;
+  p.gradient = &st.g;
+  p.precond = &st.precond;
+  p.history = &st.history;
+  return p;
+}
+
+/// The next band starts afresh: no L-BFGS pairs, no Adam moments, a first evaluation.
+void next_band(State& st) {
+  ++st.band;
+  st.band_iteration = 0;
+  st.started = st.band_over = false;
+  st.lbfgs.s.clear();
+  st.lbfgs.y.clear();
+  std::fill(st.adam_m.begin(), st.adam_m.end(), 0.0);
+  std::fill(st.adam_v.begin(), st.adam_v.end(), 0.0);
+}
 
 }  // namespace
 
@@ -505,109 +531,68 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
   }
   Optimizer opt(initial, f, lower, upper, st);
 
-  // One evaluation: a gradient task graph closed by the step task running `step` on it,
-  // which updates `model` (the trial or the current model) and the state.
-  // Under MPI the other ranks are told first (band, shots, model): they build the same graph.
-  auto evaluate = [&](const Survey& survey, const std::vector<int>& shots, std::vector<double>& model,
-                      const StepFunction& step) {
+  // One evaluation: J, ∂J/∂v and the illumination at `model` on `shots` (empty: all), on
+  // rank 0 once its task graph has drained. The other ranks are told first (band, shots,
+  // model), so that they build the same graph.
+  auto evaluate = [&](const Survey& survey, const std::vector<int>& shots, const std::vector<double>& model) {
     if (graph::distributed()) announce(kEvaluate, st.band, shots, model);
     Model m = initial;
     m.vp = model;
     GradientHooks hooks;
     hooks.on_shot_done = f.on_shot_done;
-    hooks.step = &step;
-    hooks.model = &model;
     hooks.shots = shots;
-    misfit_gradient(m, survey, o, hooks);
+    return misfit_gradient(m, survey, o, hooks);
   };
-  auto stop = [&] { return f.stop_requested && f.stop_requested(); };
-
   FwiResult result;
-  Survey band_survey;
-  int survey_band = -1;
-  std::vector<double> trial;  // L-BFGS: the line search's next point
-  bool have_trial = false;
+  auto stopping = [&] { return result.stopped = f.stop_requested && f.stop_requested(); };
   auto t0 = std::chrono::steady_clock::now();  // of the iteration (and the band start before it)
   int evaluations = 0;
-  while (st.band < nbands) {
-    if (survey_band != st.band) {
-      band_survey = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(st.band)]);
-      survey_band = st.band;
-      have_trial = false;
-    }
-    if (st.started && (st.band_iteration >= f.iterations || st.band_over)) {  // the next band, a fresh memory
-      result.converged = st.band_over;
-      ++st.band;
-      st.band_iteration = 0;
-      st.started = st.band_over = false;
-      st.lbfgs.s.clear();
-      st.lbfgs.y.clear();
-      std::fill(st.adam_m.begin(), st.adam_m.end(), 0.0);
-      std::fill(st.adam_v.begin(), st.adam_v.end(), 0.0);
-      continue;
-    }
-    if (stop()) {
-      result.stopped = true;
-      break;
-    }
-    if (!st.started) {  // the band's first evaluation: J, g, the preconditioner (and L-BFGS's first trial)
-      trial = st.v;
-      evaluate(band_survey, {}, trial,
-               [&](const std::vector<double>& g, const std::vector<double>& illumination, double misfit,
-                   std::vector<double>& model) {
-                 opt.start_band(g, illumination, misfit);
-                 if (lbfgs) opt.propose(model);
-               });
-      ++evaluations;
-      have_trial = lbfgs;
-      if (!f.state.empty()) save(f.state, st, made);
-      continue;
-    }
-    if (lbfgs) {
-      if (!have_trial) {  // a resumed run or a new band: the proposal the step task would have made
-        opt.propose(trial);
-        have_trial = true;
-        if (st.band_over) continue;
-      }
-      evaluate(band_survey, {}, trial,
-               [&](const std::vector<double>& g, const std::vector<double>&, double misfit,
-                   std::vector<double>& model) { opt.line_search(g, misfit, model); });
-      ++evaluations;
-      if (!opt.accepted()) continue;  // a shorter trial is proposed (or the band is over)
-    } else {
-      const std::vector<int> batch = batch_of(f.seed, st.iteration + 1, s.nshots(), f.batch_shots);
-      std::vector<double> next = st.v;
-      evaluate(
-          band_survey, batch, next,
-          [&](const std::vector<double>& g, const std::vector<double>&, double misfit, std::vector<double>& model) {
-            opt.batch_step(g, misfit);  // updates st.v
-            model = st.v;
-          });
-      ++evaluations;
-    }
-    // An iteration is complete: the state to disk, then the report.
+  auto report = [&] {  // an iteration is complete: the state to disk, then the report
     if (!f.state.empty()) save(f.state, st, made);
-    if (f.on_iteration) {
-      FwiProgress p;
-      p.iteration = st.iteration;
-      p.band = st.band;
-      p.frequency = f.bands.empty() ? 0 : f.bands[std::size_t(st.band)];
-      p.misfit = st.misfit;
-      double band_start = st.history.back();
-      for (std::size_t k = st.history.size(); k-- > 0;)
-        if (st.history_band[k] == st.band) band_start = st.history[k];
-      p.relative = st.misfit / band_start;
-      p.model_error = f.true_model ? model_error(st.v, *f.true_model) : -1;
-      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      p.evaluations = evaluations;
-      p.model = &st.v;
-      p.gradient = &st.g;
-      p.precond = &st.precond;
-      p.history = &st.history;
-      f.on_iteration(p);
-    }
+    if (f.on_iteration) f.on_iteration(progress(st, f, evaluations, t0));
     t0 = std::chrono::steady_clock::now();
     evaluations = 0;
+  };
+
+  // Band by band, from where the state is (a resumed run enters mid-band).
+  while (st.band < nbands) {
+    const Survey band_survey = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(st.band)]);
+    std::vector<double> trial;  // L-BFGS: the point the line search tries next
+    bool have_trial = false;
+    if (!st.started) {  // the band's first evaluation: J, g, the preconditioner
+      if (stopping()) break;
+      const ImagingResult e = evaluate(band_survey, {}, st.v);
+      ++evaluations;
+      opt.start_band(e.values, e.illumination, e.misfit);
+      if (lbfgs) {
+        opt.propose(trial);
+        have_trial = true;
+      }
+      if (!f.state.empty()) save(f.state, st, made);
+    }
+    while (!st.band_over && st.band_iteration < f.iterations) {
+      if (lbfgs) {          // trials along the direction until one is accepted (it proposes the next)
+        if (!have_trial) {  // a resumed run: the proposal made before the state was saved
+          opt.propose(trial);
+          have_trial = true;
+          if (st.band_over) break;
+        }
+        if (stopping()) break;
+        const ImagingResult e = evaluate(band_survey, {}, trial);
+        ++evaluations;
+        if (!opt.line_search(e.values, e.misfit, trial)) continue;  // a shorter trial, or the band is over
+      } else {                                                      // one Adam/GD step on this iteration's batch
+        if (stopping()) break;
+        const std::vector<int> batch = batch_of(f.seed, st.iteration + 1, s.nshots(), f.batch_shots);
+        const ImagingResult e = evaluate(band_survey, batch, st.v);
+        ++evaluations;
+        opt.batch_step(e.values, e.misfit);
+      }
+      report();
+    }
+    if (result.stopped) break;
+    result.converged = st.band_over;  // the band could not move any more
+    next_band(st);
   }
   if (graph::distributed()) announce(result.stopped ? kStopped : kFinished, st.band, {}, {});
   result.model = initial;

@@ -1,8 +1,8 @@
 // src/workflows/fwi.hpp — full-waveform inversion (`starwave fwi`): L-BFGS on the velocity
 // with bounds by projection and a backtracking Armijo line search, or Adam / plain
 // gradient descent on mini-batches of shots; frequency bands one after the other. Every
-// evaluation is one task graph: the gradient of src/workflows/imaging closed by the
-// optimiser's step task. After each iteration the whole state is written (atomically) so
+// evaluation is one task graph, the gradient of src/workflows/imaging; the optimiser
+// works on its result on the calling thread. After each iteration the whole state is written (atomically) so
 // that a resumed run continues bit for bit.
 #pragma once
 

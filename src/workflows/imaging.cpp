@@ -22,7 +22,6 @@
 #include "codelets/misfit.hpp"
 #include "codelets/reduction.hpp"
 #include "codelets/shots.hpp"
-#include "codelets/step.hpp"
 #include "codelets/window.hpp"
 #include "kernels/imaging.hpp"
 #include "src/error.hpp"
@@ -113,13 +112,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   }
   graph::Data root = tree.finish();
 
-  // The model side lives on rank 0: the optimiser's step, and the result.
-  graph::Data next_model;
-  if (hooks.step) {  // the optimiser's update closes the graph
-    if (!hooks.model || hooks.model->size() != region) throw RuntimeError("imaging: the step needs the model region");
-    next_model = graph::owned_vector(0, hooks.model->data(), region, sizeof(double));
-    insert_step(root, misfit_data, next_model, hooks.step);
-  }
+  // The result lives on rank 0.
   graph::send_to(root, 0);
   if (graph::rank() == 0) {
     const graph::Reading sum(root);
@@ -127,7 +120,6 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
     result.illumination.assign(sum.values<T>() + region, sum.values<T>() + 2 * region);
   }
   root.close();
-  next_model.close();                                   // waits for the step
   for (graph::Data& d : misfit_data) d.close();         // waits, brings the value home
   window.drain();                                       // every local callback has run
   if (graph::distributed()) mpi::sum_to_root(misfits);  // one rank holds each: the sum is that value exactly

@@ -7,8 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "codelets/step.hpp"
-
 #include "src/model.hpp"
 #include "src/propagator.hpp"
 #include "src/survey.hpp"
@@ -24,15 +22,12 @@ struct ImagingResult {
   double cell_updates = 0;  // padded cells × internal steps × shots, forward and adjoint
 };
 
-/// What an inversion adds to a gradient's task graph.
+/// What an inversion asks of a gradient evaluation.
 struct GradientHooks {
   /// Called as each shot's last task finishes (done shots so far, all shots: this rank's
-  /// under MPI), from a StarPU callback: keep it short, no StarPU calls.
+  /// under MPI), from a worker thread (a StarPU callback), one call at a time: keep it
+  /// short, no StarPU calls.
   std::function<void(int done, int total)> on_shot_done;
-  /// The optimiser's step task, appended after the reduction; it updates `*model` (the
-  /// model region, float64), which the call returns only once the step has run.
-  const StepFunction* step = nullptr;
-  std::vector<double>* model = nullptr;
   /// The shots of this evaluation (a mini-batch), ascending; empty = every shot. Each
   /// keeps its owner (shot mod ranks): that rank holds its observed data.
   std::vector<int> shots;
