@@ -14,6 +14,7 @@
 
 #include "bench/gpu.hpp"
 #include "bench/reference_case.hpp"
+#include "kernels/cpu/levels.hpp"
 #include "src/runtime.hpp"
 #include "src/survey.hpp"
 #include "src/workflows/modeling.hpp"
@@ -44,7 +45,7 @@ double stream_triad() {
 void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {
   const double dt = bench::reference_survey(m, 1, steps).dt;
   const double triad = stream_triad();
-  std::printf("STREAM triad (1 core): %.1f GB/s\n", triad);
+  std::printf("STREAM triad (1 core): %.1f GB/s; CPU kernels: %s\n", triad, Runtime::cpu_kernels().c_str());
   std::printf("reference case: %d × %d cells + PML 20, order 8, float32, %d steps, dt = %.3g s\n", m.nz, m.nx, steps,
               dt);
   std::printf("%8s %8s %12s %14s %16s\n", "workers", "shots", "median s", "G cells/s", "bytes/cell at triad");
@@ -127,6 +128,10 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
 }
 
 int main(int argc, char** argv) {
+  if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    return 2;
+  }
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
   const Model m = bench::reference_model();

@@ -15,6 +15,7 @@
 #include "bench/gpu.hpp"
 #include "bench/reference_case.hpp"
 #include "kernels/cpu/adjoint.hpp"
+#include "kernels/cpu/levels.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
@@ -35,6 +36,10 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    return 2;
+  }
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const Model m = bench::reference_model();
@@ -68,7 +73,8 @@ int main(int argc, char** argv) {
     t_adj.push_back(bench::now() - t0);
   }
   const double f = median(t_fwd), fs = median(t_store), a = median(t_adj);
-  std::printf("reference case, order 8, float32, %d steps, one shot, one core, median of %d\n", steps, reps);
+  std::printf("reference case, order 8, float32, %d steps, one shot, one core, median of %d, CPU kernels: %s\n", steps,
+              reps, Runtime::cpu_kernels().c_str());
   std::printf("  forward:               %.3f s\n", f);
   std::printf("  forward + store:       %.3f s\n", fs);
   std::printf("  adjoint:               %.3f s\n", a);

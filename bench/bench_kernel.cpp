@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "bench/reference_case.hpp"
+#include "kernels/cpu/levels.hpp"
 #include "kernels/cpu/propagate.hpp"
+#include "src/runtime.hpp"
 #include "tests/helpers.hpp"  // prepare_shot(): one shot's arrays for a direct kernel run
 
 using namespace starwave;
@@ -44,11 +46,16 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int pml = argc > 3 ? std::atoi(argv[3]) : 20;
+  if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    return 2;
+  }
   const Result full = run(pml, steps, reps);
   const Result bare = run(0, steps, reps);
   const double layer_cells = full.cells - bare.cells;
   const double layer_seconds = full.seconds - bare.seconds;  // the interior cells are the same
-  std::printf("reference case, order 8, float32, %d steps, one core, median of %d\n", steps, reps);
+  std::printf("reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n", steps, reps,
+              Runtime::cpu_kernels().c_str());
   std::printf("  with PML %d:  %.3f s  %.3f G cells/s\n", pml, full.seconds, full.cells / full.seconds / 1e9);
   std::printf("  no layers:    %.3f s  %.3f G cells/s (interior loop)\n", bare.seconds,
               bare.cells / bare.seconds / 1e9);

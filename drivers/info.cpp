@@ -39,7 +39,8 @@ int info(int argc, char** argv) {
             << "  scheduler      " << rt.scheduler() << "\n";
   std::string cores;  // where the CPU workers run (hwloc's logical PU numbers)
   for (int pu : rt.cpu_worker_pus()) cores += (cores.empty() ? "" : " ") + std::to_string(pu);
-  std::cout << "  CPU workers on PUs " << cores << "\n";
+  std::cout << "  CPU workers on PUs " << cores << "\n"
+            << "  CPU kernels    " << Runtime::cpu_kernels() << " (STARWAVE_CPU_ISA chooses)\n";
   if (rt.size() > 1)
     std::cout << "  MPI rank       " << rt.rank() << " of " << rt.size() << " (" << rt.node_rank() << " of "
               << rt.node_ranks() << " on this node)\n";

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "codelets/distribution.hpp"
+#include "kernels/cpu/levels.hpp"
 #include "src/error.hpp"
 #include "src/files.hpp"
 
@@ -222,6 +223,9 @@ int Runtime::launched_ranks() {
 }
 
 Runtime::Runtime(const RuntimeOptions& o) {
+  // The CPU kernels' instruction-set level (kernels/cpu/levels.hpp): the best this CPU runs,
+  // or the one STARWAVE_CPU_ISA names.
+  if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) throw InputError(why);
   struct starpu_conf conf;
   if (starpu_conf_init(&conf) != 0) throw RuntimeError("StarPU: starpu_conf_init failed");
   if (o.ncpus >= 0) conf.ncpus = o.ncpus;
@@ -287,6 +291,12 @@ std::vector<int> Runtime::cpu_worker_pus() const {
   for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
     if (starpu_worker_get_type(int(w)) == STARPU_CPU_WORKER) pus.push_back(starpu_worker_get_bindid(int(w)));
   return pus;
+}
+std::string Runtime::cpu_kernels() {
+  std::string out;
+  for (cpu::Level l : cpu::compiled_levels())
+    out += std::string(out.empty() ? "" : ", ") + cpu::level_name(l) + (cpu::supported(l) ? "" : " (not on this CPU)");
+  return out + "; running " + cpu::level_name(cpu::level());
 }
 std::string Runtime::starpu_version() {
   int major = 0, minor = 0, release = 0;

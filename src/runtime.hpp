@@ -51,6 +51,9 @@ class Runtime {
   int workers() const;
   /// Where the CPU workers run (hwloc's logical PU numbers), in worker order.
   std::vector<int> cpu_worker_pus() const;
+  /// The CPU kernels' instruction-set levels compiled in and the one running:
+  /// "baseline, avx2, avx512; running avx512" (kernels/cpu/levels.hpp).
+  static std::string cpu_kernels();
   /// The StarPU library this process runs ("1.3.10"), usable without a Runtime.
   static std::string starpu_version();
   std::string scheduler() const;

@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <random>
+#include <string>
 
 #include "kernels/cpu/adjoint.hpp"
+#include "kernels/cpu/levels.hpp"
 #include "kernels/stencil.hpp"
 #include "tests/helpers.hpp"
 
@@ -307,6 +310,66 @@ TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradient) {
     EXPECT_LE(test::diff_norm(gb, gf) / test::norm(gf), 1e-9) << "free surface " << fs;
     EXPECT_GT(test::norm(gf), 0);
   }
+}
+
+/// Traces, store, correlation, illumination and source adjoint of one shot at the level
+/// the kernels use now, flattened to one vector of T.
+template <int Order, typename T>
+std::vector<T> everything(const Model& m, const Survey& sv, const NumericalOptions& o, int storage) {
+  Shot<T> s(m, sv, o, storage);
+  forward<Order, T>(s);
+  std::vector<T> out(s.ps->traces.begin(), s.ps->traces.end());
+  out.insert(out.end(), s.store.begin(), s.store.end());
+  std::vector<T> residual(s.ps->traces.begin(), s.ps->traces.end()), corr, illum, src;
+  adjoint<Order, T>(s, residual, corr, illum, src);
+  for (const auto* v : {&corr, &illum, &src}) out.insert(out.end(), v->begin(), v->end());
+  return out;
+}
+
+template <typename T>
+void expect_every_level_the_same(const Model& m, const NumericalOptions& o, int storage) {
+  const Survey sv = test_survey(m, o.free_surface);
+  const std::string what = "order " + std::to_string(o.order) + (sizeof(T) == 4 ? " float" : " double") +
+                           (o.free_surface ? " free surface" : "") + (storage ? " full store" : "");
+  const cpu::Level was = cpu::level();
+  std::vector<T> reference;
+  for (cpu::Level l : cpu::compiled_levels()) {
+    if (!cpu::supported(l)) continue;
+    ASSERT_EQ(cpu::choose_level(l), "");
+    std::vector<T> got;
+    ASSERT_TRUE(
+        with_order(o.order, [&](auto order) { got = everything<decltype(order)::value, T>(m, sv, o, storage); }));
+    if (reference.empty())
+      reference = got;
+    else
+      EXPECT_TRUE(test::same_bits(reference, got)) << what << ": " << cpu::level_name(l) << " differs from baseline at "
+                                                   << test::first_difference(reference, got);
+  }
+  cpu::choose_level(was);
+  EXPECT_GT(test::max_abs(std::vector<double>(reference.begin(), reference.end())), 0) << what;
+}
+
+TEST(Adjoint, EveryInstructionSetLevelGivesTheSameBits) {
+  // The kernels are compiled once per level (baseline x86-64, AVX2, AVX-512) and chosen at
+  // run time: each level this CPU runs must give the baseline's bits, for every order,
+  // precision, surface and store.
+  std::string levels;
+  for (cpu::Level l : cpu::compiled_levels())
+    levels += std::string(cpu::level_name(l)) + (cpu::supported(l) ? " " : " (not on this CPU) ");
+  std::cout << "compiled levels: " << levels << "\n";
+  const Model m = test_model();
+  for (int order : {2, 4, 6, 8})
+    for (bool fs : {false, true}) {
+      NumericalOptions o;
+      o.order = order;
+      o.pml_width = 10;
+      o.free_surface = fs;
+      expect_every_level_the_same<float>(m, o, ShotProblem<float>::kStoreBoundary);
+      o.double_precision = true;
+      expect_every_level_the_same<double>(
+          m, o, order == 8 ? ShotProblem<double>::kStoreFull : ShotProblem<double>::kStoreBoundary);
+    }
+  EXPECT_NE(cpu::choose_level(cpu::Level(7)), "");  // a level that does not exist is refused
 }
 
 TEST(Adjoint, StoreSlotsFollowStoreCell) {

@@ -241,6 +241,28 @@ TEST_F(Cli, FailedTaskEndsTheRunWithOneLine) {
   EXPECT_FALSE(fs::exists(path("r.h5.state")));
 }
 
+TEST_F(Cli, CpuLevelOverrideIsCheckedAndGivesTheSameBits) {
+  // STARWAVE_CPU_ISA picks the CPU kernels' instruction-set level (README "Benchmarks"): a
+  // name that is not a level is refused in one line; each level gives the same file.
+  const std::string d = path("d.h5");
+  expect_refused(model_cmd(model_, survey_, d), d, "STARWAVE_CPU_ISA=sse9: not one of the levels compiled in",
+                 "STARWAVE_CPU_ISA=sse9");
+  ASSERT_EQ(run(model_cmd(model_, survey_, d), "STARWAVE_CPU_ISA=baseline").status, 0);
+  const std::vector<float> baseline = io::read_slice(d, "/data", 0).values;
+  for (const char* level : {"avx2", "avx512"}) {
+    const std::string other = path(std::string(level) + ".h5");
+    const Result r = run(model_cmd(model_, survey_, other), std::string("STARWAVE_CPU_ISA=") + level);
+    if (r.status != 0) {  // this CPU lacks the level: refused by name, nothing written
+      EXPECT_NE(r.err.find("this CPU cannot run the"), std::string::npos) << r.err;
+      EXPECT_FALSE(fs::exists(other));
+      continue;
+    }
+    const std::vector<float> got = io::read_slice(other, "/data", 0).values;
+    ASSERT_EQ(got.size(), baseline.size());
+    EXPECT_EQ(std::memcmp(got.data(), baseline.data(), got.size() * sizeof(float)), 0) << level;
+  }
+}
+
 TEST_F(Cli, GradientNeedsObservedData) {
   // A survey without /data is refused by name before any work.
   expect_refused("gradient --model " + model_ + " --data " + survey_ + " --out " + path("g.h5"), path("g.h5"), "/data");

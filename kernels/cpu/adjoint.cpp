@@ -1,7 +1,7 @@
 // kernels/cpu/adjoint.cpp — CPU loops of the adjoint step (kernels/stencil.hpp) and the
 // backward sweep of a shot: adjoint wavefield, forward wavefield re-created from the store,
 // and the imaging correlations.
-#include "kernels/cpu/adjoint.hpp"
+#include "kernels/cpu/levels.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include "kernels/cpu/simd.hpp"
 #include "kernels/stencil.hpp"
 
-namespace starwave::cpu {
+namespace starwave::cpu::STARWAVE_CPU_LEVEL {
 namespace {
 
 using detail::FlushSubnormals;
@@ -331,4 +331,4 @@ STARWAVE_INSTANTIATE(8, double)
 template void save_slot<float>(const ShotProblem<float>&, const float*, int);
 template void save_slot<double>(const ShotProblem<double>&, const double*, int);
 
-}  // namespace starwave::cpu
+}  // namespace starwave::cpu::STARWAVE_CPU_LEVEL

@@ -6,18 +6,17 @@
 // corrections: over the full row in the top and bottom layers, and over whole-vector side
 // loops in the left and right layers, where the ψ_x update is fused in. Short, oddly sized
 // loops cost more than the extra lanes, so nothing runs over exactly the 20 layer columns.
-#include "kernels/cpu/propagate.hpp"
+#include "kernels/cpu/levels.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <utility>
 
-#include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/simd.hpp"
 #include "kernels/stencil.hpp"
 
-namespace starwave::cpu {
+namespace starwave::cpu::STARWAVE_CPU_LEVEL {
 namespace {
 
 using detail::d1x_vec;
@@ -206,4 +205,4 @@ STARWAVE_INSTANTIATE(6, double)
 STARWAVE_INSTANTIATE(8, double)
 #undef STARWAVE_INSTANTIATE
 
-}  // namespace starwave::cpu
+}  // namespace starwave::cpu::STARWAVE_CPU_LEVEL

@@ -1,5 +1,5 @@
 // kernels/cpu/simd.hpp — pieces shared by the CPU forward and adjoint loops (internal to
-// kernels/cpu): 64-byte vectors through GCC's vector extension, lane shifts for
+// kernels/cpu): vectors of the level's width (kVectorBytes) through GCC's vector extension, lane shifts for
 // x-derivatives, and the interior row update (the subnormal guard: subnormals.hpp).
 #pragma once
 
@@ -11,21 +11,39 @@
 #include "kernels/cpu/subnormals.hpp"
 #include "kernels/stencil.hpp"
 
-namespace starwave::cpu::detail {
+#ifndef STARWAVE_CPU_LEVEL
+#error "kernels/cpu/simd.hpp is for the per-level kernel files (kernels/cpu/levels.hpp)"
+#endif
+
+namespace starwave::cpu::STARWAVE_CPU_LEVEL::detail {
+
+using ::starwave::cpu::detail::FlushSubnormals;
+
+/// The vector width of this level: 64 bytes with AVX-512, 32 with AVX2, 16 on the
+/// baseline (SSE2); a wider vector of the extension than the level's registers is split
+/// through memory. At least 4 lanes: the lane shifts reach `radius` ≤ 4 lanes (double on
+/// the baseline takes two registers). Each lane does the same operations whatever the
+/// width, so every level gives the same bits.
+#ifndef STARWAVE_CPU_VECTOR_BYTES
+#define STARWAVE_CPU_VECTOR_BYTES 64
+#endif
+constexpr int kVectorBytes = STARWAVE_CPU_VECTOR_BYTES;
+static_assert(kVectorBytes == 16 || kVectorBytes == 32 || kVectorBytes == 64, "vectors of 16, 32 or 64 bytes");
 
 using stencil::StepArgs;
 
-/// 64-byte SIMD vectors through GCC's vector extension. The vector loops load one vector
+/// SIMD vectors of kVectorBytes through GCC's vector extension. The vector loops load one vector
 /// left and right of the cells they update: kernels/shot.hpp gives the grid `lead` ≥ one
 /// vector of guard columns and the side-layer arrays one vector of guards on each side;
 /// loads past column nx + halo reach padding or the next row's guards, and only feed
 /// lanes beyond the grid, which are never stored.
 template <typename T>
 struct Simd {
-  static constexpr int W = int(64 / sizeof(T));
-  typedef T vec __attribute__((vector_size(64)));
+  static constexpr int kBytes = kVectorBytes > int(4 * sizeof(T)) ? kVectorBytes : int(4 * sizeof(T));
+  static constexpr int W = int(kBytes / sizeof(T));
+  typedef T vec __attribute__((vector_size(kBytes)));
   using ivec = std::conditional_t<sizeof(T) == 4, std::int32_t, std::int64_t>;
-  typedef ivec mask __attribute__((vector_size(64)));
+  typedef ivec mask __attribute__((vector_size(kBytes)));
   static vec load(const T* p) {
     vec v;
     std::memcpy(&v, p, sizeof v);
@@ -118,4 +136,4 @@ void laplacian_row(const T* __restrict u, long s, int nx, T cz, T cx, T* __restr
   for (int i = x; i < nx; ++i) lap[i] = stencil::d2<Order>(u + i, s) * cz + stencil::d2<Order>(u + i, 1) * cx;
 }
 
-}  // namespace starwave::cpu::detail
+}  // namespace starwave::cpu::STARWAVE_CPU_LEVEL::detail

@@ -18,7 +18,8 @@ namespace starwave::cpu::detail {
 template <typename T>
 class FlushSubnormals {
  public:
-  FlushSubnormals() {
+  // Always inlined: a copy compiled in an AVX level would use VEX instructions.
+  __attribute__((always_inline)) FlushSubnormals() {
 #ifdef STARWAVE_HAVE_MXCSR
     saved_ = _mm_getcsr();
     if (sizeof(T) == sizeof(float))
@@ -27,7 +28,7 @@ class FlushSubnormals {
       _mm_setcsr(saved_ & ~0x8040u);
 #endif
   }
-  ~FlushSubnormals() {
+  __attribute__((always_inline)) ~FlushSubnormals() {
 #ifdef STARWAVE_HAVE_MXCSR
     _mm_setcsr(saved_);
 #endif
