@@ -16,6 +16,7 @@
 
 #include "src/io.hpp"
 #include "src/synth.hpp"
+#include "src/workflows/imaging.hpp"
 #include "tests/background.hpp"
 #include "tests/png.hpp"
 
@@ -204,6 +205,17 @@ TEST_F(Cli, MissingData) {
   expect_refused("plot --in " + survey_ + " --dataset /data --out " + path("g.png"), path("g.png"), "/data");
 }
 
+/// A root attribute of an HDF5 file, as a double.
+double root_attribute(const std::string& file, const char* name) {
+  double v = std::nan("");
+  hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t a = H5Aopen(f, name, H5P_DEFAULT);
+  if (a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, &v) < 0) v = std::nan("");
+  if (a >= 0) H5Aclose(a);
+  if (f >= 0) H5Fclose(f);
+  return v;
+}
+
 TEST_F(Cli, GradientAndRtmEndToEnd) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
@@ -220,6 +232,56 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   for (const char* d : {"/image", "/image_raw", "/illumination"})
     EXPECT_EQ(io::read_slice(path("i.h5"), d, 0).values.size(), 40u * 60u) << d;
   ASSERT_EQ(run("plot --in " + path("i.h5") + " --dataset /image --out " + path("i.png")).status, 0);
+
+  // Values, not only shapes. The gradient file's derivative along a smooth bump δ is the
+  // central difference of the misfits two more `gradient` runs write at v ± h δ (double
+  // precision: the gradient is exact, the difference's error O(h²)). δ is zero on the
+  // model's edges: the PML takes its velocity from them, and the gradient holds it fixed.
+  const Model v = io::read_model(smooth);
+  std::vector<double> bump(v.vp.size()), plus(v.vp), minus(v.vp);
+  const double h = 5;  // m/s
+  for (int z = 0; z < v.nz; ++z)
+    for (int x = 0; x < v.nx; ++x) {
+      const std::size_t i = std::size_t(z) * std::size_t(v.nx) + std::size_t(x);
+      if (z > 8 && z < 32 && x > 10 && x < 50)  // zero on the edges: the PML copies them
+        bump[i] = std::pow(std::sin(M_PI * (z - 8) / 24.0) * std::sin(M_PI * (x - 10) / 40.0), 2);
+      plus[i] += h * bump[i];
+      minus[i] -= h * bump[i];
+    }
+  write_model(path("plus.h5"), v.nz, v.nx, plus);
+  write_model(path("minus.h5"), v.nz, v.nx, minus);
+  const std::string dbl = " --precision double --data " + data + " --out ";
+  ASSERT_EQ(run("gradient --model " + smooth + dbl + path("gd.h5")).status, 0);
+  ASSERT_EQ(run("gradient --model " + path("plus.h5") + dbl + path("gp.h5")).status, 0);
+  ASSERT_EQ(run("gradient --model " + path("minus.h5") + dbl + path("gm.h5")).status, 0);
+  const io::Array2D gd = io::read_slice(path("gd.h5"), "/gradient", 0);
+  double directional = 0;
+  for (std::size_t i = 0; i < bump.size(); ++i) directional += double(gd.values[i]) * bump[i];
+  const double difference =
+      (root_attribute(path("gp.h5"), "misfit") - root_attribute(path("gm.h5"), "misfit")) / (2 * h);
+  EXPECT_NE(directional, 0);
+  EXPECT_NEAR(difference / directional, 1.0, 1e-3)
+      << "gradient·δ " << directional << ", finite difference " << difference;
+
+  // The RTM image is the depth derivative of the illumination-compensated raw stack, muted
+  // above the acquisition's mute depth (finish_rtm_image), from the file's own raw stack.
+  const io::Array2D raw = io::read_slice(path("i.h5"), "/image_raw", 0);
+  const io::Array2D illum = io::read_slice(path("i.h5"), "/illumination", 0);
+  const io::Array2D image = io::read_slice(path("i.h5"), "/image", 0);
+  double peak_raw = 0;
+  for (float x : raw.values) peak_raw = std::max(peak_raw, double(std::abs(x)));
+  EXPECT_GT(peak_raw, 0);
+  const std::vector<double> r(raw.values.begin(), raw.values.end()), il(illum.values.begin(), illum.values.end());
+  const double mute = root_attribute(path("i.h5"), "mute_depth");
+  const Survey sv = io::read_survey(data, false);
+  const std::vector<double> expected = finish_rtm_image(v, r, il, rtm_mute(v, sv).first, mute);
+  double image_peak = 0, worst = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    image_peak = std::max(image_peak, std::abs(expected[i]));
+    worst = std::max(worst, std::abs(expected[i] - double(image.values[i])));
+  }
+  EXPECT_GT(image_peak, 0);
+  EXPECT_LE(worst, 1e-5 * image_peak);  // the file's float32 raw stack against the double one it was made from
 }
 
 /// A task that fails on its worker (a CUDA error; here injected, as a machine without a
