@@ -12,12 +12,13 @@
 namespace starwave::graph {
 namespace {
 
-int g_rank = 0, g_size = 1;
+int g_world_rank = 0, g_world_size = 1;
+int g_local_scopes = 0;  // LocalScopes alive (the submitting thread's)
 
 void mpi_register([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int owner) {
 #ifdef STARWAVE_USE_MPI
   static std::int64_t next_tag = 1;  // advanced identically on every rank
-  if (g_size > 1) starpu_mpi_data_register(h, next_tag++, owner);
+  if (size() > 1) starpu_mpi_data_register(h, next_tag++, owner);
 #endif
 }
 
@@ -33,14 +34,16 @@ uint32_t element_count(std::size_t n, std::size_t elem) {
 }  // namespace
 
 void set_world(int rank, int size) {
-  g_rank = rank;
-  g_size = size;
+  g_world_rank = rank;
+  g_world_size = size;
 }
-int rank() { return g_rank; }
-int size() { return g_size; }
+int world_rank() { return g_world_rank; }
+int world_size() { return g_world_size; }
+int rank() { return g_local_scopes > 0 ? 0 : g_world_rank; }
+int size() { return g_local_scopes > 0 ? 1 : g_world_size; }
 
-LocalScope::LocalScope() : rank_(g_rank), size_(g_size) { g_rank = 0, g_size = 1; }
-LocalScope::~LocalScope() { g_rank = rank_, g_size = size_; }
+LocalScope::LocalScope() { ++g_local_scopes; }
+LocalScope::~LocalScope() { --g_local_scopes; }
 
 Data& Data::operator=(Data&& o) noexcept {
   if (this != &o) {
@@ -70,7 +73,7 @@ void Data::close() {
 Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   const uint32_t count = element_count(n, elem);
   starpu_data_handle_t h;
-  const bool callers = owner == g_rank && host;
+  const bool callers = owner == rank() && host;
   if (callers)
     starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), count, elem);
   else
@@ -96,7 +99,7 @@ Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem) 
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
   mpi_register(h, owner);
   Data d(h, false);  // handed back if the copy below fails
-  if (owner == g_rank && host) fill_from(h, host, n, elem);
+  if (owner == rank() && host) fill_from(h, host, n, elem);
   return d;
 }
 
@@ -119,7 +122,7 @@ Data scratch_vector(std::size_t n, std::size_t elem) {
 
 void send_to([[maybe_unused]] const Data& d, [[maybe_unused]] int node) {
 #ifdef STARWAVE_USE_MPI
-  if (g_size > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, d, node, nullptr, nullptr);
+  if (size() > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, d, node, nullptr, nullptr);
 #endif
 }
 

@@ -21,10 +21,15 @@
 
 namespace starwave::graph {
 
-/// The world the graphs are built for: set by the Runtime when it starts starpu-mpi.
+/// This process's place among the MPI ranks, recorded once when MPI starts
+/// (mpi::start_if_launched(); src/runtime.hpp's mpi::rank() and size() read it here).
 void set_world(int rank, int size);
-int rank();  // 0 … size − 1 (0 with one process or in a LocalScope)
-int size();  // 1 with one process or in a LocalScope
+int world_rank();  // 0 … world_size() − 1 (0 without MPI)
+int world_size();  // 1 without MPI
+/// The world the graphs are built for: this process's place, but rank 0 of 1 inside a
+/// LocalScope.
+int rank();
+int size();
 inline bool distributed() { return size() > 1; }
 /// The rank that owns shot s (round-robin), and whether that is this one.
 inline int owner(int shot) { return shot % size(); }
@@ -38,9 +43,6 @@ class LocalScope {
   ~LocalScope();
   LocalScope(const LocalScope&) = delete;
   LocalScope& operator=(const LocalScope&) = delete;
-
- private:
-  int rank_, size_;
 };
 
 /// StarPU refused what a graph asked of it (a task, a buffer): the message says what.

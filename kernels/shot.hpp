@@ -71,7 +71,8 @@ struct ShotProblem {
     rec_order = rec_first + nrec + 1;
   }
 
-  T* work = nullptr;  // scratch of work_size() values: u, u_prev, ψ_z, ζ_z, ψ_x, ζ_x, clocks
+  T* work = nullptr;  // scratch of work_size() values: u, u_prev, the CPML memory variables cpml_z1, cpml_z2, cpml_x1,
+                      // cpml_x2 (ψ, ζ forward; α, β adjoint), clocks
 
   // The forward wavefield kept for the adjoint (DESIGN §3), written by the forward when
   // `store` is set: every step's values on the `halo`-wide ring around the model region
@@ -188,13 +189,13 @@ struct ShotProblem {
   SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + kAlign; }
   SW_HD T* u0() const { return work; }
   SW_HD T* u1() const { return work + grid_size(); }
-  SW_HD T* psi_z() const { return work + 2 * grid_size(); }
-  SW_HD T* zeta_z() const { return psi_z() + zlayer_size(); }
-  SW_HD T* psi_x() const { return zeta_z() + zlayer_size(); }
-  SW_HD T* zeta_x() const { return psi_x() + xlayer_size(); }
+  SW_HD T* cpml_z1() const { return work + 2 * grid_size(); }
+  SW_HD T* cpml_z2() const { return cpml_z1() + zlayer_size(); }
+  SW_HD T* cpml_x1() const { return cpml_z2() + zlayer_size(); }
+  SW_HD T* cpml_x2() const { return cpml_x1() + xlayer_size(); }
   /// Two step counters (64 bytes set aside at the end of the forward's arrays) for the
   /// CUDA launches replayed as a graph (kernels/cuda/bodies.hpp, Step).
-  SW_HD int* clocks() const { return reinterpret_cast<int*>(zeta_x() + xlayer_size()); }
+  SW_HD int* clocks() const { return reinterpret_cast<int*>(cpml_x2() + xlayer_size()); }
 
   /// The medium buffer: [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)].
   SW_HD std::size_t medium_size() const { return grid_size() + 2 * std::size_t(nz) + 2 * std::size_t(nx); }

@@ -120,10 +120,12 @@ struct StepArgs {
   const T* u;      // u[n]
   T* u_prev_next;  // in: u[n−1]; out: u[n+1] (updated in place)
   const T* vdt2;   // v² Δt²
-  T* psi_z;        // compact CPML memory variables
-  T* zeta_z;
-  T* psi_x;
-  T* zeta_x;
+  // The compact CPML memory variables, two per direction: the forward's ψ (1) and ζ (2),
+  // the adjoint's α (1) and β (2) in the same arrays.
+  T* cpml_z1;
+  T* cpml_z2;
+  T* cpml_x1;
+  T* cpml_x2;
   const T* a_z;  // CPML coefficients per row / column (length nz / nx)
   const T* b_z;
   const T* a_x;
@@ -185,11 +187,11 @@ template <int Order, typename T>
 SW_HD void update_psi_point(const StepArgs<T>& a, int z, int x) {
   const T* u = a.u + long(z) * a.stride + x;
   if (a.z_layer(z)) {
-    T* p = a.psi_z + a.zi(z, x);
+    T* p = a.cpml_z1 + a.zi(z, x);
     *p = psi_value<Order>(*p, a.a_z[z], a.b_z[z], u, a.stride, a.inv_dz);
   }
   if (a.x_layer(x)) {
-    T* p = a.psi_x + a.xi(z, x);
+    T* p = a.cpml_x1 + a.xi(z, x);
     *p = psi_value<Order>(*p, a.a_x[x], a.b_x[x], u, 1, a.inv_dx);
   }
 }
@@ -205,12 +207,13 @@ SW_HD void update_point(const StepArgs<T>& a, int z, int x) {
   interior_point<Order>(u, out, v, a.stride, a.inv_dz2, a.inv_dx2);
   if (a.z_layer(z)) {
     const long j = a.zi(z, x);
-    out[0] += v * layer_correction<Order>(u, a.stride, a.inv_dz2, a.psi_z + j, a.stride, a.inv_dz, a.zeta_z + j,
+    out[0] += v * layer_correction<Order>(u, a.stride, a.inv_dz2, a.cpml_z1 + j, a.stride, a.inv_dz, a.cpml_z2 + j,
                                           a.a_z[z], a.b_z[z]);
   }
   if (a.x_layer(x)) {
     const long j = a.xi(z, x);
-    out[0] += v * layer_correction<Order>(u, 1, a.inv_dx2, a.psi_x + j, 1, a.inv_dx, a.zeta_x + j, a.a_x[x], a.b_x[x]);
+    out[0] +=
+        v * layer_correction<Order>(u, 1, a.inv_dx2, a.cpml_x1 + j, 1, a.inv_dx, a.cpml_x2 + j, a.a_x[x], a.b_x[x]);
   }
 }
 
@@ -250,11 +253,11 @@ template <int Order, typename T>
 SW_HD void adjoint_beta_point(const StepArgs<T>& a, int z, int x) {
   const T mu = a.u[long(z) * a.stride + x];
   if (a.z_layer(z)) {
-    T* q = a.zeta_z + a.zi(z, x);
+    T* q = a.cpml_z2 + a.zi(z, x);
     *q = a.a_z[z] * *q + a.b_z[z] * mu;
   }
   if (a.x_layer(x)) {
-    T* q = a.zeta_x + a.xi(z, x);
+    T* q = a.cpml_x2 + a.xi(z, x);
     *q = a.a_x[x] * *q + a.b_x[x] * mu;
   }
 }
@@ -265,13 +268,13 @@ SW_HD void adjoint_alpha_point(const StepArgs<T>& a, int z, int x) {
   const T* mu = a.u + long(z) * a.stride + x;
   if (a.z_layer(z)) {
     const long j = a.zi(z, x);
-    const T d = d1_layers_only<Order>(mu, a.stride, z, a.nz, a.zt, a.zb) + d1<Order>(a.zeta_z + j, a.stride);
-    a.psi_z[j] = a.a_z[z] * a.psi_z[j] - a.b_z[z] * (d * a.inv_dz);
+    const T d = d1_layers_only<Order>(mu, a.stride, z, a.nz, a.zt, a.zb) + d1<Order>(a.cpml_z2 + j, a.stride);
+    a.cpml_z1[j] = a.a_z[z] * a.cpml_z1[j] - a.b_z[z] * (d * a.inv_dz);
   }
   if (a.x_layer(x)) {
     const long j = a.xi(z, x);
-    const T d = d1_layers_only<Order>(mu, 1, x, a.nx, a.xl, a.xr) + d1<Order>(a.zeta_x + j, 1);
-    a.psi_x[j] = a.a_x[x] * a.psi_x[j] - a.b_x[x] * (d * a.inv_dx);
+    const T d = d1_layers_only<Order>(mu, 1, x, a.nx, a.xl, a.xr) + d1<Order>(a.cpml_x2 + j, 1);
+    a.cpml_x1[j] = a.a_x[x] * a.cpml_x1[j] - a.b_x[x] * (d * a.inv_dx);
   }
 }
 
@@ -290,11 +293,11 @@ SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int x) {
   interior_point<Order>(a.u + i, out, v, a.stride, a.inv_dz2, a.inv_dx2);
   if (a.z_rim(z)) {
     const long j = a.zi(z, x);
-    out[0] += v * adjoint_correction<Order>(a.psi_z + j, a.zeta_z + j, a.stride, a.inv_dz, a.inv_dz2);
+    out[0] += v * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.stride, a.inv_dz, a.inv_dz2);
   }
   if (a.x_rim(x)) {
     const long j = a.xi(z, x);
-    out[0] += v * adjoint_correction<Order>(a.psi_x + j, a.zeta_x + j, 1, a.inv_dx, a.inv_dx2);
+    out[0] += v * adjoint_correction<Order>(a.cpml_x1 + j, a.cpml_x2 + j, 1, a.inv_dx, a.inv_dx2);
   }
 }
 
@@ -307,7 +310,8 @@ template <int Order, typename T>
 SW_HD void adjoint_fold_point(const StepArgs<T>& a, int k, int x) {
   if (!a.layout.free_surface || k >= a.nz || !a.z_rim(-k)) return;
   const long j = a.zi(-k, x), i = long(k) * a.stride + x;
-  a.u_prev_next[i] -= a.vdt2[i] * adjoint_correction<Order>(a.psi_z + j, a.zeta_z + j, a.stride, a.inv_dz, a.inv_dz2);
+  a.u_prev_next[i] -=
+      a.vdt2[i] * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.stride, a.inv_dz, a.inv_dz2);
 }
 
 /// StepArgs for one step of shot `p`: `u` holds u[n], `upn` holds u[n−1] and receives
@@ -319,10 +323,10 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   a.u = u + o;
   a.u_prev_next = upn + o;
   a.vdt2 = p.vdt2 + o;
-  a.psi_z = p.psi_z();
-  a.zeta_z = p.zeta_z();
-  a.psi_x = p.psi_x();
-  a.zeta_x = p.zeta_x();
+  a.cpml_z1 = p.cpml_z1();
+  a.cpml_z2 = p.cpml_z2();
+  a.cpml_x1 = p.cpml_x1();
+  a.cpml_x2 = p.cpml_x2();
   a.a_z = p.a_z;
   a.b_z = p.b_z;
   a.a_x = p.a_x;

@@ -27,8 +27,6 @@
 namespace starwave {
 namespace {
 
-int g_rank = 0, g_size = 1;
-
 #ifdef STARWAVE_USE_MPI
 bool env_set(const char* name) { return std::getenv(name) != nullptr; }
 
@@ -52,9 +50,10 @@ void ensure_mpi() {
     throw RuntimeError(
         "MPI: this MPI library does not support MPI_THREAD_MULTIPLE (StarPU-MPI's thread and "
         "starwave's collectives both call MPI)");
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  graph::set_world(g_rank, g_size);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  graph::set_world(rank, size);  // the one record of this process's place (graph::world_rank())
   std::atexit([] {
     int done = 0;
     MPI_Finalized(&done);
@@ -159,8 +158,8 @@ void start_if_launched() {
 #endif
 }
 
-int rank() { return g_rank; }
-int size() { return g_size; }
+int rank() { return graph::world_rank(); }
+int size() { return graph::world_size(); }
 
 #ifdef STARWAVE_USE_MPI
 constexpr std::size_t kMpiChunk = std::size_t(1) << 30;
@@ -168,7 +167,7 @@ constexpr std::size_t kMpiChunk = std::size_t(1) << 30;
 
 void broadcast([[maybe_unused]] std::vector<double>& v) {
 #ifdef STARWAVE_USE_MPI
-  if (g_size < 2) return;
+  if (size() < 2) return;
   unsigned long long n = v.size();
   if (MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
     throw RuntimeError("MPI: MPI_Bcast failed");
@@ -182,10 +181,10 @@ void broadcast([[maybe_unused]] std::vector<double>& v) {
 
 void sum_to_root([[maybe_unused]] std::vector<double>& v) {
 #ifdef STARWAVE_USE_MPI
-  if (g_size < 2 || v.empty()) return;
+  if (size() < 2 || v.empty()) return;
   for (std::size_t at = 0; at < v.size(); at += kMpiChunk) {  // MPI counts in int: pieces of at most 2^30
     const int n = int(std::min<std::size_t>(kMpiChunk, v.size() - at));
-    const int ret = g_rank == 0 ? MPI_Reduce(MPI_IN_PLACE, v.data() + at, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
+    const int ret = rank() == 0 ? MPI_Reduce(MPI_IN_PLACE, v.data() + at, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD)
                                 : MPI_Reduce(v.data() + at, nullptr, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (ret != MPI_SUCCESS) throw RuntimeError("MPI: MPI_Reduce failed");
   }
@@ -193,7 +192,7 @@ void sum_to_root([[maybe_unused]] std::vector<double>& v) {
 }
 
 std::string prefix() {
-  return g_size > 1 ? "[rank " + std::to_string(g_rank) + "/" + std::to_string(g_size) + "] " : "";
+  return size() > 1 ? "[rank " + std::to_string(rank()) + "/" + std::to_string(size()) + "] " : "";
 }
 
 void abort_all(int code) {
@@ -204,7 +203,7 @@ void abort_all(int code) {
   int ready = 0, done = 0;
   MPI_Initialized(&ready);
   MPI_Finalized(&done);
-  if (ready && !done && g_size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  if (ready && !done && size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
 #endif
   std::_Exit(code);
 }
@@ -263,8 +262,8 @@ Runtime::Runtime(const RuntimeOptions& o) {
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
     mpi_ = true;
-    rank_ = g_rank;
-    size_ = g_size;
+    rank_ = mpi::rank();
+    size_ = mpi::size();
     return;
   }
 #endif

@@ -23,7 +23,7 @@ using stencil::StepArgs;
 template <int Order, typename T>
 void beta_z_row(const StepArgs<T>& a, int z) {
   const T* __restrict mu = a.u + long(z) * a.stride;
-  T* __restrict q = a.zeta_z + a.zi(z, 0);
+  T* __restrict q = a.cpml_z2 + a.zi(z, 0);
   const T az = a.a_z[z], bz = a.b_z[z];
 #pragma omp simd
   for (int x = 0; x < a.nx; ++x) q[x] = az * q[x] + bz * mu[x];
@@ -38,8 +38,8 @@ void alpha_z_row(const StepArgs<T>& a, int z) {
   constexpr int R = stencil::radius(Order);
   const T* __restrict mu = a.u + long(z) * a.stride;
   const long j = a.zi(z, 0);
-  T* __restrict p = a.psi_z + j;
-  const T* __restrict q = a.zeta_z + j;
+  T* __restrict p = a.cpml_z1 + j;
+  const T* __restrict q = a.cpml_z2 + j;
   const T az = a.a_z[z], bz = a.b_z[z], h = a.inv_dz;
   const long s = a.stride;
   T wp[R], wm[R];  // M_z: whether rows z + k and z − k are layer rows
@@ -72,8 +72,8 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
   const T* __restrict mu = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
-  T* __restrict al = a.psi_x + j;
-  T* __restrict be = a.zeta_x + j;
+  T* __restrict al = a.cpml_x1 + j;
+  T* __restrict be = a.cpml_x2 + j;
   const T* __restrict ax = a.a_x + x0;
   const T* __restrict bx = a.b_x + x0;
   const T hx = a.inv_dx, hx2 = a.inv_dx2;
@@ -131,8 +131,8 @@ void mu_row(const StepArgs<T>& a, int z) {
     T* __restrict out = a.u_prev_next + row;
     const T* __restrict v = a.vdt2 + row;
     const long j = a.zi(z, 0);
-    const T* __restrict p = a.psi_z + j;
-    const T* __restrict q = a.zeta_z + j;
+    const T* __restrict p = a.cpml_z1 + j;
+    const T* __restrict q = a.cpml_z2 + j;
     const long s = a.stride;
 #pragma omp simd
     for (int x = 0; x < a.nx; ++x)
@@ -229,7 +229,7 @@ template <int Order, typename T>
 void image_row(const ShotProblem<T>& p, int z, const T* u, T* u_next, const T* mu, T* corr, T* illum, bool recreate) {
   using S = Simd<T>;
   using V = typename S::vec;
-  constexpr int W = S::W, R = stencil::radius(Order);
+  constexpr int W = S::W;
   const long o = p.origin() + long(z) * p.stride, s = p.stride;
   const int x0 = p.mx0(), x1 = p.mx1();
   const T* __restrict uz = u + o;
@@ -242,13 +242,8 @@ void image_row(const ShotProblem<T>& p, int z, const T* u, T* u_next, const T* m
   typename S::mask lane;
   for (int k = 0; k < W; ++k) lane[k] = k;
   for (int x = x0 / W * W; x < x1; x += W) {
-    const T* q = uz + x;
-    const V c = S::load(q);
-    V dz = T(stencil::d2_coef<Order>(0)) * c;
-    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(q + j * s) + S::load(q - j * s));
-    const V lap =
-        dz * cz +
-        detail::d2x_vec<Order, T>(S::load(q - W), c, S::load(q + W), std::make_integer_sequence<int, R>{}) * cx;
+    const V c = S::load(uz + x);
+    const V lap = detail::laplacian_vec<Order>(uz + x, s, cz, cx);
     S::store(cr + x, S::load(cr + x) + S::load(lz + x) * lap);
     S::store(il + x, S::load(il + x) + c * c);
     if (recreate) {

@@ -34,8 +34,8 @@ void z_correction(const StepArgs<T>& a, int z) {
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
   const long j = a.zi(z, 0);
-  const T* __restrict psz = a.psi_z + j;
-  T* __restrict zz = a.zeta_z + j;
+  const T* __restrict psz = a.cpml_z1 + j;
+  T* __restrict zz = a.cpml_z2 + j;
   const long s = a.stride;
   const T cz = a.inv_dz2, hz = a.inv_dz, az = a.a_z[z], bz = a.b_z[z];
 #pragma omp simd
@@ -76,8 +76,8 @@ void x_side(const StepArgs<T>& a, int z, int x0, int x1, long j) {
   const T* __restrict u = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
-  T* __restrict psx = a.psi_x + j;
-  T* __restrict zx = a.zeta_x + j;
+  T* __restrict psx = a.cpml_x1 + j;
+  T* __restrict zx = a.cpml_x2 + j;
   const T* __restrict ax = a.a_x + x0;
   const T* __restrict bx = a.b_x + x0;
   const T cx = a.inv_dx2, hx = a.inv_dx;
@@ -128,7 +128,7 @@ template <int Order, typename T>
 void psi_z_row(const StepArgs<T>& a, int z) {
   const T* __restrict u = a.u + long(z) * a.stride;
   if (a.z_layer(z)) {
-    T* __restrict p = a.psi_z + a.zi(z, 0);
+    T* __restrict p = a.cpml_z1 + a.zi(z, 0);
     const T az = a.a_z[z], bz = a.b_z[z], h = a.inv_dz;
     const long s = a.stride;
 #pragma omp simd

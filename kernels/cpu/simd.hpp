@@ -90,12 +90,25 @@ typename Simd<T>::vec d1x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, 
   return acc;
 }
 
+/// ∇²u (with the 1/h² factors) of the W cells at `p`, rows `s` apart: ∂²_z·cz + ∂²_x·cx,
+/// the per-point function's order (stencil::d2). The one vector Laplacian of the CPU loops.
+template <int Order, typename T>
+__attribute__((always_inline)) inline typename Simd<T>::vec laplacian_vec(const T* p, long s, T cz, T cx) {
+  using S = Simd<T>;
+  constexpr int W = S::W, R = stencil::radius(Order);
+  const typename S::vec c = S::load(p);
+  typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
+  for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
+  const typename S::vec dx = d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
+  return dz * cz + dx * cx;
+}
+
 /// Interior update of columns [0, nx) of row z: the whole row, layer cells included (their
 /// corrections follow). Whole vectors use lane shifts for ∂²_x; the tail is a plain loop.
 template <int Order, typename T>
 void interior_row(const StepArgs<T>& a, int z) {
   using S = Simd<T>;
-  constexpr int W = S::W, R = stencil::radius(Order);
+  constexpr int W = S::W;
   const long row = long(z) * a.stride;
   const T* __restrict u = a.u + row;
   T* __restrict out = a.u_prev_next + row;
@@ -104,36 +117,11 @@ void interior_row(const StepArgs<T>& a, int z) {
   const T cz = a.inv_dz2, cx = a.inv_dx2;
   int x = 0;
   for (; x + W <= a.nx; x += W) {  // the left neighbour of x = 0 lies in the `lead` guard columns
-    const T* p = u + x;
-    const typename S::vec c = S::load(p);
-    typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
-    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
-    const typename S::vec dx =
-        d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
-    const typename S::vec lap = dz * cz + dx * cx;
-    S::store(out + x, T(2) * c - S::load(out + x) + S::load(v + x) * lap);
+    const typename S::vec lap = laplacian_vec<Order>(u + x, s, cz, cx);
+    S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + S::load(v + x) * lap);
   }
 #pragma omp simd
   for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], s, cz, cx);
-}
-
-/// ∇²u (with the 1/h² factors) over columns [0, nx) of the row `u` points to, into `lap`.
-template <int Order, typename T>
-void laplacian_row(const T* __restrict u, long s, int nx, T cz, T cx, T* __restrict lap) {
-  using S = Simd<T>;
-  constexpr int W = S::W, R = stencil::radius(Order);
-  int x = 0;
-  for (; x + W <= nx; x += W) {
-    const T* p = u + x;
-    const typename S::vec c = S::load(p);
-    typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
-    for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
-    const typename S::vec dx =
-        d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
-    S::store(lap + x, dz * cz + dx * cx);
-  }
-#pragma omp simd
-  for (int i = x; i < nx; ++i) lap[i] = stencil::d2<Order>(u + i, s) * cz + stencil::d2<Order>(u + i, 1) * cx;
 }
 
 }  // namespace starwave::cpu::STARWAVE_CPU_LEVEL::detail
