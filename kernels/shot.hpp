@@ -160,24 +160,42 @@ struct ShotProblem {
   }
   SW_HD std::size_t store_size() const { return std::size_t(nsteps + 1) * std::size_t(store_step_size()); }
 
+  /// The one map of a store slot: up to four blocks of whole row pieces, stored in this
+  /// order — kStoreBoundary: the ring's top strip, bottom strip (halo rows × model width),
+  /// left strip, right strip (model rows × halo); kStoreFull: the window (model region and
+  /// ring). Block i covers rows [z0, z1), columns [x0, x0 + width). store_cell() (one
+  /// element, the CUDA threads) and the CPU's row copies (kernels/cpu/adjoint.cpp) both
+  /// read it.
+  struct StoreBlock {
+    int z0, z1, x0, width;
+  };
+  SW_HD int store_blocks(StoreBlock* b) const {
+    const int r = halo, w = mx1() - mx0();
+    if (storage == kStoreFull) {
+      b[0] = {mz0() - r, mz1() + r, mx0() - r, w + 2 * r};
+      return 1;
+    }
+    b[0] = {mz0() - r, mz0(), mx0(), w};
+    b[1] = {mz1(), mz1() + r, mx0(), w};
+    b[2] = {mz0(), mz1(), mx0() - r, r};
+    b[3] = {mz0(), mz1(), mx1(), r};
+    return 4;
+  }
+
   /// Grid offset (from cell (0, 0)) of element k of a store slot (32-bit arithmetic within
   /// the slot: a 2-D slot holds far fewer than 2³¹ values).
   SW_HD long store_cell(long k) const {
-    const unsigned h = unsigned(mz1() - mz0()), w = unsigned(mx1() - mx0()), r = unsigned(halo), c = unsigned(k);
-    int z, x;
-    if (storage == kStoreFull) {
-      z = mz0() - int(r) + int(c / (w + 2 * r));
-      x = mx0() - int(r) + int(c % (w + 2 * r));
-    } else if (c < 2 * r * w) {  // top strip, then bottom strip
-      const unsigned strip = c / (r * w), i = c % (r * w);
-      z = (strip == 0 ? mz0() - int(r) : mz1()) + int(i / w);
-      x = mx0() + int(i % w);
-    } else {  // left strip, then right strip
-      const unsigned i = c - 2 * r * w, strip = i / (h * r), j = i % (h * r);
-      z = mz0() + int(j / r);
-      x = (strip == 0 ? mx0() - int(r) : mx1()) + int(j % r);
+    StoreBlock b[4];
+    const int n = store_blocks(b);
+    unsigned c = unsigned(k);
+    int i = 0;
+    for (; i + 1 < n; ++i) {  // the block that holds element k
+      const unsigned size = unsigned(b[i].z1 - b[i].z0) * unsigned(b[i].width);
+      if (c < size) break;
+      c -= size;
     }
-    return long(z) * stride + x;
+    const unsigned width = unsigned(b[i].width);
+    return long(b[i].z0 + int(c / width)) * stride + b[i].x0 + int(c % width);
   }
 
   /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer

@@ -150,22 +150,14 @@ void mirror(const ShotProblem<T>& p, T* u_grid) {
 }
 
 /// Calls f(grid offset, slot offset, count) for the runs of consecutive cells of a store
-/// slot, in the order of ShotProblem::store_cell.
+/// slot: each row piece of ShotProblem::store_blocks, in order.
 template <typename T, typename F>
 void for_slot_runs(const ShotProblem<T>& p, F&& f) {
-  const long r = p.halo, s = p.stride, w = p.mx1() - p.mx0();
+  typename ShotProblem<T>::StoreBlock b[4];
+  const int n = p.store_blocks(b);
   long k = 0;
-  auto rows = [&](long za, long zb, long xa, long n) {
-    for (long z = za; z < zb; ++z, k += n) f(z * s + xa, k, n);
-  };
-  if (p.storage == ShotProblem<T>::kStoreFull) {
-    rows(p.mz0() - r, p.mz1() + r, p.mx0() - r, w + 2 * r);
-  } else {
-    rows(p.mz0() - r, p.mz0(), p.mx0(), w);
-    rows(p.mz1(), p.mz1() + r, p.mx0(), w);
-    rows(p.mz0(), p.mz1(), p.mx0() - r, r);
-    rows(p.mz0(), p.mz1(), p.mx1(), r);
-  }
+  for (int i = 0; i < n; ++i)
+    for (long z = b[i].z0; z < b[i].z1; ++z, k += b[i].width) f(z * p.stride + b[i].x0, k, long(b[i].width));
 }
 
 template <typename T>
