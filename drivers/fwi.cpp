@@ -11,7 +11,6 @@
 #include <memory>
 #include <sstream>
 
-#include "codelets/distribution.hpp"
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/error.hpp"
@@ -20,6 +19,7 @@
 #include "src/io.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/fwi.hpp"
+#include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave::commands {
@@ -120,7 +120,7 @@ int fwi(int argc, char** argv) {
   figures::Folder pictures(figures_dir, "--figures", drawings, flags.overwrite || f.resume, inputs, root);
 
   const Model initial = io::read_model(model_path);
-  const Survey s = io::read_survey(data_path, true, graph::mine);  // this rank's shots (all of them alone)
+  const Survey s = read_observed_data(data_path);  // this rank's shots (all of them alone)
   Model truth;
   if (!true_path.empty()) {
     truth = io::read_model(true_path);
@@ -179,8 +179,7 @@ int fwi(int argc, char** argv) {
     figures::plot_curve(pictures.file("misfit.png"), *p.history, true);
     Model m = initial;
     m.vp = *p.model;
-    const graph::LocalScope alone;  // rank 0's own graph: the other ranks wait for the next evaluation
-    const std::vector<float> syn = model_shots(m, one, o, nullptr);
+    const std::vector<float> syn = model_shots_alone(m, one, o);  // the other ranks wait meanwhile
     figures::Image2D res;
     res.rows = s.nrec();
     res.cols = int(s.nt);

@@ -2,7 +2,6 @@
 // `starwave rtm --model vp.h5 --data obs.h5 --out image.h5`.
 #include <iostream>
 
-#include "codelets/distribution.hpp"
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/files.hpp"
@@ -33,8 +32,8 @@ int run(const std::string& command, int argc, char** argv) {
   const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
 
   const Model m = io::read_model(model_path);
-  const Survey s = io::read_survey(data_path, true, graph::mine);  // this rank's shots (all of them alone)
-  check_imaging_inputs(m, s, o);                                   // every refusal before StarPU starts
+  const Survey s = read_observed_data(data_path);  // this rank's shots (all of them alone)
+  check_imaging_inputs(m, s, o);                   // every refusal before StarPU starts
 
   Runtime rt;
   const ImagingResult r = rtm ? rtm_stack(m, s, o) : misfit_gradient(m, s, o);

@@ -26,6 +26,7 @@
 #include "kernels/imaging.hpp"
 #include "src/error.hpp"
 #include "src/files.hpp"
+#include "src/io.hpp"
 #include "src/runtime.hpp"
 #include "src/workflows/memory.hpp"
 #include "src/workflows/modeling.hpp"
@@ -174,6 +175,8 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
   for (int x = 0; x < m.nx; ++x) vmin = std::min(vmin, m.vp[std::size_t(x)]);
   return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
 }
+
+Survey read_observed_data(const std::string& path) { return io::read_survey(path, true, graph::mine); }
 
 void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o) {
   check_modeling_inputs(m, s, o);

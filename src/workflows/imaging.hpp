@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -59,6 +60,10 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
 /// The depth of the deepest source or receiver, and that plus one dominant wavelength at
 /// the slowest velocity of the model's top row: the mute of finish_rtm_image().
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
+
+/// The survey of `path` with the observed data of this rank's shots (every shot's in one
+/// process): under MPI each rank reads only the shots it owns (DESIGN §3).
+Survey read_observed_data(const std::string& path);
 
 /// Checks before any work (InputError): options, time step, positions, and that the survey
 /// carries data of the right shape.

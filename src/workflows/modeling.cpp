@@ -137,4 +137,9 @@ std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalO
   return data;
 }
 
+std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o) {
+  const graph::LocalScope alone;
+  return model_shots(m, s, o, nullptr);
+}
+
 }  // namespace starwave

@@ -31,6 +31,10 @@ void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o,
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
                                const std::function<void(int, int)>& on_shot_done = {});
 
+/// model_shots() by this process alone, whatever the ranks (a graph only it builds: rank
+/// 0's pictures while the other ranks wait for the next evaluation).
+std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o);
+
 /// Checks everything that can be checked before any work: options, time step, every
 /// source and receiver position. Throws InputError.
 void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptions& o);
