@@ -5,7 +5,7 @@ namespace starwave::graph {
 template <typename T>
 ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads) {
   ForwardShot d;
-  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.nz), sizeof(long));
+  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.rows()), sizeof(long));
   d.source = input_vector(owner, reads.source, std::size_t(p.nsteps), sizeof(T));
   d.traces = owned_vector(owner, nullptr, std::size_t(p.nrec) * std::size_t(p.nt), sizeof(T));
   return d;
@@ -14,9 +14,9 @@ ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
 template <typename T>
 ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit) {
   const std::size_t traces = std::size_t(p.nrec) * std::size_t(p.nt);
-  const std::size_t region = std::size_t(p.mz1() - p.mz0()) * std::size_t(p.mx1() - p.mx0());
+  const std::size_t region = std::size_t(p.model_cells());
   ImagingShot d;  // registered in this order on every rank (the MPI tags follow it)
-  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.nz), sizeof(long));
+  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.rows()), sizeof(long));
   d.source = input_vector(owner, reads.source, std::size_t(p.nsteps), sizeof(T));
   d.traces = owned_vector(owner, nullptr, traces, sizeof(T));
   d.store = owned_vector(owner, nullptr, p.store_size(), sizeof(T));

@@ -15,7 +15,7 @@ namespace starwave::graph {
 /// What one shot reads, on the shot's rank (copied into the handles; nulls elsewhere).
 template <typename T>
 struct ShotReads {
-  const long* nodes = nullptr;      // ShotProblem<T>::nodes_size(nrec, nz) indices (kernels/shot.hpp)
+  const long* nodes = nullptr;      // ShotProblem<T>::nodes_size(nrec, rows) indices (kernels/shot.hpp)
   const T* source = nullptr;        // nsteps samples of the source term
   const float* observed = nullptr;  // nrec × nt observed traces (gradient and RTM only)
 };

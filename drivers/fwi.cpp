@@ -124,7 +124,7 @@ int fwi(int argc, char** argv) {
   Model truth;
   if (!true_path.empty()) {
     truth = io::read_model(true_path);
-    if (truth.nz != initial.nz || truth.nx != initial.nx)
+    if (truth.dim != initial.dim || truth.nz != initial.nz || truth.ny != initial.ny || truth.nx != initial.nx)
       throw InputError(true_path + ": --true-model must have the initial model's shape");
     f.true_model = &truth;
   }
@@ -147,17 +147,21 @@ int fwi(int argc, char** argv) {
   pictures.create();
   const Model& scale_model = f.true_model ? truth : initial;
   const double lo = scale_model.vmin(), hi = scale_model.vmax();
-  auto image = [&](const std::vector<double>& v) {
+  auto image = [&](const std::vector<double>& v) {  // a 3-D model's section through its middle row (y)
     figures::Image2D img;
     img.rows = initial.nz;
     img.cols = initial.nx;
-    img.values.assign(v.begin(), v.end());
+    const int y = initial.ny / 2;
+    for (int z = 0; z < initial.nz; ++z)
+      img.values.insert(img.values.end(), v.begin() + long(initial.index(z, y, 0)),
+                        v.begin() + long(initial.index(z, y, 0)) + initial.nx);
     return img;
   };
   if (f.true_model) figures::plot_model(pictures.file("true.png"), image(truth.vp), lo, hi);
   figures::plot_model(pictures.file("initial.png"), image(initial.vp), lo, hi);
 
   Survey one;  // the middle shot, for its residual gather
+  one.dim = s.dim;
   one.dt = s.dt;
   one.nt = s.nt;
   one.sources = {s.sources[std::size_t(shown)]};

@@ -17,10 +17,13 @@ int survey(int argc, char** argv) {
   cli::po::options_description desc("starwave survey");
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "velocity model (HDF5)")(
       "out", cli::po::value<std::string>(&out)->required(), "output survey file (HDF5)")(
-      "nshots", cli::po::value<int>(&o.nshots)->default_value(8), "sources, evenly spread across the surface")(
+      "nshots", cli::po::value<int>(&o.nshots)->default_value(8),
+      "sources, evenly spread across the surface (along x)")(
+      "nshots-y", cli::po::value<int>(&o.nshots_y)->default_value(1), "3-D: lines of sources along y (an areal grid)")(
       "source-depth", cli::po::value<double>(&o.source_depth)->default_value(-1), "m (default: second row)")(
       "receiver-depth", cli::po::value<double>(&o.receiver_depth)->default_value(-1), "m (default: second row)")(
-      "receiver-every", cli::po::value<int>(&o.receiver_every)->default_value(1), "a receiver every n columns")(
+      "receiver-every", cli::po::value<int>(&o.receiver_every)->default_value(1),
+      "a receiver every n columns (and rows, in 3-D)")(
       "frequency", cli::po::value<double>(&o.frequency)->default_value(10), "Ricker peak frequency (Hz)")(
       "dt", cli::po::value<double>(&o.dt)->default_value(0), "sample interval in s (0 = automatic)")(
       "t-max", cli::po::value<double>(&o.t_max)->default_value(0), "record length in s (0 = automatic)");

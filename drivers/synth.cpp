@@ -21,6 +21,7 @@ int synth(int argc, char** argv) {
       "out", cli::po::value<std::string>(&out)->required(), "output model file (HDF5)")(
       "nz", cli::po::value<int>(&o.nz)->default_value(0), "rows (0 = the kind's default)")(
       "nx", cli::po::value<int>(&o.nx)->default_value(0), "columns (0 = the kind's default)")(
+      "ny", cli::po::value<int>(&o.ny)->default_value(0), "cells along y: a 3-D model (nz, ny, nx) (0 = 2-D)")(
       "spacing", cli::po::value<double>(&o.spacing)->default_value(0), "grid spacing in m (0 = default)")(
       "velocity", cli::po::value<double>(&o.velocity)->default_value(2000), "velocity of the constant kind (m/s)")(
       "file", cli::po::value<std::string>(&o.file), "marmousi2: the raw Marmousi2 float32 file")(
@@ -39,8 +40,9 @@ int synth(int argc, char** argv) {
   const Model m = smoothed(synthesize(o), smooth, keep_water);
   io::write_model(out, m);
   if (!flags.quiet)
-    std::cout << "wrote " << out << ": " << o.kind << " model " << m.nz << " × " << m.nx << " cells at " << m.dz
-              << " m, " << m.vmin() << "–" << m.vmax() << " m/s\n";
+    std::cout << "wrote " << out << ": " << o.kind << " model " << m.nz << " × "
+              << (m.three_d() ? std::to_string(m.ny) + " × " : std::string()) << m.nx << " cells at " << m.dz << " m, "
+              << m.vmin() << "–" << m.vmax() << " m/s\n";
   return 0;
 }
 

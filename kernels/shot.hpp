@@ -1,18 +1,24 @@
 // kernels/shot.hpp — the description of one shot's propagation, as raw pointers, shared by
 // the CPU and CUDA propagators, and the memory layout of its arrays. Pure data: no
-// StarPU, no I/O.
+// StarPU, no I/O. One layout for 2-D and 3-D (DESIGN §1): a 2-D grid is a 3-D one with a
+// single row per plane and no guard rows in y.
 //
-// Grid layout: the padded grid (user's model + absorbing layers) has nz × nx cells, stored
-// row-major (x fastest) with `halo` guard rows above and below, `lead` guard columns on the
-// left and at least `halo` on the right. `stride` (the row length) is a multiple of 64
-// bytes and `lead` makes column 0 start on a 64-byte boundary, so with 64-byte aligned
-// allocations every row of the interior loop starts aligned. Indices such as
-// `source_index` address the grid from cell (0, 0): i = z·stride + x.
+// Grid layout: the padded grid (user's model + absorbing layers) has nz × ny × nx cells
+// (ny = 1 in 2-D), stored z slowest and x fastest. A row (z, y) holds nx cells with `lead`
+// guard columns on the left and at least `halo` on the right; `stride` (the row length) is
+// a multiple of 64 bytes and `lead` makes column 0 start on a 64-byte boundary, so with
+// 64-byte aligned allocations every row of the interior loop starts aligned. A plane z
+// holds ny rows and `yhalo` guard rows before and after them (halo in 3-D, 0 in 2-D);
+// `plane` is its length, and `halo` guard planes lie above and below the grid. Indices
+// such as `source_index` address the grid from cell (0, 0, 0):
+// i = z·plane + y·stride + x (in 2-D, plane = stride).
 //
 // The CPML memory variables are compact (DESIGN §2): ψ_z, ζ_z exist only in the top and
-// bottom layers (full rows, same columns as the grid, `halo` zero guard rows on both sides
-// of each layer), ψ_x, ζ_x only in the left and right layers (all nz rows, zero guard
-// columns on both sides of each layer, rows of `xstride`).
+// bottom layers (whole planes in the grid's plane layout, `halo` zero guard planes on both
+// sides of each layer); ψ_y, ζ_y (3-D) only in the front and back layers (every plane z,
+// whole rows, zero guard rows on both sides of each layer); ψ_x, ζ_x only in the left and
+// right layers (every row, zero guard columns on both sides of each layer, rows of
+// `xstride`).
 #pragma once
 
 #include <algorithm>
@@ -25,59 +31,71 @@ namespace starwave {
 
 template <typename T>
 struct ShotProblem {
-  int nz = 0, nx = 0;  // padded grid (model + absorbing layers), guard cells excluded
-  int halo = 0;        // stencil radius: guard rows above and below, ≥ guard columns per side
-  int lead = 0;        // guard columns left of column 0 (one vector ≥ halo; aligns column 0)
-  long stride = 0;     // row length in elements (≥ lead + nx + halo; multiple of kAlign)
+  int dim = 2;                 // 2 or 3
+  int nz = 0, ny = 1, nx = 0;  // padded grid (model + absorbing layers), guard cells excluded
+  int halo = 0;                // stencil radius: guard planes above and below, ≥ guard columns per side
+  int yhalo = 0;               // guard rows before and after each plane's rows (halo in 3-D, 0 in 2-D)
+  int lead = 0;                // guard columns left of column 0 (one vector ≥ halo; aligns column 0)
+  long stride = 0;             // row length in elements (≥ lead + nx + halo; multiple of kAlign)
+  long plane = 0;              // plane length in elements: (ny + 2·yhalo) rows
   int pml_top = 0, pml_bottom = 0, pml_left = 0, pml_right = 0;  // layer widths (cells)
-  bool free_surface = false;                                     // mirror about row pml_top (which is then 0)
-  T dz = 0, dx = 0;
+  int pml_front = 0, pml_back = 0;                               // y layers (3-D)
+  bool free_surface = false;                                     // mirror about plane pml_top (which is then 0)
+  T dz = 0, dy = 1, dx = 0;
 
   const T* vdt2 = nullptr;  // v²Δt², full grid allocation (guards included)
-  const T* a_z = nullptr;   // CPML coefficients, length nz (rows) and nx (columns)
+  const T* a_z = nullptr;   // CPML coefficients, length nz (planes), ny (rows) and nx (columns)
   const T* b_z = nullptr;
   const T* a_x = nullptr;
   const T* b_x = nullptr;
+  const T* a_y = nullptr;
+  const T* b_y = nullptr;
 
   int nsteps = 0;             // internal time steps: computes u[1] … u[nsteps]
   int record_every = 1;       // k: trace sample n is u[n·k]
   int nt = 0;                 // samples per trace
-  const T* source = nullptr;  // s[m]·δ_h for m = 0 … nsteps−1 (already divided by Δz Δx)
+  const T* source = nullptr;  // s[m]·δ_h for m = 0 … nsteps−1 (already divided by the cell volume)
   long source_index = 0;
   int nrec = 0;
   const long* receiver_index = nullptr;
   T* traces = nullptr;  // nrec × nt, row per receiver
 
+  SW_HD bool three_d() const { return dim == 3; }
+  /// Rows (z, y) of the grid, numbered z·ny + y.
+  SW_HD int rows() const { return nz * ny; }
+  /// Grid offset of row (z, y)'s column 0.
+  SW_HD long row_offset(int z, int y) const { return long(z) * plane + long(y) * stride; }
+
   // The receivers as a gather, for the kernels that add every receiver's adjoint source
   // in the thread that updates its cell (in receiver order, without atomics; several
   // receivers may share a cell): the unique receiver cells ascending, those of padded row
-  // z at rec_cell[rec_row[z] … rec_row[z+1]), the receivers of cell c at
+  // r = z·ny + y at rec_cell[rec_row[r] … rec_row[r+1]), the receivers of cell c at
   // rec_order[rec_first[c] … rec_first[c+1]). All of it lives in the shot's nodes buffer:
-  //   [source index | receiver indices (nrec) | rec_row (nz + 1) | rec_cell (≤ nrec) |
+  //   [source index | receiver indices (nrec) | rec_row (rows + 1) | rec_cell (≤ nrec) |
   //    rec_first (≤ nrec + 1) | rec_order (nrec)]   (fill_nodes()).
   const long* rec_row = nullptr;
   const long* rec_cell = nullptr;
   const long* rec_first = nullptr;
   const long* rec_order = nullptr;
 
-  /// Elements of the nodes buffer for `nrec` receivers on a padded grid of `nz` rows.
-  SW_HD static std::size_t nodes_size(int nrec, int nz) { return 4 * std::size_t(nrec) + std::size_t(nz) + 3; }
-  /// Points receiver_index and the gather into a nodes buffer (nrec and nz set first).
+  /// Elements of the nodes buffer for `nrec` receivers on a padded grid of `rows` rows.
+  SW_HD static std::size_t nodes_size(int nrec, int rows) { return 4 * std::size_t(nrec) + std::size_t(rows) + 3; }
+  /// Points receiver_index and the gather into a nodes buffer (nrec and the grid set first).
   SW_HD void attach_nodes(const long* nodes) {
     receiver_index = nodes + 1;
     rec_row = receiver_index + nrec;
-    rec_cell = rec_row + nz + 1;
+    rec_cell = rec_row + rows() + 1;
     rec_first = rec_cell + nrec;
     rec_order = rec_first + nrec + 1;
   }
 
   T* work = nullptr;  // scratch of work_size() values: u, u_prev, the CPML memory variables cpml_z1, cpml_z2, cpml_x1,
-                      // cpml_x2 (ψ, ζ forward; α, β adjoint), clocks
+                      // cpml_x2, cpml_y1, cpml_y2 (ψ, ζ forward; α, β adjoint), clocks
 
   // The forward wavefield kept for the adjoint (DESIGN §3), written by the forward when
-  // `store` is set: every step's values on the `halo`-wide ring around the model region
+  // `store` is set: every step's values on the `halo`-wide shell around the model region
   // (kStoreBoundary: the adjoint re-creates the model region backwards from it), or on the
-  // model region with that ring (kStoreFull); and the last two states.
+  // model region with that shell (kStoreFull); and the last two states.
   static constexpr int kStoreBoundary = 0, kStoreFull = 1;
   int storage = kStoreBoundary;
   T* store = nullptr;        // store_size() values: slot m holds u[m], m = 0 … nsteps
@@ -87,33 +105,54 @@ struct ShotProblem {
   static constexpr int kAlign = int(64 / sizeof(T));
   SW_HD static constexpr long round_up(long n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-  /// Sets nz, nx, halo, lead and stride for a padded grid and a stencil radius.
-  SW_HD void set_grid(int nz_, int nx_, int radius) {
+  /// Sets the grid's extents and strides for a padded grid and a stencil radius; ny = 1
+  /// and dim = 2 for a 2-D grid.
+  SW_HD void set_grid(int nz_, int ny_, int nx_, int radius, int dim_) {
+    dim = dim_;
     nz = nz_;
+    ny = ny_;
     nx = nx_;
     halo = radius;
+    yhalo = dim == 3 ? radius : 0;
     lead = int(round_up(radius));
     stride = round_up(long(lead) + nx + radius);
+    plane = long(ny + 2 * yhalo) * stride;
   }
 
-  SW_HD std::size_t grid_size() const { return std::size_t(nz + 2 * halo) * std::size_t(stride); }
-  SW_HD long origin() const { return long(halo) * stride + lead; }
+  SW_HD std::size_t grid_size() const { return std::size_t(nz + 2 * halo) * std::size_t(plane); }
+  SW_HD long origin() const { return long(halo) * plane + long(yhalo) * stride + lead; }
 
-  // Compact layer arrays. Each covers its layer, `halo` zero guard rows on the outer side
-  // and 2·halo on the inner side: the adjoint's correction reaches `halo` cells past a
-  // layer (its "rim") and reads `halo` further. When the model is thinner than two stencil
-  // radii, the two layers of a dimension share one array spanning the whole grid
-  // (`merged`), so every stencil reads one consistent array.
+  // Compact layer arrays of z and y. Each covers its layer, `halo` zero guard planes (rows)
+  // on the outer side and 2·halo on the inner side: the adjoint's correction reaches
+  // `halo` cells past a layer (its "rim") and reads `halo` further. When the model is
+  // thinner than two stencil radii, the two layers of a dimension share one array spanning
+  // the whole grid (`merged`), so every stencil reads one consistent array.
   SW_HD bool zmerged() const { return pml_top > 0 && pml_bottom > 0 && nz - pml_bottom - pml_top < 2 * halo; }
   SW_HD int top_rows() const { return zmerged() ? nz + 2 * halo : pml_top > 0 ? pml_top + 3 * halo : 0; }
   SW_HD int bottom_rows() const { return zmerged() || pml_bottom == 0 ? 0 : pml_bottom + 3 * halo; }
-  SW_HD std::size_t zlayer_size() const { return std::size_t(top_rows() + bottom_rows()) * std::size_t(stride); }
+  SW_HD std::size_t zlayer_size() const { return std::size_t(top_rows() + bottom_rows()) * std::size_t(plane); }
 
-  /// Index into ψ_z / ζ_z of cell (z, x), for a layer or rim row (within `halo` of a layer)
-  /// and the rows its stencil reads.
-  SW_HD long zlayer_index(int z, int x) const {
-    if (zmerged() || (pml_top > 0 && z < pml_top + halo)) return long(z + halo) * stride + lead + x;
-    return long(top_rows() + z - (nz - pml_bottom) + 2 * halo) * stride + lead + x;
+  /// Index into ψ_z / ζ_z of cell (z, y, x), for a layer or rim plane (within `halo` of a
+  /// layer) and the planes its stencil reads.
+  SW_HD long zlayer_index(int z, int y, int x) const {
+    const long in_plane = long(y + yhalo) * stride + lead + x;
+    if (zmerged() || (pml_top > 0 && z < pml_top + halo)) return long(z + halo) * plane + in_plane;
+    return long(top_rows() + z - (nz - pml_bottom) + 2 * halo) * plane + in_plane;
+  }
+
+  SW_HD bool ymerged() const { return pml_front > 0 && pml_back > 0 && ny - pml_back - pml_front < 2 * halo; }
+  SW_HD int front_rows() const { return ymerged() ? ny + 2 * halo : pml_front > 0 ? pml_front + 3 * halo : 0; }
+  SW_HD int back_rows() const { return ymerged() || pml_back == 0 ? 0 : pml_back + 3 * halo; }
+  /// Length of one plane of ψ_y / ζ_y (every plane z has one; none in 2-D).
+  SW_HD long yplane() const { return long(front_rows() + back_rows()) * stride; }
+  SW_HD std::size_t ylayer_size() const { return std::size_t(nz) * std::size_t(yplane()); }
+
+  /// Index into ψ_y / ζ_y of cell (z, y, x), for a layer or rim row and the rows its
+  /// stencil reads.
+  SW_HD long ylayer_index(int z, int y, int x) const {
+    const long r =
+        ymerged() || (pml_front > 0 && y < pml_front + halo) ? y + halo : front_rows() + y - (ny - pml_back) + 2 * halo;
+    return long(z) * yplane() + r * stride + lead + x;
   }
 
   // The CPU loops sweep the side layers and their rims (`halo` columns past each layer) in
@@ -136,66 +175,83 @@ struct ShotProblem {
     return round_up(long(l > r ? l : r) + 2 * xguard());
   }
   SW_HD int xlayers() const { return xmerged() ? 1 : (pml_left > 0) + (pml_right > 0); }
-  SW_HD std::size_t xlayer_size() const { return std::size_t(xlayers()) * std::size_t(nz) * std::size_t(xstride()); }
-
-  /// Index into ψ_x / ζ_x of cell (z, x), for a column swept by the side-layer loops or
-  /// within `halo` of one.
-  SW_HD long xlayer_index(int z, int x) const {
-    if (xmerged() || (pml_left > 0 && x < xloop_left() + halo)) return long(z) * xstride() + xguard() + x;
-    const long right = pml_left > 0 ? long(nz) * xstride() : 0;
-    return right + long(z) * xstride() + xguard() + x - xloop_right();
+  SW_HD std::size_t xlayer_size() const {
+    return std::size_t(xlayers()) * std::size_t(rows()) * std::size_t(xstride());
   }
 
-  // The model region: rows [mz0, mz1), columns [mx0, mx1) of the padded grid.
+  /// Index into ψ_x / ζ_x of cell (z, y, x), for a column swept by the side-layer loops or
+  /// within `halo` of one.
+  SW_HD long xlayer_index(int z, int y, int x) const {
+    const long row = long(z) * ny + y;
+    if (xmerged() || (pml_left > 0 && x < xloop_left() + halo)) return row * xstride() + xguard() + x;
+    const long right = pml_left > 0 ? long(rows()) * xstride() : 0;
+    return right + row * xstride() + xguard() + x - xloop_right();
+  }
+
+  // The model region: planes [mz0, mz1), rows [my0, my1), columns [mx0, mx1) of the padded grid.
   SW_HD int mz0() const { return pml_top; }
   SW_HD int mz1() const { return nz - pml_bottom; }
+  SW_HD int my0() const { return pml_front; }
+  SW_HD int my1() const { return ny - pml_back; }
   SW_HD int mx0() const { return pml_left; }
   SW_HD int mx1() const { return nx - pml_right; }
+  SW_HD long model_cells() const { return long(mz1() - mz0()) * (my1() - my0()) * (mx1() - mx0()); }
 
-  /// Values stored per step: the ring's four strips (top, bottom: halo × model width;
-  /// left, right: model height × halo) or the whole window (model region + ring).
+  /// The one map of a store slot: up to six blocks of whole row pieces, stored in this
+  /// order — kStoreBoundary: the shell's top and bottom slabs (halo planes × the model's
+  /// rows and columns), its front and back slabs (3-D: the model's planes × halo rows ×
+  /// its columns), its left and right slabs (the model's planes and rows × halo columns);
+  /// kStoreFull: the window (model region and shell). Block i covers planes [z0, z1), rows
+  /// [y0, y1), columns [x0, x0 + width), z slowest. store_cell() (one element, the CUDA
+  /// threads) and the CPU's row copies (kernels/cpu/adjoint.cpp) both read it.
+  struct StoreBlock {
+    int z0, z1, y0, y1, x0, width;
+    SW_HD long size() const { return long(z1 - z0) * (y1 - y0) * width; }
+  };
+  static constexpr int kMaxStoreBlocks = 6;
+  SW_HD int store_blocks(StoreBlock* b) const {
+    const int r = halo, ry = yhalo, w = mx1() - mx0();
+    if (storage == kStoreFull) {
+      b[0] = {mz0() - r, mz1() + r, my0() - ry, my1() + ry, mx0() - r, w + 2 * r};
+      return 1;
+    }
+    int n = 0;
+    b[n++] = {mz0() - r, mz0(), my0(), my1(), mx0(), w};
+    b[n++] = {mz1(), mz1() + r, my0(), my1(), mx0(), w};
+    if (three_d()) {
+      b[n++] = {mz0(), mz1(), my0() - r, my0(), mx0(), w};
+      b[n++] = {mz0(), mz1(), my1(), my1() + r, mx0(), w};
+    }
+    b[n++] = {mz0(), mz1(), my0(), my1(), mx0() - r, r};
+    b[n++] = {mz0(), mz1(), my0(), my1(), mx1(), r};
+    return n;
+  }
+
+  /// Values stored per step: the sum of the slot's blocks.
   SW_HD long store_step_size() const {
-    const long h = mz1() - mz0(), w = mx1() - mx0();
-    return storage == kStoreFull ? (h + 2 * halo) * (w + 2 * halo) : 2L * halo * (h + w);
+    StoreBlock b[kMaxStoreBlocks];
+    const int n = store_blocks(b);
+    long size = 0;
+    for (int i = 0; i < n; ++i) size += b[i].size();
+    return size;
   }
   SW_HD std::size_t store_size() const { return std::size_t(nsteps + 1) * std::size_t(store_step_size()); }
 
-  /// The one map of a store slot: up to four blocks of whole row pieces, stored in this
-  /// order — kStoreBoundary: the ring's top strip, bottom strip (halo rows × model width),
-  /// left strip, right strip (model rows × halo); kStoreFull: the window (model region and
-  /// ring). Block i covers rows [z0, z1), columns [x0, x0 + width). store_cell() (one
-  /// element, the CUDA threads) and the CPU's row copies (kernels/cpu/adjoint.cpp) both
-  /// read it.
-  struct StoreBlock {
-    int z0, z1, x0, width;
-  };
-  SW_HD int store_blocks(StoreBlock* b) const {
-    const int r = halo, w = mx1() - mx0();
-    if (storage == kStoreFull) {
-      b[0] = {mz0() - r, mz1() + r, mx0() - r, w + 2 * r};
-      return 1;
-    }
-    b[0] = {mz0() - r, mz0(), mx0(), w};
-    b[1] = {mz1(), mz1() + r, mx0(), w};
-    b[2] = {mz0(), mz1(), mx0() - r, r};
-    b[3] = {mz0(), mz1(), mx1(), r};
-    return 4;
-  }
-
-  /// Grid offset (from cell (0, 0)) of element k of a store slot (32-bit arithmetic within
-  /// the slot: a 2-D slot holds far fewer than 2³¹ values).
+  /// Grid offset (from cell (0, 0, 0)) of element k of a store slot (32-bit arithmetic
+  /// within the slot: build_medium refuses grids of 2³¹ cells or more).
   SW_HD long store_cell(long k) const {
-    StoreBlock b[4];
+    StoreBlock b[kMaxStoreBlocks];
     const int n = store_blocks(b);
     unsigned c = unsigned(k);
     int i = 0;
     for (; i + 1 < n; ++i) {  // the block that holds element k
-      const unsigned size = unsigned(b[i].z1 - b[i].z0) * unsigned(b[i].width);
+      const unsigned size = unsigned(b[i].size());
       if (c < size) break;
       c -= size;
     }
-    const unsigned width = unsigned(b[i].width);
-    return long(b[i].z0 + int(c / width)) * stride + b[i].x0 + int(c % width);
+    const unsigned width = unsigned(b[i].width), row = c / width, ys = unsigned(b[i].y1 - b[i].y0);
+    const int z = b[i].z0 + int(ys == 1 ? row : row / ys), y = b[i].y0 + int(ys == 1 ? 0 : row % ys);
+    return row_offset(z, y) + b[i].x0 + int(c % width);
   }
 
   /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer
@@ -204,19 +260,25 @@ struct ShotProblem {
   SW_HD std::size_t adjoint_work_size() const { return work_size() + 4 * grid_size(); }
 
   /// The scratch arrays, in this order inside `work`.
-  SW_HD std::size_t work_size() const { return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + kAlign; }
+  SW_HD std::size_t work_size() const {
+    return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size() + kAlign;
+  }
   SW_HD T* u0() const { return work; }
   SW_HD T* u1() const { return work + grid_size(); }
   SW_HD T* cpml_z1() const { return work + 2 * grid_size(); }
   SW_HD T* cpml_z2() const { return cpml_z1() + zlayer_size(); }
   SW_HD T* cpml_x1() const { return cpml_z2() + zlayer_size(); }
   SW_HD T* cpml_x2() const { return cpml_x1() + xlayer_size(); }
+  SW_HD T* cpml_y1() const { return cpml_x2() + xlayer_size(); }
+  SW_HD T* cpml_y2() const { return cpml_y1() + ylayer_size(); }
   /// Two step counters (64 bytes set aside at the end of the forward's arrays) for the
   /// CUDA launches replayed as a graph (kernels/cuda/bodies.hpp, Step).
-  SW_HD int* clocks() const { return reinterpret_cast<int*>(cpml_x2() + xlayer_size()); }
+  SW_HD int* clocks() const { return reinterpret_cast<int*>(cpml_y2() + ylayer_size()); }
 
-  /// The medium buffer: [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)].
-  SW_HD std::size_t medium_size() const { return grid_size() + 2 * std::size_t(nz) + 2 * std::size_t(nx); }
+  /// The medium buffer: [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx) | a_y (ny) | b_y (ny)].
+  SW_HD std::size_t medium_size() const {
+    return grid_size() + 2 * std::size_t(nz) + 2 * std::size_t(nx) + 2 * std::size_t(ny);
+  }
   SW_HD void attach_medium(const T* base) {
     const std::size_t g = grid_size();
     vdt2 = base;
@@ -224,17 +286,21 @@ struct ShotProblem {
     b_z = a_z + nz;
     a_x = b_z + nz;
     b_x = a_x + nx;
+    a_y = b_x + nx;
+    b_y = a_y + ny;
   }
 };
 
-/// Fills a nodes buffer of ShotProblem::nodes_size(nrec, nz) elements from the source node
-/// and the receiver nodes (grid offsets z·stride + x of a padded grid of nz rows).
-inline void fill_nodes(long* nodes, long source_index, const long* receiver_index, int nrec, int nz, long stride) {
+/// Fills a nodes buffer of ShotProblem::nodes_size(nrec, rows) elements from the source
+/// node and the receiver nodes (grid offsets of a padded grid whose row r = z·ny + y starts
+/// at offset row_start(r), ascending in r).
+template <typename RowStart>
+void fill_nodes(long* nodes, long source_index, const long* receiver_index, int nrec, int rows, RowStart&& row_start) {
   nodes[0] = source_index;
   long* ri = nodes + 1;
   for (int r = 0; r < nrec; ++r) ri[r] = receiver_index[r];
   long* row = ri + nrec;
-  long* cell = row + nz + 1;
+  long* cell = row + rows + 1;
   long* first = cell + nrec;
   long* order = first + nrec + 1;
   std::vector<long> by_cell(static_cast<std::size_t>(nrec));
@@ -253,7 +319,8 @@ inline void fill_nodes(long* nodes, long source_index, const long* receiver_inde
   first[ncell] = nrec;
   for (long c = ncell + 1; c <= nrec; ++c) first[c] = nrec;  // unused tail
   for (long c = ncell; c < nrec; ++c) cell[c] = -1;
-  for (int z = 0; z <= nz; ++z) row[z] = std::lower_bound(cell, cell + ncell, long(z) * stride) - cell;
+  for (int r = 0; r < rows; ++r) row[r] = std::lower_bound(cell, cell + ncell, row_start(r)) - cell;
+  row[rows] = ncell;
 }
 
 }  // namespace starwave

@@ -1,9 +1,10 @@
 // kernels/stencil.hpp — the single source of the finite-difference math, shared by the CPU
 // loops (kernels/cpu) and the CUDA kernels (kernels/cuda).
 //
-// Equation (DESIGN §2): (1/v²) ∂²u/∂t² − ∇²u = s(t) δ(x − x_s), constant density, 2-D.
+// Equation (DESIGN §2): (1/v²) ∂²u/∂t² − ∇²u = s(t) δ(x − x_s), constant density, 2-D
+// or 3-D (one code: a 2-D grid has one row per plane, and no y terms).
 // Leapfrog in time, centred differences of order 2, 4, 6, 8 in space:
-//   u[n+1] = 2u[n] − u[n−1] + v²Δt² (L̃ u[n] + s[n] δ_h),   δ_h = 1/(Δz Δx).
+//   u[n+1] = 2u[n] − u[n−1] + v²Δt² (L̃ u[n] + s[n] δ_h),   δ_h = 1/(Δz Δx) or 1/(Δz Δy Δx).
 // In the absorbing layers L̃ is the CPML Laplacian for the second-order equation of
 // Pasalic & McGarry (2010): with a stretched derivative ∂̃ = ∂ + ψ∗, per dimension d,
 //   ψ_d[n] = a_d ψ_d[n−1] + b_d ∂_d u[n]
@@ -12,12 +13,12 @@
 // so the ψ pass (a first derivative of u) runs before the u pass (which differentiates ψ).
 //
 // Assumptions every kernel relies on:
-//  * arrays are row-major (x fastest) with at least `radius(Order)` guard cells on every
+//  * arrays are z slowest, x fastest, with at least `radius(Order)` guard cells on every
 //    side that stay zero (u, ψ), so no stencil ever needs a bounds test (kernels/shot.hpp);
 //  * ψ and ζ are stored only in the absorbing layers, with zero guard cells where a layer
 //    meets the interior standing for their zero values there (b = 0 outside the layers);
-//  * the free surface is an antisymmetric mirror about the first model row: u = 0 on that
-//    row and u(−k) = −u(k) in the guard rows above it.
+//  * the free surface is an antisymmetric mirror about the first model plane: u = 0 on
+//    that plane and u(−k) = −u(k) in the guard planes above it.
 #pragma once
 
 #include "kernels/shot.hpp"
@@ -104,17 +105,25 @@ SW_HD T psi_value(T psi, T a, T b, const T* u, long s, T inv_h) {
   return a * psi + b * d1<Order>(u, s) * inv_h;
 }
 
+/// ∇²u (without the CPML terms) at the cell `u` points to, in one fixed order:
+/// ∂²_z·cz + ∂²_x·cx in 2-D, (∂²_z·cz + ∂²_y·cy) + ∂²_x·cx in 3-D (`sy` = 0 in 2-D).
+template <int Order, typename T>
+SW_HD T laplacian(const T* u, long sz, long sy, T cz, T cy, T cx) {
+  if (sy == 0) return d2<Order>(u, sz) * cz + d2<Order>(u, 1) * cx;
+  return d2<Order>(u, sz) * cz + d2<Order>(u, sy) * cy + d2<Order>(u, 1) * cx;
+}
+
 /// Interior update (no absorbing terms) at the cell `u` points to:
 /// u[n+1] = 2u − u[n−1] + v²Δt² ∇²u, written over u[n−1] in `out`.
 template <int Order, typename T>
-SW_HD void interior_point(const T* u, T* out, T vdt2, long s, T inv_dz2, T inv_dx2) {
-  const T lap = d2<Order>(u, s) * inv_dz2 + d2<Order>(u, 1) * inv_dx2;
+SW_HD void interior_point(const T* u, T* out, T vdt2, long sz, long sy, T cz, T cy, T cx) {
+  const T lap = laplacian<Order>(u, sz, sy, cz, cy, cx);
   out[0] = T(2) * u[0] - out[0] + vdt2 * lap;
 }
 
 /// Everything one time step needs, as raw pointers: `u`, `u_prev_next` and `vdt2` address
-/// grid cell (0, 0), so cell (z, x) is [z·stride + x]; the layer arrays are the compact
-/// ones of kernels/shot.hpp, addressed through zi() and xi().
+/// grid cell (0, 0, 0), so cell (z, y, x) is [z·plane + y·stride + x]; the layer arrays
+/// are the compact ones of kernels/shot.hpp, addressed through zi(), yi() and xi().
 template <typename T>
 struct StepArgs {
   const T* u;      // u[n]
@@ -126,92 +135,146 @@ struct StepArgs {
   T* cpml_z2;
   T* cpml_x1;
   T* cpml_x2;
-  const T* a_z;  // CPML coefficients per row / column (length nz / nx)
+  T* cpml_y1;
+  T* cpml_y2;
+  const T* a_z;  // CPML coefficients per plane / column / row (length nz / nx / ny)
   const T* b_z;
   const T* a_x;
   const T* b_x;
-  T inv_dz2, inv_dx2, inv_dz, inv_dx;
+  const T* a_y;
+  const T* b_y;
+  T inv_dz2, inv_dx2, inv_dz, inv_dx, inv_dy2, inv_dy;
   ShotProblem<T> layout;  // geometry only (its pointers are not used)
-  long stride, xstride;
-  int nz, nx;
-  int zt, zb, xl, xr;           // layers: rows [0, zt) and [zb, nz), columns [0, xl) and [xr, nx)
+  long plane, stride, xstride, yplane;
+  long ystep;  // the y stride of the Laplacian: `stride` in 3-D, 0 in 2-D (no y term)
+  int nz, ny, nx;
+  int zt, zb, yt, yb, xl,
+      xr;  // layers: planes [0, zt) and [zb, nz), rows [0, yt) and [yb, ny), columns [0, xl), [xr, nx)
   int xloop_left, xloop_right;  // the CPU side loops: [0, xloop_left) and [xloop_right, nx)
-  long xleft0, xright0;         // xi(0, 0) and xi(0, xloop_right): xi(z, x) = those + z·xstride + x − x0
-  // ShotProblem::zlayer_index / xlayer_index with their branches resolved once per step
-  // (the CUDA threads call them per cell): rows z < z_split use the top array's offset,
-  // columns x < x_split the left one's.
-  int z_split, x_split;
-  long z_top, z_bottom, x_left, x_right;
+  long xleft0, xright0;  // xi(0, 0, 0) and xi(0, 0, xloop_right): xi(z, y, x) = those + (z·ny + y)·xstride + x − x0
+  // The layer-index functions of ShotProblem with their branches resolved once per step
+  // (the CUDA threads call them per cell): planes z < z_split use the top array's offset,
+  // rows y < y_split the front one's, columns x < x_split the left one's.
+  int z_split, y_split, x_split;
+  long z_top, z_bottom, y_front, y_back, x_left, x_right;
 
-  SW_HD long zi(int z, int x) const { return long(z) * stride + x + (z < z_split ? z_top : z_bottom); }
-  SW_HD long xi(int z, int x) const { return long(z) * xstride + x + (x < x_split ? x_left : x_right); }
+  SW_HD bool three_d() const { return ystep != 0; }
+  SW_HD long cell(int z, int y, int x) const { return long(z) * plane + long(y) * stride + x; }
+  SW_HD long zi(int z, int y, int x) const { return cell(z, y, x) + (z < z_split ? z_top : z_bottom); }
+  SW_HD long yi(int z, int y, int x) const {
+    return long(z) * yplane + long(y) * stride + x + (y < y_split ? y_front : y_back);
+  }
+  SW_HD long xi(int z, int y, int x) const {
+    return (long(z) * ny + y) * xstride + x + (x < x_split ? x_left : x_right);
+  }
   SW_HD bool z_layer(int z) const { return z < zt || z >= zb; }
+  SW_HD bool y_layer(int y) const { return y < yt || y >= yb; }
   SW_HD bool x_layer(int x) const { return x < xl || x >= xr; }
-  /// A layer row or column, or one within `halo` of a layer (where the adjoint's
+  /// A layer plane, row or column, or one within `halo` of a layer (where the adjoint's
   /// correction reaches).
   SW_HD bool z_rim(int z) const { return (zt > 0 && z < zt + layout.halo) || (zb < nz && z >= zb - layout.halo); }
+  SW_HD bool y_rim(int y) const { return (yt > 0 && y < yt + layout.halo) || (yb < ny && y >= yb - layout.halo); }
   SW_HD bool x_rim(int x) const { return (xl > 0 && x < xl + layout.halo) || (xr < nx && x >= xr - layout.halo); }
 
-  /// The absorbing-layer cells, numbered 0 … layer_cells() − 1: the top rows [0, zt) and
-  /// the bottom rows [zb, nz) over every column, then the left columns [0, xl) and the
-  /// right columns [xr, nx) of the rows between. The memory-variable passes of the CUDA
+  /// The absorbing-layer cells, numbered 0 … layer_cells() − 1: the top planes [0, zt) and
+  /// the bottom planes [zb, nz) whole; then, plane by plane between them, the front rows
+  /// [0, yt) and the back rows [yb, ny) whole, and the left columns [0, xl) and right
+  /// columns [xr, nx) of each row between those. The memory-variable passes of the CUDA
   /// bodies run over these cells only.
   SW_HD long layer_cells() const {
-    const long band_rows = long(zt) + (nz - zb), side_rows = zb > zt ? long(zb - zt) : 0L;
+    const long band_planes = long(zt) + (nz - zb), side_planes = zb > zt ? long(zb - zt) : 0L;
+    return band_planes * ny * nx + side_planes * plane_layer_cells();
+  }
+  /// Layer cells of a plane between the z layers.
+  SW_HD long plane_layer_cells() const {
+    const long band_rows = long(yt) + (ny - yb), side_rows = yb > yt ? long(yb - yt) : 0L;
     return band_rows * nx + side_rows * (long(xl) + (nx - xr));
   }
-  /// Cell (z, x) of layer cell number t < layer_cells().
-  /// (32-bit arithmetic: a 2-D grid's layers hold far fewer than 2³¹ cells.)
-  SW_HD void layer_cell(long t, int& z, int& x) const {
-    const unsigned c = unsigned(t), w = unsigned(nx), top = unsigned(zt) * w, bands = top + unsigned(nz - zb) * w;
+  /// Cell (z, y, x) of layer cell number t < layer_cells().
+  /// (32-bit arithmetic: build_medium refuses grids of 2³¹ cells or more.)
+  SW_HD void layer_cell(long t, int& z, int& y, int& x) const {
+    const unsigned c = unsigned(t), w = unsigned(nx), pw = unsigned(ny) * w, top = unsigned(zt) * pw,
+                   bands = top + unsigned(nz - zb) * pw;
     if (c < bands) {
-      const unsigned k = c < top ? c : c - top;
-      z = int(k / w) + (c < top ? 0 : zb);
-      x = int(k % w);
+      const unsigned k = c < top ? c : c - top, in_plane = ny == 1 ? k : k % pw;
+      z = int(ny == 1 ? k / w : k / pw) + (c < top ? 0 : zb);
+      y = int(ny == 1 ? 0 : in_plane / w);
+      x = int(in_plane % w);
       return;
     }
-    const unsigned side = c - bands, left = unsigned(zb - zt) * unsigned(xl);
+    unsigned side = c - bands;
+    z = zt;
+    if (ny > 1) {  // 3-D: the plane between the z layers, then the front and back rows
+      const unsigned per_plane = unsigned(plane_layer_cells()), front = unsigned(yt) * w,
+                     yband = front + unsigned(ny - yb) * w;
+      z += int(side / per_plane);
+      side %= per_plane;
+      if (side < yband) {
+        y = int(side < front ? side / w : (side - front) / w + unsigned(yb));
+        x = int(side % w);
+        return;
+      }
+      side -= yband;
+    }
+    // The left columns of rows [yt, yb), then their right columns (2-D: of planes [zt, zb)).
+    const unsigned rows = ny > 1 ? unsigned(yb - yt) : unsigned(zb - zt), left = rows * unsigned(xl);
+    int r;
     if (side < left) {
-      z = zt + int(side / unsigned(xl));
+      r = int(side / unsigned(xl));
       x = int(side % unsigned(xl));
     } else {
-      const unsigned r = unsigned(nx - xr);
-      z = zt + int((side - left) / r);
-      x = xr + int((side - left) % r);
+      const unsigned right = unsigned(nx - xr);
+      r = int((side - left) / right);
+      x = xr + int((side - left) % right);
+    }
+    if (ny > 1) {
+      y = yt + r;
+    } else {
+      z += r;
+      y = 0;
     }
   }
 };
 
-/// ψ pass at cell (z, x) of an absorbing layer (nothing elsewhere).
+/// ψ pass at cell (z, y, x) of an absorbing layer (nothing elsewhere).
 template <int Order, typename T>
-SW_HD void update_psi_point(const StepArgs<T>& a, int z, int x) {
-  const T* u = a.u + long(z) * a.stride + x;
+SW_HD void update_psi_point(const StepArgs<T>& a, int z, int y, int x) {
+  const T* u = a.u + a.cell(z, y, x);
   if (a.z_layer(z)) {
-    T* p = a.cpml_z1 + a.zi(z, x);
-    *p = psi_value<Order>(*p, a.a_z[z], a.b_z[z], u, a.stride, a.inv_dz);
+    T* p = a.cpml_z1 + a.zi(z, y, x);
+    *p = psi_value<Order>(*p, a.a_z[z], a.b_z[z], u, a.plane, a.inv_dz);
+  }
+  if (a.three_d() && a.y_layer(y)) {
+    T* p = a.cpml_y1 + a.yi(z, y, x);
+    *p = psi_value<Order>(*p, a.a_y[y], a.b_y[y], u, a.stride, a.inv_dy);
   }
   if (a.x_layer(x)) {
-    T* p = a.cpml_x1 + a.xi(z, x);
+    T* p = a.cpml_x1 + a.xi(z, y, x);
     *p = psi_value<Order>(*p, a.a_x[x], a.b_x[x], u, 1, a.inv_dx);
   }
 }
 
-/// The u pass at cell (z, x): the interior update, then each layer's correction
-/// v²Δt² (∂_d ψ_d + ζ_d) where the cell lies in the layers of dimension d.
+/// The u pass at cell (z, y, x): the interior update, then each layer's correction
+/// v²Δt² (∂_d ψ_d + ζ_d) where the cell lies in the layers of dimension d (z, y, x).
 template <int Order, typename T>
-SW_HD void update_point(const StepArgs<T>& a, int z, int x) {
-  const long i = long(z) * a.stride + x;
+SW_HD void update_point(const StepArgs<T>& a, int z, int y, int x) {
+  const long i = a.cell(z, y, x);
   const T* u = a.u + i;
   T* out = a.u_prev_next + i;
   const T v = a.vdt2[i];
-  interior_point<Order>(u, out, v, a.stride, a.inv_dz2, a.inv_dx2);
+  interior_point<Order>(u, out, v, a.plane, a.ystep, a.inv_dz2, a.inv_dy2, a.inv_dx2);
   if (a.z_layer(z)) {
-    const long j = a.zi(z, x);
-    out[0] += v * layer_correction<Order>(u, a.stride, a.inv_dz2, a.cpml_z1 + j, a.stride, a.inv_dz, a.cpml_z2 + j,
+    const long j = a.zi(z, y, x);
+    out[0] += v * layer_correction<Order>(u, a.plane, a.inv_dz2, a.cpml_z1 + j, a.plane, a.inv_dz, a.cpml_z2 + j,
                                           a.a_z[z], a.b_z[z]);
   }
+  if (a.three_d() && a.y_layer(y)) {
+    const long j = a.yi(z, y, x);
+    out[0] += v * layer_correction<Order>(u, a.stride, a.inv_dy2, a.cpml_y1 + j, a.stride, a.inv_dy, a.cpml_y2 + j,
+                                          a.a_y[y], a.b_y[y]);
+  }
   if (a.x_layer(x)) {
-    const long j = a.xi(z, x);
+    const long j = a.xi(z, y, x);
     out[0] +=
         v * layer_correction<Order>(u, 1, a.inv_dx2, a.cpml_x1 + j, 1, a.inv_dx, a.cpml_x2 + j, a.a_x[x], a.b_x[x]);
   }
@@ -248,31 +311,40 @@ SW_HD T d1_layers_only(const T* f, long s, int c, int n, int lo, int hi) {
   return acc;
 }
 
-/// Adjoint β pass at cell (z, x) of an absorbing layer: `a.u` holds μ[n+1].
+/// Adjoint β pass at cell (z, y, x) of an absorbing layer: `a.u` holds μ[n+1].
 template <int Order, typename T>
-SW_HD void adjoint_beta_point(const StepArgs<T>& a, int z, int x) {
-  const T mu = a.u[long(z) * a.stride + x];
+SW_HD void adjoint_beta_point(const StepArgs<T>& a, int z, int y, int x) {
+  const T mu = a.u[a.cell(z, y, x)];
   if (a.z_layer(z)) {
-    T* q = a.cpml_z2 + a.zi(z, x);
+    T* q = a.cpml_z2 + a.zi(z, y, x);
     *q = a.a_z[z] * *q + a.b_z[z] * mu;
   }
+  if (a.three_d() && a.y_layer(y)) {
+    T* q = a.cpml_y2 + a.yi(z, y, x);
+    *q = a.a_y[y] * *q + a.b_y[y] * mu;
+  }
   if (a.x_layer(x)) {
-    T* q = a.cpml_x2 + a.xi(z, x);
+    T* q = a.cpml_x2 + a.xi(z, y, x);
     *q = a.a_x[x] * *q + a.b_x[x] * mu;
   }
 }
 
-/// Adjoint α pass at cell (z, x) of an absorbing layer, after the β pass of the same step.
+/// Adjoint α pass at cell (z, y, x) of an absorbing layer, after the β pass of the same step.
 template <int Order, typename T>
-SW_HD void adjoint_alpha_point(const StepArgs<T>& a, int z, int x) {
-  const T* mu = a.u + long(z) * a.stride + x;
+SW_HD void adjoint_alpha_point(const StepArgs<T>& a, int z, int y, int x) {
+  const T* mu = a.u + a.cell(z, y, x);
   if (a.z_layer(z)) {
-    const long j = a.zi(z, x);
-    const T d = d1_layers_only<Order>(mu, a.stride, z, a.nz, a.zt, a.zb) + d1<Order>(a.cpml_z2 + j, a.stride);
+    const long j = a.zi(z, y, x);
+    const T d = d1_layers_only<Order>(mu, a.plane, z, a.nz, a.zt, a.zb) + d1<Order>(a.cpml_z2 + j, a.plane);
     a.cpml_z1[j] = a.a_z[z] * a.cpml_z1[j] - a.b_z[z] * (d * a.inv_dz);
   }
+  if (a.three_d() && a.y_layer(y)) {
+    const long j = a.yi(z, y, x);
+    const T d = d1_layers_only<Order>(mu, a.stride, y, a.ny, a.yt, a.yb) + d1<Order>(a.cpml_y2 + j, a.stride);
+    a.cpml_y1[j] = a.a_y[y] * a.cpml_y1[j] - a.b_y[y] * (d * a.inv_dy);
+  }
   if (a.x_layer(x)) {
-    const long j = a.xi(z, x);
+    const long j = a.xi(z, y, x);
     const T d = d1_layers_only<Order>(mu, 1, x, a.nx, a.xl, a.xr) + d1<Order>(a.cpml_x2 + j, 1);
     a.cpml_x1[j] = a.a_x[x] * a.cpml_x1[j] - a.b_x[x] * (d * a.inv_dx);
   }
@@ -284,34 +356,37 @@ SW_HD T adjoint_correction(const T* alpha, const T* beta, long s, T inv_h, T inv
   return d2<Order>(beta, s) * inv_h2 - d1<Order>(alpha, s) * inv_h;
 }
 
-/// Adjoint u pass at cell (z, x): `a.u` holds μ[n+1], `a.u_prev_next` μ[n+2] → μ[n].
+/// Adjoint u pass at cell (z, y, x): `a.u` holds μ[n+1], `a.u_prev_next` μ[n+2] → μ[n].
 template <int Order, typename T>
-SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int x) {
-  const long i = long(z) * a.stride + x;
+SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int y, int x) {
+  const long i = a.cell(z, y, x);
   T* out = a.u_prev_next + i;
   const T v = a.vdt2[i];
-  interior_point<Order>(a.u + i, out, v, a.stride, a.inv_dz2, a.inv_dx2);
+  interior_point<Order>(a.u + i, out, v, a.plane, a.ystep, a.inv_dz2, a.inv_dy2, a.inv_dx2);
   if (a.z_rim(z)) {
-    const long j = a.zi(z, x);
-    out[0] += v * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.stride, a.inv_dz, a.inv_dz2);
+    const long j = a.zi(z, y, x);
+    out[0] += v * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz, a.inv_dz2);
+  }
+  if (a.three_d() && a.y_rim(y)) {
+    const long j = a.yi(z, y, x);
+    out[0] += v * adjoint_correction<Order>(a.cpml_y1 + j, a.cpml_y2 + j, a.stride, a.inv_dy, a.inv_dy2);
   }
   if (a.x_rim(x)) {
-    const long j = a.xi(z, x);
+    const long j = a.xi(z, y, x);
     out[0] += v * adjoint_correction<Order>(a.cpml_x1 + j, a.cpml_x2 + j, 1, a.inv_dx, a.inv_dx2);
   }
 }
 
-/// Free surface, row k = 1 … halo, after the μ pass: the forward's ψ_z and ζ_z passes read
-/// u in the mirrored rows above the surface (u(−k) = −u(k)), so in the transpose the
-/// z-correction that falls on row −k folds back onto row k with the opposite sign. It is
-/// non-zero only where the bottom layer's rim reaches above the surface (a model thinner
-/// than about two stencil radii).
+/// Free surface, plane k = 1 … halo, after the μ pass: the forward's ψ_z and ζ_z passes
+/// read u in the mirrored planes above the surface (u(−k) = −u(k)), so in the transpose the
+/// z-correction that falls on plane −k folds back onto plane k with the opposite sign. It
+/// is non-zero only where the bottom layer's rim reaches above the surface (a model
+/// thinner than about two stencil radii).
 template <int Order, typename T>
-SW_HD void adjoint_fold_point(const StepArgs<T>& a, int k, int x) {
+SW_HD void adjoint_fold_point(const StepArgs<T>& a, int k, int y, int x) {
   if (!a.layout.free_surface || k >= a.nz || !a.z_rim(-k)) return;
-  const long j = a.zi(-k, x), i = long(k) * a.stride + x;
-  a.u_prev_next[i] -=
-      a.vdt2[i] * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.stride, a.inv_dz, a.inv_dz2);
+  const long j = a.zi(-k, y, x), i = a.cell(k, y, x);
+  a.u_prev_next[i] -= a.vdt2[i] * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz, a.inv_dz2);
 }
 
 /// StepArgs for one step of shot `p`: `u` holds u[n], `upn` holds u[n−1] and receives
@@ -327,46 +402,62 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   a.cpml_z2 = p.cpml_z2();
   a.cpml_x1 = p.cpml_x1();
   a.cpml_x2 = p.cpml_x2();
+  a.cpml_y1 = p.cpml_y1();
+  a.cpml_y2 = p.cpml_y2();
   a.a_z = p.a_z;
   a.b_z = p.b_z;
   a.a_x = p.a_x;
   a.b_x = p.b_x;
+  a.a_y = p.a_y;
+  a.b_y = p.b_y;
   a.inv_dz2 = T(1) / (p.dz * p.dz);
   a.inv_dx2 = T(1) / (p.dx * p.dx);
   a.inv_dz = T(1) / p.dz;
   a.inv_dx = T(1) / p.dx;
+  a.inv_dy2 = T(1) / (p.dy * p.dy);
+  a.inv_dy = T(1) / p.dy;
   a.layout = p;
+  a.plane = p.plane;
   a.stride = p.stride;
   a.xstride = p.xstride();
+  a.yplane = p.yplane();
+  a.ystep = p.three_d() ? p.stride : 0;
   a.nz = p.nz;
+  a.ny = p.ny;
   a.nx = p.nx;
   a.zt = p.pml_top;
   a.zb = p.nz - p.pml_bottom;
+  a.yt = p.pml_front;
+  a.yb = p.ny - p.pml_back;
   a.xl = p.pml_left;
   a.xr = p.nx - p.pml_right;
   a.xloop_left = p.xloop_left();
   a.xloop_right = p.xloop_right();
-  a.xleft0 = p.xlayer_index(0, 0);
-  a.xright0 = p.xlayer_index(0, a.xloop_right);
+  a.xleft0 = p.xlayer_index(0, 0, 0);
+  a.xright0 = p.xlayer_index(0, 0, a.xloop_right);
   const int big = 1 << 30;
   a.z_split = p.zmerged() ? big : p.pml_top > 0 ? p.pml_top + p.halo : -big;
-  a.z_top = p.zlayer_index(0, 0);
-  a.z_bottom = p.zlayer_index(p.nz - 1, 0) - long(p.nz - 1) * p.stride;
+  a.z_top = p.zlayer_index(0, 0, 0);
+  a.z_bottom = p.zlayer_index(p.nz - 1, 0, 0) - long(p.nz - 1) * p.plane;
+  a.y_split = p.ymerged() ? big : p.pml_front > 0 ? p.pml_front + p.halo : -big;
+  a.y_front = p.three_d() ? p.ylayer_index(0, 0, 0) : 0;
+  a.y_back = p.three_d() ? p.ylayer_index(0, p.ny - 1, 0) - long(p.ny - 1) * p.stride : 0;
   a.x_split = p.xmerged() ? big : p.pml_left > 0 ? p.xloop_left() + p.halo : -big;
-  a.x_left = p.xlayer_index(0, 0);
-  a.x_right = p.xlayer_index(0, p.nx - 1) - (p.nx - 1);
+  a.x_left = p.xlayer_index(0, 0, 0);
+  a.x_right = p.xlayer_index(0, 0, p.nx - 1) - (p.nx - 1);
   return a;
 }
 
-/// Antisymmetric mirror of the free surface at one column x ∈ [0, nx) of the updated
-/// field (pointer at cell (0, 0)): u = 0 on row `top`, and the `halo` rows above hold −u
-/// of the rows below (DESIGN §2), for the rows below that lie in the grid (< nz; past it
-/// the guard rows are zero, and so stay their mirrors). The guard columns stay zero.
+/// Antisymmetric mirror of the free surface at one column (grid offset `col` = y·stride + x
+/// of plane 0) of the updated field (pointer at cell (0, 0, 0)): u = 0 on plane `top`, and
+/// the `halo` planes above hold −u of the planes below (DESIGN §2), for the planes below
+/// that lie in the grid (< nz; past it the guard planes are zero, and so stay their
+/// mirrors). The guard rows and columns stay zero.
 template <typename T>
-SW_HD void mirror_free_surface(T* u, long stride, int top, int halo, int nz, int x) {
-  T* row0 = u + long(top) * stride;
-  row0[x] = T(0);
-  for (int k = 1; k <= halo && top + k < nz; ++k) row0[-k * stride + x] = -row0[k * stride + x];
+SW_HD void mirror_free_surface(T* u, long plane, int top, int halo, int nz, long col) {
+  T* row0 = u + long(top) * plane;
+  row0[col] = T(0);
+  for (int k = 1; k <= halo && top + k < nz; ++k) row0[-k * plane + col] = -row0[k * plane + col];
 }
 
 }  // namespace starwave::stencil

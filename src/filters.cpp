@@ -52,10 +52,16 @@ Survey lowpassed(const Survey& s, double fc) {
 
 std::vector<double> gaussian(const std::vector<double>& f, int nz, int nx, double dz, double dx, double sigma,
                              Edge edge) {
+  return gaussian(f, nz, 1, nx, dz, 0, dx, sigma, edge);
+}
+
+std::vector<double> gaussian(const std::vector<double>& f, int nz, int ny, int nx, double dz, double dy, double dx,
+                             double sigma, Edge edge) {
   if (!(sigma > 0)) return f;
   std::vector<double> out = f;
-  // One pass along a dimension of n samples, `count` lines, element i of line c at c·stride + i·step.
-  auto pass = [&](int n, int count, long step, long stride, double h) {
+  // One pass along a dimension of n samples, `count` lines, element i of line c at
+  // base + c·stride + i·step.
+  auto pass = [&](int n, int count, long step, long stride, double h, long base) {
     // Three standard deviations. Callers refuse a sigma longer than the grid (the
     // window then stays within 3n); the cap only keeps a huge one from overflowing.
     const int r = int(std::min(std::ceil(3 * sigma / h), 3.0 * n));
@@ -65,7 +71,7 @@ std::vector<double> gaussian(const std::vector<double>& f, int nz, int nx, doubl
     for (double& x : w) x /= sum;
     std::vector<double> line(static_cast<std::size_t>(n));
     for (int c = 0; c < count; ++c) {
-      for (int i = 0; i < n; ++i) line[std::size_t(i)] = out[std::size_t(c * stride + i * step)];
+      for (int i = 0; i < n; ++i) line[std::size_t(i)] = out[std::size_t(base + c * stride + i * step)];
       for (int i = 0; i < n; ++i) {
         double acc = 0;
         for (int k = -r; k <= r; ++k) {
@@ -76,12 +82,15 @@ std::vector<double> gaussian(const std::vector<double>& f, int nz, int nx, doubl
           }
           acc += w[std::size_t(k + r)] * line[std::size_t(j)];
         }
-        out[std::size_t(c * stride + i * step)] = acc;
+        out[std::size_t(base + c * stride + i * step)] = acc;
       }
     }
   };
-  pass(nx, nz, 1, nx, dx);
-  pass(nz, nx, nx, 1, dz);
+  const long plane = long(ny) * nx;
+  pass(nx, nz * ny, 1, nx, dx, 0);
+  if (ny > 1)
+    for (int z = 0; z < nz; ++z) pass(ny, nx, nx, 1, dy, z * plane);
+  pass(nz, int(plane), plane, 1, dz, 0);
   return out;
 }
 

@@ -32,5 +32,8 @@ enum class Edge {
 /// the field unchanged.
 std::vector<double> gaussian(const std::vector<double>& f, int nz, int nx, double dz, double dx, double sigma,
                              Edge edge);
+/// The same over an (nz, ny, nx) field (z slowest): passes along x, y, then z.
+std::vector<double> gaussian(const std::vector<double>& f, int nz, int ny, int nx, double dz, double dy, double dx,
+                             double sigma, Edge edge);
 
 }  // namespace starwave::filters

@@ -249,22 +249,29 @@ Model read_model(const std::string& path) {
   Hid f = open_file(path);
   std::vector<hsize_t> dims;
   const std::vector<double> v = read_dataset(f, path, "/vp", dims);
-  if (dims.size() != 2 || dims[0] == 0 || dims[1] == 0)
-    throw InputError(path + ": /vp must be a 2-D array (nz, nx), got shape " + shape_text(dims));
-  if (dims[0] > hsize_t(INT32_MAX) || dims[1] > hsize_t(INT32_MAX))
-    throw InputError(path + ": /vp of shape " + shape_text(dims) + " has more than 2^31 cells along an axis");
+  if ((dims.size() != 2 && dims.size() != 3) || std::find(dims.begin(), dims.end(), 0) != dims.end())
+    throw InputError(path + ": /vp must be a 2-D array (nz, nx) or a 3-D one (nz, ny, nx), got shape " +
+                     shape_text(dims));
+  for (hsize_t n : dims)
+    if (n > hsize_t(INT32_MAX))
+      throw InputError(path + ": /vp of shape " + shape_text(dims) + " has more than 2^31 cells along an axis");
   Model m;
+  m.dim = int(dims.size());
   m.nz = int(dims[0]);
-  m.nx = int(dims[1]);
+  m.ny = m.three_d() ? int(dims[1]) : 1;
+  m.nx = int(dims.back());
   m.vp = v;
   Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
-  const std::vector<double> spacing = read_attribute(d, path, "/vp", "spacing", 2);
+  const std::size_t D = dims.size();
+  const std::vector<double> spacing = read_attribute(d, path, "/vp", "spacing", D);
   m.dz = spacing[0];
-  m.dx = spacing[1];
+  m.dy = m.three_d() ? spacing[1] : 0;
+  m.dx = spacing.back();
   if (H5Aexists(d, "origin") > 0) {
-    const std::vector<double> origin = read_attribute(d, path, "/vp", "origin", 2);
+    const std::vector<double> origin = read_attribute(d, path, "/vp", "origin", D);
     m.z0 = origin[0];
-    m.x0 = origin[1];
+    m.y0 = m.three_d() ? origin[1] : 0;
+    m.x0 = origin.back();
   }
   m.validate(path);
   return m;
@@ -272,15 +279,37 @@ Model read_model(const std::string& path) {
 
 namespace {
 void write_model_attributes(hid_t obj, const Model& m) {
-  write_attribute(obj, "spacing", {m.dz, m.dx});
-  write_attribute(obj, "origin", {m.z0, m.x0});
+  if (m.three_d()) {
+    write_attribute(obj, "spacing", {m.dz, m.dy, m.dx});
+    write_attribute(obj, "origin", {m.z0, m.y0, m.x0});
+  } else {
+    write_attribute(obj, "spacing", {m.dz, m.dx});
+    write_attribute(obj, "origin", {m.z0, m.x0});
+  }
+}
+
+/// A model-sized dataset's shape: (nz, nx) or (nz, ny, nx).
+std::vector<hsize_t> model_dims(const Model& m) {
+  if (m.three_d()) return {hsize_t(m.nz), hsize_t(m.ny), hsize_t(m.nx)};
+  return {hsize_t(m.nz), hsize_t(m.nx)};
+}
+
+/// Positions as rows of D values ([z, x] or [z, y, x]).
+void append_position(std::vector<double>& out, const Position& p, int dim) {
+  out.push_back(p.z);
+  if (dim == 3) out.push_back(p.y);
+  out.push_back(p.x);
+}
+Position position_at(const std::vector<double>& v, std::size_t row, int dim) {
+  const std::size_t k = row * std::size_t(dim);
+  return dim == 3 ? Position{v[k], v[k + 1], v[k + 2]} : Position{v[k], v[k + 1]};
 }
 }  // namespace
 
 void write_model(const std::string& path, const Model& m) {
   require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
   write_atomically(path, [&](hid_t f) {
-    write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
+    write_dataset(f, "/vp", model_dims(m), H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
     write_model_attributes(d, m);
     write_model_attributes(f, m);
@@ -295,9 +324,8 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
     write_model_attributes(f, m);
     for (const auto& [name, v] : scalars) write_attribute(f, name, {v});
     for (const auto& [name, v] : fields) {
-      if (v.size() != std::size_t(m.nz) * std::size_t(m.nx))
-        throw RuntimeError(path + ": field " + name + " is not of the model's shape");
-      write_dataset(f, name, {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, v.data());
+      if (v.size() != m.cells()) throw RuntimeError(path + ": field " + name + " is not of the model's shape");
+      write_dataset(f, name, model_dims(m), H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, v.data());
       Hid d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
       write_model_attributes(d, m);
     }
@@ -354,7 +382,7 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
                       const std::map<std::string, double>& settings) {
   require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
   write_atomically(path, [&](hid_t f) {
-    write_dataset(f, "/vp", {hsize_t(m.nz), hsize_t(m.nx)}, H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
+    write_dataset(f, "/vp", model_dims(m), H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
     write_model_attributes(d, m);
     write_model_attributes(f, m);
@@ -378,10 +406,13 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
 
   std::vector<hsize_t> dims;
   const std::vector<double> src = read_dataset(f, path, "/source/position", dims);
-  if (dims.size() != 2 || dims[1] != 2 || dims[0] == 0)
-    throw InputError(path + ": /source/position must have shape (nshots, 2), got " + shape_text(dims));
+  if (dims.size() != 2 || (dims[1] != 2 && dims[1] != 3) || dims[0] == 0)
+    throw InputError(path + ": /source/position must have shape (nshots, 2) [z, x] or (nshots, 3) [z, y, x], got " +
+                     shape_text(dims));
   const std::size_t ns = dims[0];
-  for (std::size_t i = 0; i < ns; ++i) s.sources.push_back({src[2 * i], src[2 * i + 1]});
+  s.dim = int(dims[1]);
+  const hsize_t D = hsize_t(s.dim);
+  for (std::size_t i = 0; i < ns; ++i) s.sources.push_back(position_at(src, i, s.dim));
 
   const std::vector<double> w = read_dataset(f, path, "/source/wavelet", dims);
   if (dims.size() == 1 && int64_t(dims[0]) == s.nt) {
@@ -395,20 +426,19 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
   }
 
   const std::vector<double> rec = read_dataset(f, path, "/receiver/position", dims);
-  if (dims.size() == 2 && dims[1] == 2 && dims[0] > 0) {
+  if (dims.size() == 2 && dims[1] == D && dims[0] > 0) {
     s.receivers.emplace_back();
-    for (std::size_t i = 0; i < dims[0]; ++i) s.receivers[0].push_back({rec[2 * i], rec[2 * i + 1]});
-  } else if (dims.size() == 3 && dims[0] == ns && dims[2] == 2 && dims[1] > 0) {
+    for (std::size_t i = 0; i < dims[0]; ++i) s.receivers[0].push_back(position_at(rec, i, s.dim));
+  } else if (dims.size() == 3 && dims[0] == ns && dims[2] == D && dims[1] > 0) {
     for (std::size_t shot = 0; shot < ns; ++shot) {
       s.receivers.emplace_back();
-      for (std::size_t i = 0; i < dims[1]; ++i) {
-        const std::size_t k = (shot * dims[1] + i) * 2;
-        s.receivers.back().push_back({rec[k], rec[k + 1]});
-      }
+      for (std::size_t i = 0; i < dims[1]; ++i)
+        s.receivers.back().push_back(position_at(rec, shot * dims[1] + i, s.dim));
     }
   } else {
-    throw InputError(path + ": /receiver/position must have shape (nrec, 2) or (nshots, nrec, 2), got " +
-                     shape_text(dims));
+    const std::string d = std::to_string(s.dim);
+    throw InputError(path + ": /receiver/position must have shape (nrec, " + d + ") or (nshots, nrec, " + d +
+                     ") like /source/position, got " + shape_text(dims));
   }
 
   if (need_data || has_link(f, "/data")) {
@@ -457,9 +487,10 @@ void write_survey_contents(hid_t f, const Survey& s, const Model* model) {
   write_attribute_int(f, "nt", s.nt);
   if (model) write_model_attributes(f, *model);
   const hsize_t ns = hsize_t(s.nshots());
+  const hsize_t D = hsize_t(s.dim);
   std::vector<double> src;
-  for (const auto& p : s.sources) src.insert(src.end(), p.begin(), p.end());
-  write_dataset(f, "/source/position", {ns, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, src.data());
+  for (const auto& p : s.sources) append_position(src, p, s.dim);
+  write_dataset(f, "/source/position", {ns, D}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, src.data());
   std::vector<float> w;
   for (const auto& x : s.wavelets) w.insert(w.end(), x.begin(), x.end());
   if (s.wavelets.size() == 1)
@@ -468,12 +499,12 @@ void write_survey_contents(hid_t f, const Survey& s, const Model* model) {
     write_dataset(f, "/source/wavelet", {ns, hsize_t(s.nt)}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, w.data());
   std::vector<double> rec;
   for (const auto& r : s.receivers)
-    for (const auto& p : r) rec.insert(rec.end(), p.begin(), p.end());
+    for (const auto& p : r) append_position(rec, p, s.dim);
   const hsize_t nr = hsize_t(s.nrec());
   if (s.receivers.size() == 1)
-    write_dataset(f, "/receiver/position", {nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+    write_dataset(f, "/receiver/position", {nr, D}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
   else
-    write_dataset(f, "/receiver/position", {ns, nr, 2}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+    write_dataset(f, "/receiver/position", {ns, nr, D}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
 }
 
 /// /data's dims and chunk: one chunk per shot.

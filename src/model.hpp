@@ -1,21 +1,38 @@
-// src/model.hpp — the velocity model on a regular grid (DESIGN §4: /vp, spacing, origin).
+// src/model.hpp — the velocity model on a regular grid (DESIGN §4: /vp, spacing, origin),
+// 2-D (nz, nx) or 3-D (nz, ny, nx); a 2-D model is a 3-D one with one row (ny = 1).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace starwave {
 
 struct Model {
-  int nz = 0, nx = 0;
-  double dz = 0, dx = 0;   // m
-  double z0 = 0, x0 = 0;   // m, position of cell (0, 0)
-  std::vector<double> vp;  // m/s, row-major (z, x)
+  int dim = 2;                    // 2 or 3
+  int nz = 0, ny = 1, nx = 0;     // ny = 1 in 2-D
+  double dz = 0, dy = 0, dx = 0;  // m (dy unused in 2-D)
+  double z0 = 0, y0 = 0, x0 = 0;  // m, position of cell (0, 0, 0)
+  std::vector<double> vp;         // m/s, z slowest, x fastest
 
-  double at(int z, int x) const { return vp[std::size_t(z) * nx + x]; }
-  double& at(int z, int x) { return vp[std::size_t(z) * nx + x]; }
+  bool three_d() const { return dim == 3; }
+  std::size_t cells() const { return std::size_t(nz) * std::size_t(ny) * std::size_t(nx); }
+  std::size_t index(int z, int y, int x) const { return (std::size_t(z) * ny + y) * std::size_t(nx) + x; }
+  double at(int z, int y, int x) const { return vp[index(z, y, x)]; }
+  double& at(int z, int y, int x) { return vp[index(z, y, x)]; }
+  /// Cell (z, x) of a 2-D model (row y = 0 of a 3-D one).
+  double at(int z, int x) const { return vp[index(z, 0, x)]; }
+  double& at(int z, int x) { return vp[index(z, 0, x)]; }
   double vmin() const;
   double vmax() const;
+  /// The shape as text: "(nz, nx)" or "(nz, ny, nx)".
+  std::string shape_text() const;
+  /// A model of the same grid (extents, spacing, origin) and no velocities.
+  Model same_grid() const {
+    Model m = *this;
+    m.vp.clear();
+    return m;
+  }
 
   /// Throws InputError naming `where` when the grid or any velocity is unusable
   /// (empty grid, non-positive spacing, NaN/inf or non-positive velocity).

@@ -27,20 +27,31 @@ void NumericalOptions::validate() const {
     throw InputError("--internal-dt: must be positive (or 0 for automatic)");
 }
 
-double stable_time_step(double vmax, double dz, double dx, int order) {
+double stable_time_step(double vmax, double dz, double dx, int order, double dy) {
   check_order(order);
   const double lam = stencil::d2_nyquist_eigenvalue(order);
-  return 2.0 / (vmax * std::sqrt(lam / (dz * dz) + lam / (dx * dx)));
+  const double sum = dy > 0 ? lam / (dz * dz) + lam / (dy * dy) + lam / (dx * dx) : lam / (dz * dz) + lam / (dx * dx);
+  return 2.0 / (vmax * std::sqrt(sum));
+}
+
+void check_dimensions(const Model& m, const Survey& s) {
+  if (m.dim == s.dim) return;
+  throw InputError(std::string("--survey/--data: the positions are ") + (s.dim == 3 ? "3-D [z, y, x]" : "2-D [z, x]") +
+                   " but the model (--model) " + m.shape_text() + " is " + (m.three_d() ? "3-D" : "2-D") +
+                   ": a survey must have its model's dimension");
 }
 
 TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOptions& o) {
+  check_dimensions(m, s);
   TimeStepping ts;
-  ts.dt_stable = stable_time_step(m.vmax(), m.dz, m.dx, o.order);
+  ts.dt_stable = stable_time_step(m.vmax(), m.dz, m.dx, o.order, m.three_d() ? m.dy : 0);
   if (o.internal_dt > 0) {
     if (o.internal_dt > ts.dt_stable) {
       std::ostringstream os;
       os << "--internal-dt: " << o.internal_dt << " s is unstable for v_max = " << m.vmax() << " m/s, spacing " << m.dz
-         << " × " << m.dx << " m and order " << o.order << " (the limit is " << ts.dt_stable << " s)";
+         << " × ";
+      if (m.three_d()) os << m.dy << " × ";
+      os << m.dx << " m and order " << o.order << " (the limit is " << ts.dt_stable << " s)";
       throw InputError(os.str());
     }
     const double ratio = s.dt / o.internal_dt;
@@ -127,8 +138,7 @@ void cpml_coefficients(double d, double vmax, double thickness, double reflectio
 }  // namespace
 
 template <typename T>
-Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStepping& ts, int nt,
-                       double pml_frequency) {
+Medium<T> medium_layout(const Model& m, const NumericalOptions& o) {
   Medium<T> med;
   ShotProblem<T>& p = med.layout;
   const int w = o.pml_width;
@@ -136,15 +146,36 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   p.pml_bottom = w;
   p.pml_left = w;
   p.pml_right = w;
-  p.set_grid(m.nz + p.pml_top + p.pml_bottom, m.nx + p.pml_left + p.pml_right, stencil::radius(o.order));
+  p.pml_front = m.three_d() ? w : 0;
+  p.pml_back = m.three_d() ? w : 0;
+  const double cells =
+      double(m.nz + p.pml_top + p.pml_bottom) * (m.ny + p.pml_front + p.pml_back) * (m.nx + p.pml_left + p.pml_right);
+  if (!(cells < 2147483648.0)) {
+    std::ostringstream os;
+    os << "the model " << m.shape_text() << " with its absorbing layers (--pml-width " << w << ") has " << cells
+       << " cells, more than 2^31: this version propagates smaller grids only";
+    throw InputError(os.str());
+  }
+  p.set_grid(m.nz + p.pml_top + p.pml_bottom, m.ny + p.pml_front + p.pml_back, m.nx + p.pml_left + p.pml_right,
+             stencil::radius(o.order), m.dim);
   p.free_surface = o.free_surface;
   p.dz = T(m.dz);
+  p.dy = m.three_d() ? T(m.dy) : T(1);
   p.dx = T(m.dx);
+  med.model_top = p.pml_top;
+  med.model_front = p.pml_front;
+  med.model_left = p.pml_left;
+  return med;
+}
+
+template <typename T>
+Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStepping& ts, int nt,
+                       double pml_frequency) {
+  Medium<T> med = medium_layout<T>(m, o);
+  ShotProblem<T>& p = med.layout;
   p.nsteps = ts.nsteps;
   p.record_every = ts.k;
   p.nt = nt;
-  med.model_top = p.pml_top;
-  med.model_left = p.pml_left;
 
   const std::size_t g = p.grid_size();
   med.buffer.assign(p.medium_size(), T(0));
@@ -152,16 +183,21 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   const double dt2 = ts.dt * ts.dt;
   for (int z = 0; z < p.nz; ++z) {
     const int mz = std::clamp(z - p.pml_top, 0, m.nz - 1);  // edge replication into the layers
-    for (int x = 0; x < p.nx; ++x) {
-      const int mx = std::clamp(x - p.pml_left, 0, m.nx - 1);
-      const double v = m.at(mz, mx);
-      vdt2[long(z) * p.stride + x] = T(v * v * dt2);
+    for (int y = 0; y < p.ny; ++y) {
+      const int my = std::clamp(y - p.pml_front, 0, m.ny - 1);
+      for (int x = 0; x < p.nx; ++x) {
+        const int mx = std::clamp(x - p.pml_left, 0, m.nx - 1);
+        const double v = m.at(mz, my, mx);
+        vdt2[p.row_offset(z, y) + x] = T(v * v * dt2);
+      }
     }
   }
   T* a_z = med.buffer.data() + g;
   T* b_z = a_z + p.nz;
   T* a_x = b_z + p.nz;
   T* b_x = a_x + p.nx;
+  T* a_y = b_x + p.nx;
+  T* b_y = a_y + p.ny;
   const double vmax = m.vmax();
   auto fill = [&](T* a, T* b, int n, int lo, int hi, double h) {
     for (int i = 0; i < n; ++i) {
@@ -178,24 +214,33 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   };
   fill(a_z, b_z, p.nz, p.pml_top, p.pml_bottom, m.dz);
   fill(a_x, b_x, p.nx, p.pml_left, p.pml_right, m.dx);
+  if (m.three_d()) fill(a_y, b_y, p.ny, p.pml_front, p.pml_back, m.dy);
   return med;
 }
 
 template <typename T>
 long node_index(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what) {
-  const double fz = (pos[0] - m.z0) / m.dz, fx = (pos[1] - m.x0) / m.dx;
-  const double iz = std::round(fz), ix = std::round(fx);
+  const bool three = m.three_d();
+  const double fz = (pos.z - m.z0) / m.dz, fy = three ? (pos.y - m.y0) / m.dy : 0.0, fx = (pos.x - m.x0) / m.dx;
+  const double iz = std::round(fz), iy = std::round(fy), ix = std::round(fx);
   std::ostringstream os;
-  os << what << " at (z=" << pos[0] << " m, x=" << pos[1] << " m)";
+  os << what << " at (z=" << pos.z << " m, ";
+  if (three) os << "y=" << pos.y << " m, ";
+  os << "x=" << pos.x << " m)";
+  auto range = [](const char* name, double o, int n, double h) {
+    return std::string(name) + " " + std::to_string(o) + "…" + std::to_string(o + (n - 1) * h) + " m";
+  };
+  const bool outside_y = three && (!std::isfinite(fy) || iy < 0 || iy > m.ny - 1 || fy < -1e-6);
   if (!std::isfinite(fz) || !std::isfinite(fx) || iz < 0 || iz > m.nz - 1 || ix < 0 || ix > m.nx - 1 ||
-      (fz < -1e-6 || fx < -1e-6))
-    throw InputError(os.str() + " lies outside the model (z " + std::to_string(m.z0) + "…" +
-                     std::to_string(m.z0 + (m.nz - 1) * m.dz) + " m, x " + std::to_string(m.x0) + "…" +
-                     std::to_string(m.x0 + (m.nx - 1) * m.dx) + " m)");
-  if (std::abs(fz - iz) > 1e-6 || std::abs(fx - ix) > 1e-6)
+      (fz < -1e-6 || fx < -1e-6) || outside_y)
+    throw InputError(os.str() + " lies outside the model (" + range("z", m.z0, m.nz, m.dz) + ", " +
+                     (three ? range("y", m.y0, m.ny, m.dy) + ", " : std::string()) + range("x", m.x0, m.nx, m.dx) +
+                     ")");
+  if (std::abs(fz - iz) > 1e-6 || std::abs(fx - ix) > 1e-6 || std::abs(fy - iy) > 1e-6)
     throw InputError(os.str() + " is not on a grid node (spacing " + std::to_string(m.dz) + " × " +
-                     std::to_string(m.dx) + " m); off-grid positions are not supported yet");
-  return long(iz + med.model_top) * med.layout.stride + long(ix + med.model_left);
+                     (three ? std::to_string(m.dy) + " × " : std::string()) + std::to_string(m.dx) +
+                     " m); off-grid positions are not supported yet");
+  return med.layout.row_offset(int(iz) + med.model_top, int(iy) + med.model_front) + long(ix + med.model_left);
 }
 
 std::vector<double> upsample(const std::vector<float>& w, int k, int count) {
@@ -227,7 +272,7 @@ template <typename T>
 ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s, const TimeStepping& ts, int shot) {
   ShotInputs<T> in;
   const std::vector<double> src = upsample(s.wavelet(shot), ts.k, ts.nsteps);
-  const double delta_h = 1.0 / (m.dz * m.dx);
+  const double delta_h = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
   in.source.resize(src.size());
   for (std::size_t i = 0; i < src.size(); ++i) in.source[i] = T(src[i] * delta_h);
   const long source = node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
@@ -235,13 +280,16 @@ ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s,
   std::vector<long> receivers(rec.size());
   for (std::size_t r = 0; r < rec.size(); ++r)
     receivers[r] = node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
-  in.nodes.resize(ShotProblem<T>::nodes_size(int(rec.size()), med.layout.nz));
-  fill_nodes(in.nodes.data(), source, receivers.data(), int(rec.size()), med.layout.nz, med.layout.stride);
+  const ShotProblem<T>& l = med.layout;
+  in.nodes.resize(ShotProblem<T>::nodes_size(int(rec.size()), l.rows()));
+  fill_nodes(in.nodes.data(), source, receivers.data(), int(rec.size()), l.rows(),
+             [&](int r) { return l.row_offset(r / l.ny, r % l.ny); });
   return in;
 }
 
 #define STARWAVE_INSTANTIATE(T)                                                                                \
   template struct Medium<T>;                                                                                   \
+  template Medium<T> medium_layout<T>(const Model&, const NumericalOptions&);                                  \
   template Medium<T> build_medium<T>(const Model&, const NumericalOptions&, const TimeStepping&, int, double); \
   template long node_index<T>(const Medium<T>&, const Model&, const Position&, const std::string&);            \
   template ShotInputs<T> shot_inputs<T>(const Medium<T>&, const Model&, const Survey&, const TimeStepping&, int);

@@ -39,12 +39,16 @@ struct TimeStepping {
 /// seconds (a data file's dt of 1e300, or milliseconds taken for seconds): refused.
 inline constexpr double kMaxStepsPerSample = 10000;
 
-/// Chooses k (or checks an explicit internal step) and refuses unstable steps, a k above
-/// kMaxStepsPerSample and records of more than 2^31 steps.
+/// Chooses k (or checks an explicit internal step) and refuses a survey of another
+/// dimension than the model, unstable steps, a k above kMaxStepsPerSample and records of
+/// more than 2^31 steps.
 TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOptions& o);
 
-/// Largest stable step for a velocity, spacing and order (DESIGN §2).
-double stable_time_step(double vmax, double dz, double dx, int order);
+/// Largest stable step for a velocity, spacing and order (DESIGN §2); dy > 0 for a 3-D grid.
+double stable_time_step(double vmax, double dz, double dx, int order, double dy = 0);
+
+/// Refuses a survey whose positions have another dimension than the model (InputError).
+void check_dimensions(const Model& m, const Survey& s);
 
 /// Dominant frequency (Hz) of a sampled wavelet, from its amplitude spectrum.
 double dominant_frequency(const std::vector<float>& w, double dt);
@@ -52,14 +56,19 @@ double dominant_frequency(const std::vector<float>& w, double dt);
 /// Everything shared by every shot of a run, in precision T.
 template <typename T>
 struct Medium {
-  ShotProblem<T> layout;              // grid geometry and time-stepping fields; pointers unset
-  aligned_vector<T> buffer;           // [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx)]
-  int model_top = 0, model_left = 0;  // padded-grid position of model cell (0, 0)
+  ShotProblem<T> layout;     // grid geometry and time-stepping fields; pointers unset
+  aligned_vector<T> buffer;  // ShotProblem::medium_size(): [v²Δt² grid | a_z | b_z | a_x | b_x | a_y | b_y]
+  int model_top = 0, model_front = 0, model_left = 0;  // padded-grid position of model cell (0, 0, 0)
 
   std::size_t grid_size() const { return layout.grid_size(); }
   /// Sets the medium pointers of `p` into `base` (a copy of `buffer` anywhere).
   void attach(ShotProblem<T>& p, const T* base) const;
 };
+
+/// The padded grid of a model (layers, strides, spacing) without the medium's values;
+/// refuses a grid of 2^31 cells or more.
+template <typename T>
+Medium<T> medium_layout(const Model& m, const NumericalOptions& o);
 
 template <typename T>
 Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStepping& ts, int nt, double pml_frequency);

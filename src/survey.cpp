@@ -8,6 +8,7 @@
 namespace starwave {
 
 void Survey::validate(const std::string& where) const {
+  if (dim != 2 && dim != 3) throw InputError(where + ": positions must be 2-D [z, x] or 3-D [z, y, x]");
   if (!(dt > 0) || !std::isfinite(dt)) throw InputError(where + ": attribute dt must be positive");
   if (nt < 2) throw InputError(where + ": attribute nt must be at least 2");
   if (sources.empty()) throw InputError(where + ": no sources in /source/position");
@@ -19,7 +20,7 @@ void Survey::validate(const std::string& where) const {
       if (!std::isfinite(v)) throw InputError(where + ": /source/wavelet contains NaN or inf");
   }
   if (receivers.size() != 1 && receivers.size() != sources.size())
-    throw InputError(where + ": /receiver/position must have shape (nrec, 2) or (nshots, nrec, 2)");
+    throw InputError(where + ": /receiver/position must have shape (nrec, D) or (nshots, nrec, D)");
   if (receivers[0].empty()) throw InputError(where + ": no receivers in /receiver/position");
   for (const auto& r : receivers)
     if (r.size() != receivers[0].size()) throw InputError(where + ": every shot must have the same receiver count");

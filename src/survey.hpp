@@ -2,16 +2,24 @@
 // (DESIGN §4: a survey is a data file without /data).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace starwave {
 
-using Position = std::array<double, 2>;  // [z, x] in m
+/// A point in m: [z, x] in 2-D (y = 0), [z, y, x] in 3-D (DESIGN §4's order, so
+/// `{z, x}` and `{z, y, x}` read as the file's rows do).
+struct Position {
+  double z = 0, y = 0, x = 0;
+  Position() = default;
+  Position(double z_, double x_) : z(z_), x(x_) {}
+  Position(double z_, double y_, double x_) : z(z_), y(y_), x(x_) {}
+  bool operator==(const Position& o) const { return z == o.z && y == o.y && x == o.x; }
+};
 
 struct Survey {
+  int dim = 2;                                   // 2 or 3: positions [z, x] or [z, y, x]
   double dt = 0;                                 // s
   int64_t nt = 0;                                // samples per trace
   std::vector<Position> sources;                 // one per shot

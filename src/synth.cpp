@@ -13,64 +13,86 @@
 namespace starwave {
 namespace {
 
-Model grid(int nz, int nx, double h, double v) {
-  if (nz < 2 || nx < 2 || nz > 100000 || nx > 100000)
-    throw InputError("--nz/--nx: the model needs between 2 and 100000 cells per dimension");
+/// A model of one velocity: (nz, nx), or (nz, ny, nx) when ny > 0.
+Model grid(int nz, int ny, int nx, double h, double v) {
+  const bool three = ny > 0;
+  if (nz < 2 || nx < 2 || nz > 100000 || nx > 100000 || (three && (ny < 2 || ny > 100000)))
+    throw InputError(three ? "--nz/--ny/--nx: the model needs between 2 and 100000 cells per dimension"
+                           : "--nz/--nx: the model needs between 2 and 100000 cells per dimension");
   if (!(h > 0)) throw InputError("--spacing: must be positive");
-  files::require_memory(std::uint64_t(nz) * std::uint64_t(nx), 2 * sizeof(double),
-                        "--nz × --nx = " + std::to_string(nz) + " × " + std::to_string(nx) + " cells");
+  const std::uint64_t cells = std::uint64_t(nz) * std::uint64_t(three ? ny : 1) * std::uint64_t(nx);
+  files::require_memory(cells, 2 * sizeof(double),
+                        three ? "--nz × --ny × --nx = " + std::to_string(nz) + " × " + std::to_string(ny) + " × " +
+                                    std::to_string(nx) + " cells"
+                              : "--nz × --nx = " + std::to_string(nz) + " × " + std::to_string(nx) + " cells");
   Model m;
+  m.dim = three ? 3 : 2;
   m.nz = nz;
+  m.ny = three ? ny : 1;
   m.nx = nx;
   m.dz = m.dx = h;
-  m.vp.assign(std::size_t(nz) * nx, v);
+  m.dy = three ? h : 0;
+  m.vp.assign(m.cells(), v);
   return m;
 }
 
 /// Flat layers: 1500 m/s water then 2000 … 3500 m/s.
-Model layered(int nz, int nx, double h) {
-  Model m = grid(nz, nx, h, 1500);
+Model layered(int nz, int ny, int nx, double h) {
+  Model m = grid(nz, ny, nx, h, 1500);
   const double tops[] = {0.2, 0.4, 0.6, 0.8};
   const double v[] = {2000, 2500, 3000, 3500};
   for (int z = 0; z < nz; ++z)
-    for (int x = 0; x < nx; ++x) {
-      double vz = 1500;
-      for (int k = 0; k < 4; ++k)
-        if (z >= int(tops[k] * nz)) vz = v[k];
-      m.at(z, x) = vz;
-    }
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < nx; ++x) {
+        double vz = 1500;
+        for (int k = 0; k < 4; ++k)
+          if (z >= int(tops[k] * nz)) vz = v[k];
+        m.at(z, y, x) = vz;
+      }
   return m;
 }
 
 /// A Marmousi-like section: water, gently folded sediments whose velocity grows with depth,
-/// two normal faults that offset them, and a fast (salt-like) body.
-Model marmousi_like(int nz, int nx, double h) {
-  Model m = grid(nz, nx, h, 1500);
-  const double depth = nz * h, width = nx * h;
+/// two normal faults that offset them, and a fast (salt-like) body. In 3-D the layers also
+/// fold and dip along y, the fault planes strike obliquely, and the body is an ellipsoid.
+Model marmousi_like(int nz, int ny, int nx, double h) {
+  Model m = grid(nz, ny, nx, h, 1500);
+  const bool three = m.three_d();
+  const double depth = nz * h, width = nx * h, length = m.ny * h;
   const double water = 0.12 * depth;
   const int nlayers = 9;
-  for (int x = 0; x < nx; ++x) {
-    const double xm = x * h;
-    const double f1 = 0.35 * width, f2 = 0.62 * width;  // fault traces at the sea floor
-    for (int z = 0; z < nz; ++z) {
-      const double zm = z * h;
-      // Two dipping normal faults: the hanging wall (right of each plane) drops.
-      double shift = 0;
-      if (xm > f1 + 0.5 * (zm - water)) shift += 0.06 * depth;
-      if (xm > f2 + 0.35 * (zm - water)) shift += 0.05 * depth;
-      const double fold = 0.06 * depth * std::sin(2 * M_PI * xm / width * 1.3) + 0.08 * depth * xm / width;
-      double v = 1500;
-      if (zm >= water) {
-        const double rel = (zm - water - fold + shift) / (depth - water);
-        const int layer = std::clamp(int(std::floor(rel * nlayers)), 0, nlayers - 1);
-        // Velocity grows with depth, with alternating contrasts.
-        v = 1700 + 1900.0 * layer / (nlayers - 1) + ((layer % 2) ? 180 : -120);
-        v = std::clamp(v, 1600.0, 3700.0);
+  for (int y = 0; y < m.ny; ++y) {
+    const double ym = y * h;
+    for (int x = 0; x < nx; ++x) {
+      const double xm = x * h;
+      double f1 = 0.35 * width, f2 = 0.62 * width;  // fault traces at the sea floor
+      if (three) {                                  // striking obliquely across y
+        f1 += 0.15 * width * (ym / length - 0.5);
+        f2 -= 0.10 * width * (ym / length - 0.5);
       }
-      // Fast body: an ellipse in the lower centre-right.
-      const double ez = (zm - 0.72 * depth) / (0.12 * depth), ex = (xm - 0.70 * width) / (0.14 * width);
-      if (ez * ez + ex * ex < 1.0) v = 4200;
-      m.at(z, x) = v;
+      for (int z = 0; z < nz; ++z) {
+        const double zm = z * h;
+        // Two dipping normal faults: the hanging wall (right of each plane) drops.
+        double shift = 0;
+        if (xm > f1 + 0.5 * (zm - water)) shift += 0.06 * depth;
+        if (xm > f2 + 0.35 * (zm - water)) shift += 0.05 * depth;
+        double fold = 0.06 * depth * std::sin(2 * M_PI * xm / width * 1.3) + 0.08 * depth * xm / width;
+        if (three) fold += 0.04 * depth * std::sin(2 * M_PI * ym / length * 0.9) + 0.05 * depth * ym / length;
+        double v = 1500;
+        if (zm >= water) {
+          const double rel = (zm - water - fold + shift) / (depth - water);
+          const int layer = std::clamp(int(std::floor(rel * nlayers)), 0, nlayers - 1);
+          // Velocity grows with depth, with alternating contrasts.
+          v = 1700 + 1900.0 * layer / (nlayers - 1) + ((layer % 2) ? 180 : -120);
+          v = std::clamp(v, 1600.0, 3700.0);
+        }
+        // Fast body: an ellipse (ellipsoid) in the lower centre-right.
+        const double ez = (zm - 0.72 * depth) / (0.12 * depth), ex = (xm - 0.70 * width) / (0.14 * width);
+        double r2 = ez * ez + ex * ex;
+        if (three) r2 += std::pow((ym - 0.55 * length) / (0.25 * length), 2);
+        if (r2 < 1.0) v = 4200;
+        m.at(z, y, x) = v;
+      }
     }
   }
   return m;
@@ -90,7 +112,7 @@ Model marmousi2(const std::string& file, int nz, int nx, double h) {
   const double hh = h > 0 ? h : H;
   const int nzz = nz > 0 ? nz : int((NZ - 1) * H / hh) + 1;
   const int nxx = nx > 0 ? nx : int((NX - 1) * H / hh) + 1;
-  Model m = grid(nzz, nxx, hh, 0);
+  Model m = grid(nzz, 0, nxx, hh, 0);
   for (int z = 0; z < nzz; ++z)
     for (int x = 0; x < nxx; ++x) {
       const int iz = std::min(NZ - 1, int(std::lround(z * hh / H)));
@@ -104,12 +126,17 @@ Model marmousi2(const std::string& file, int nz, int nx, double h) {
 
 Model synthesize(const SynthOptions& o) {
   Model m;
+  if (o.ny < 0) throw InputError("--ny: must be 0 (a 2-D model) or the number of cells along y");
+  const bool three = o.ny > 0;
+  auto n = [&](int given, int two_d, int three_d) { return given ? given : three ? three_d : two_d; };
   if (o.kind == "constant")
-    m = grid(o.nz ? o.nz : 100, o.nx ? o.nx : 100, o.spacing ? o.spacing : 10, o.velocity);
+    m = grid(n(o.nz, 100, 60), o.ny, n(o.nx, 100, 60), o.spacing ? o.spacing : 10, o.velocity);
   else if (o.kind == "layered")
-    m = layered(o.nz ? o.nz : 120, o.nx ? o.nx : 300, o.spacing ? o.spacing : 10);
+    m = layered(n(o.nz, 120, 60), o.ny, n(o.nx, 300, 80), o.spacing ? o.spacing : 10);
   else if (o.kind == "marmousi-like")
-    m = marmousi_like(o.nz ? o.nz : 150, o.nx ? o.nx : 400, o.spacing ? o.spacing : 10);
+    m = marmousi_like(n(o.nz, 150, 60), o.ny, n(o.nx, 400, 100), o.spacing ? o.spacing : (three ? 20 : 10));
+  else if (o.kind == "marmousi2" && three)
+    throw InputError("--ny: the marmousi2 kind is a 2-D section (give no --ny)");
   else if (o.kind == "marmousi2")
     m = marmousi2(o.file, o.nz, o.nx, o.spacing);
   else
@@ -119,7 +146,7 @@ Model synthesize(const SynthOptions& o) {
 }
 
 void check_smoothing_length(const Model& m, double length, const std::string& option) {
-  const double extent = std::max((m.nz - 1) * m.dz, (m.nx - 1) * m.dx);
+  const double extent = std::max({(m.nz - 1) * m.dz, (m.nx - 1) * m.dx, (m.ny - 1) * m.dy});
   if (!(length >= 0)) throw InputError(option + ": must be 0 (none) or a smoothing length in m");
   if (length > extent)
     throw InputError(option + ": " + number_text(length) + " m is longer than the model itself (" +
@@ -129,9 +156,9 @@ void check_smoothing_length(const Model& m, double length, const std::string& op
 Model smoothed(const Model& m, double sigma, bool keep_water) {
   check_smoothing_length(m, sigma, "--smooth");
   Model out = m;
-  out.vp = filters::gaussian(m.vp, m.nz, m.nx, m.dz, m.dx, sigma, filters::Edge::kReplicate);
-  if (keep_water) {  // the top rows of one velocity (the water layer) keep it
-    const std::size_t nx = std::size_t(m.nx);
+  out.vp = filters::gaussian(m.vp, m.nz, m.ny, m.nx, m.dz, m.dy, m.dx, sigma, filters::Edge::kReplicate);
+  if (keep_water) {  // the top planes (rows in 2-D) of one velocity (the water layer) keep it
+    const std::size_t nx = std::size_t(m.ny) * std::size_t(m.nx);
     for (std::size_t z = 0; z < std::size_t(m.nz); ++z) {
       const auto row = m.vp.begin() + long(z * nx);
       if (!std::all_of(row, row + long(nx), [&](double v) { return v == m.vp[0]; })) break;
@@ -162,17 +189,36 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
     return m.z0 + std::round(k) * m.dz;
   };
   const double zs = on_node(sd, "--source-depth"), zr = on_node(rd, "--receiver-depth");
-  for (int i = 0; i < o.nshots; ++i) {
-    const int ix = o.nshots == 1 ? (m.nx - 1) / 2 : int(std::lround(double(i) * (m.nx - 1) / (o.nshots - 1)));
-    s.sources.push_back({zs, m.x0 + ix * m.dx});
-  }
+  if (!m.three_d() && o.nshots_y != 1)
+    throw InputError("--nshots-y: a 2-D model takes one line of shots (give no --nshots-y)");
+  if (o.nshots_y < 1) throw InputError("--nshots-y: must be at least 1");
+  // n evenly spread cells of [0, count), the middle one when n is 1.
+  auto spread = [](int i, int n, int count) {
+    return n == 1 ? (count - 1) / 2 : int(std::lround(double(i) * (count - 1) / (n - 1)));
+  };
+  s.dim = m.dim;
+  for (int j = 0; j < o.nshots_y; ++j)
+    for (int i = 0; i < o.nshots; ++i) {
+      const double x = m.x0 + spread(i, o.nshots, m.nx) * m.dx;
+      if (m.three_d())
+        s.sources.push_back({zs, m.y0 + spread(j, o.nshots_y, m.ny) * m.dy, x});
+      else
+        s.sources.push_back({zs, x});
+    }
   s.receivers.emplace_back();
-  for (int ix = 0; ix < m.nx; ix += o.receiver_every) s.receivers[0].push_back({zr, m.x0 + ix * m.dx});
+  for (int iy = 0; iy < m.ny; iy += o.receiver_every)  // an areal grid in 3-D, a line in 2-D
+    for (int ix = 0; ix < m.nx; ix += o.receiver_every) {
+      if (m.three_d())
+        s.receivers[0].push_back({zr, m.y0 + iy * m.dy, m.x0 + ix * m.dx});
+      else
+        s.receivers[0].push_back({zr, m.x0 + ix * m.dx});
+    }
   if (o.dt > 0) {
     s.dt = o.dt;
   } else {
     // Half the order-8 stability limit, rounded down to 0.1 ms, and fine enough for the wavelet.
-    const double limit = std::min(0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8), 1.0 / (12 * o.frequency));
+    const double limit =
+        std::min(0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8, m.three_d() ? m.dy : 0), 1.0 / (12 * o.frequency));
     s.dt = std::max(1e-5, std::floor(limit * 1e4) / 1e4);
   }
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());

@@ -27,8 +27,24 @@ inline Model constant_model(int nz, int nx, double h, double v) {
   return m;
 }
 
-inline Survey point_survey(Position src, std::vector<Position> rec, double f, double dt, double t_max) {
+/// A 3-D model (nz, ny, nx) of one velocity.
+inline Model constant_model_3d(int nz, int ny, int nx, double h, double v) {
+  Model m;
+  m.dim = 3;
+  m.nz = nz;
+  m.ny = ny;
+  m.nx = nx;
+  m.dz = m.dy = m.dx = h;
+  m.vp.assign(m.cells(), v);
+  return m;
+}
+
+/// One shot at `src` recorded at `rec` (2-D or 3-D positions: the survey takes src's
+/// dimension from `three_d`), a Ricker wavelet of peak f delayed by 1.5/f.
+inline Survey point_survey(Position src, std::vector<Position> rec, double f, double dt, double t_max,
+                           bool three_d = false) {
   Survey s;
+  s.dim = three_d ? 3 : 2;
   s.dt = dt;
   s.nt = int64_t(std::lround(t_max / dt)) + 1;
   s.sources = {src};

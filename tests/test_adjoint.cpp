@@ -16,23 +16,28 @@
 namespace starwave {
 namespace {
 
-/// A two-layer model with a vertical gradient, sources and receivers near the top.
-Model test_model() {
-  Model m;
-  m.nz = 36;
-  m.nx = 44;
-  m.dz = m.dx = 10;
-  m.vp.resize(std::size_t(m.nz) * m.nx);
+/// A two-layer model with a vertical gradient, sources and receivers near the top: 36 × 44
+/// cells in 2-D, 18 × 12 × 20 in 3-D (small: a 3-D test costs its cells times its steps).
+Model test_model(int dim = 2) {
+  Model m = dim == 3 ? test::constant_model_3d(18, 12, 20, 10, 1) : test::constant_model(36, 44, 10, 1);
+  const int interface = dim == 3 ? 10 : 20;
   for (int z = 0; z < m.nz; ++z)
-    for (int x = 0; x < m.nx; ++x) m.at(z, x) = (z < 20 ? 1800 : 2400) + 10.0 * z;
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = (z < interface ? 1800 : 2400) + 10.0 * z + 3.0 * y;
   return m;
 }
 
 Survey test_survey(const Model& m, bool free_surface) {
   std::vector<Position> rec;
-  for (int x = 2; x < m.nx - 2; x += 3) rec.push_back({free_surface ? 20.0 : 30.0, 10.0 * x});
+  const double zr = free_surface ? 20.0 : 30.0;
+  for (int x = 2; x < m.nx - 2; x += 3)
+    rec.push_back(m.three_d() ? Position{zr, x % 2 ? 30.0 : 80.0, 10.0 * x} : Position{zr, 10.0 * x});
+  if (m.three_d()) return test::point_survey({50, 60, 90}, rec, 15, 2e-3, 0.3, true);
   return test::point_survey({50, 170}, rec, 15, 2e-3, 0.36);
 }
+
+/// The dimensions the tests below run in.
+const int kDims[] = {2, 3};
 
 /// One shot's forward and adjoint through the CPU kernels, with its store.
 template <typename T>
@@ -52,7 +57,7 @@ struct Shot {
     p.store = store.data();
     p.final_state = final_state.data();
     w = p.mx1() - p.mx0();
-    h = p.mz1() - p.mz0();
+    h = int(p.model_cells() / w);  // rows of the model region (z and y)
   }
   ShotProblem<T>& p() { return ps->p; }
 };
@@ -99,11 +104,11 @@ double source_receiver_dot(const Model& m, const Survey& sv, const NumericalOpti
 }
 
 template <int Order, typename T>
-double source_receiver_dot(bool free_surface) {
-  const Model m = test_model();
+double source_receiver_dot(bool free_surface, int dim) {
+  const Model m = test_model(dim);
   NumericalOptions o;
   o.order = Order;
-  o.pml_width = 10;
+  o.pml_width = dim == 3 ? 6 : 10;
   o.free_surface = free_surface;
   return source_receiver_dot<Order, T>(m, test_survey(m, free_surface), o);
 }
@@ -131,17 +136,40 @@ TEST(Adjoint, SourceToReceiverMapDotProductInOddGeometries) {
       }
 }
 
+TEST(Adjoint, SourceToReceiverMapDotProductIn3DOddGeometries) {
+  // y layers thinner than and wider than the stencil, models thinner than two radii in y
+  // (shared layer arrays), receivers in the layers.
+  for (int pml : {1, 7})
+    for (int ny : {3, 9}) {
+      Model m = test::constant_model_3d(7, ny, 9, 10, 2000);
+      for (int z = 0; z < m.nz; ++z)
+        for (int y = 0; y < m.ny; ++y)
+          for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1900 + 20 * z + 11 * y + 7 * x;
+      const double yc = 10.0 * (ny / 2);
+      const Survey sv =
+          test::point_survey({30, yc, 40}, {{0, 0, 0}, {0, 10.0 * (ny - 1), 80}, {60, yc, 40}}, 20, 1e-3, 0.15, true);
+      NumericalOptions o;
+      o.pml_width = pml;
+      o.free_surface = pml == 7;
+      EXPECT_LE((source_receiver_dot<8, double>(m, sv, o)), 1e-10) << "PML " << pml << ", ny " << ny;
+      o.order = 4;
+      EXPECT_LE((source_receiver_dot<4, double>(m, sv, o)), 1e-10) << "order 4, PML " << pml << ", ny " << ny;
+    }
+}
+
 TEST(Adjoint, SourceToReceiverMapDotProduct) {
-  for (bool fs : {false, true}) {
-    EXPECT_LE((source_receiver_dot<2, double>(fs)), 1e-10) << "order 2, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<4, double>(fs)), 1e-10) << "order 4, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<6, double>(fs)), 1e-10) << "order 6, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<8, double>(fs)), 1e-10) << "order 8, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<2, float>(fs)), 1e-4) << "float order 2, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<4, float>(fs)), 1e-4) << "float order 4, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<6, float>(fs)), 1e-4) << "float order 6, free surface " << fs;
-    EXPECT_LE((source_receiver_dot<8, float>(fs)), 1e-4) << "float order 8, free surface " << fs;
-  }
+  for (int dim : kDims)
+    for (bool fs : {false, true}) {
+      const std::string what = std::to_string(dim) + "-D, free surface " + std::to_string(fs);
+      EXPECT_LE((source_receiver_dot<2, double>(fs, dim)), 1e-10) << "order 2, " << what;
+      EXPECT_LE((source_receiver_dot<4, double>(fs, dim)), 1e-10) << "order 4, " << what;
+      EXPECT_LE((source_receiver_dot<6, double>(fs, dim)), 1e-10) << "order 6, " << what;
+      EXPECT_LE((source_receiver_dot<8, double>(fs, dim)), 1e-10) << "order 8, " << what;
+      EXPECT_LE((source_receiver_dot<2, float>(fs, dim)), 1e-4) << "float order 2, " << what;
+      EXPECT_LE((source_receiver_dot<4, float>(fs, dim)), 1e-4) << "float order 4, " << what;
+      EXPECT_LE((source_receiver_dot<6, float>(fs, dim)), 1e-4) << "float order 6, " << what;
+      EXPECT_LE((source_receiver_dot<8, float>(fs, dim)), 1e-4) << "float order 8, " << what;
+    }
 }
 
 /// ∂J/∂v over the model region from a shot's correlation: 2/v × correlation.
@@ -163,28 +191,32 @@ std::vector<T> born_traces(const Model& m, const Survey& sv, const NumericalOpti
   std::fill(bg->work.begin(), bg->work.end(), T(0));
   std::fill(li->work.begin(), li->work.end(), T(0));
   T *u = pb.u0(), *up = pb.u1(), *du = pd.u0(), *dup = pd.u1();
-  const long o0 = pb.origin(), s = pb.stride;
-  const int w = pb.mx1() - pb.mx0();
-  const T cz = T(1) / (pb.dz * pb.dz), cx = T(1) / (pb.dx * pb.dx);
-  std::vector<T> traces(std::size_t(pd.nrec) * pd.nt, T(0)), sec(std::size_t(w) * (pb.mz1() - pb.mz0()));
-  for (int mstep = 0; mstep < pb.nsteps; ++mstep) {
+  const long o0 = pb.origin(), sy = pb.three_d() ? pb.stride : 0;
+  const T cz = T(1) / (pb.dz * pb.dz), cy = T(1) / (pb.dy * pb.dy), cx = T(1) / (pb.dx * pb.dx);
+  std::vector<T> traces(std::size_t(pd.nrec) * pd.nt, T(0)), sec(m.cells());
+  // Calls f(grid offset, model index) for every model cell.
+  auto each_model_cell = [&](auto&& f) {
     for (int z = pb.mz0(); z < pb.mz1(); ++z)
-      for (int x = pb.mx0(); x < pb.mx1(); ++x) {
-        const long i = o0 + z * s + x;
-        const std::size_t k = std::size_t(z - pb.mz0()) * w + std::size_t(x - pb.mx0());
-        T lap = stencil::d2<Order>(u + i, s) * cz + stencil::d2<Order>(u + i, 1) * cx;
-        if (z * s + x == pb.source_index) lap += pb.source[mstep];
-        const T dw = T(2 * double(pb.vdt2[i]) * dv[k] / m.vp[k]);
-        sec[k] = dw * lap;
-      }
+      for (int y = pb.my0(); y < pb.my1(); ++y)
+        for (int x = pb.mx0(); x < pb.mx1(); ++x)
+          f(pb.row_offset(z, y) + x, m.index(z - pb.mz0(), y - pb.my0(), x - pb.mx0()));
+  };
+  for (int mstep = 0; mstep < pb.nsteps; ++mstep) {
+    each_model_cell([&](long g, std::size_t k) {
+      const long i = o0 + g;
+      T lap = stencil::laplacian<Order>(u + i, pb.plane, sy, cz, cy, cx);
+      if (g == pb.source_index) lap += pb.source[mstep];
+      const T dw = T(2 * double(pb.vdt2[i]) * dv[k] / m.vp[k]);
+      sec[k] = dw * lap;
+    });
     cpu::step<Order, T>(pb, u, up, pb.source[mstep]);
     std::swap(u, up);
     cpu::step<Order, T>(pd, du, dup, T(0));
-    for (int z = pb.mz0(); z < pb.mz1(); ++z)
-      for (int x = pb.mx0(); x < pb.mx1(); ++x)
-        dup[o0 + z * s + x] += sec[std::size_t(z - pb.mz0()) * w + std::size_t(x - pb.mx0())];
+    each_model_cell([&](long g, std::size_t k) { dup[o0 + g] += sec[k]; });
     if (pd.free_surface)
-      for (int x = 0; x < pd.nx; ++x) stencil::mirror_free_surface(dup + o0, s, pd.pml_top, pd.halo, pd.nz, x);
+      for (int y = 0; y < pd.ny; ++y)
+        for (int x = 0; x < pd.nx; ++x)
+          stencil::mirror_free_surface(dup + o0, pd.plane, pd.pml_top, pd.halo, pd.nz, pd.row_offset(0, y) + x);
     std::swap(du, dup);
     if ((mstep + 1) % pd.record_every == 0 && (mstep + 1) / pd.record_every < pd.nt)
       for (int r = 0; r < pd.nrec; ++r)
@@ -193,24 +225,28 @@ std::vector<T> born_traces(const Model& m, const Survey& sv, const NumericalOpti
   return traces;
 }
 
-/// A smooth bump (cos² of the distance, 8 cells radius) well inside the model region.
+/// A smooth bump (cos² of the distance; 8 cells radius in 2-D, 5 in 3-D) well inside the
+/// model region.
 std::vector<double> bump(const Model& m, double amplitude) {
   std::vector<double> d(m.vp.size(), 0.0);
+  const bool three = m.three_d();
   for (int z = 0; z < m.nz; ++z)
-    for (int x = 0; x < m.nx; ++x) {
-      const double r = std::hypot(z - 22.0, x - 18.0) / 8;
-      if (r < 1) d[std::size_t(z) * m.nx + x] = amplitude * std::pow(std::cos(M_PI / 2 * r), 2);
-    }
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) {
+        const double r = three ? std::sqrt(std::pow(z - 11.0, 2) + std::pow(y - 6.0, 2) + std::pow(x - 9.0, 2)) / 5
+                               : std::hypot(z - 22.0, x - 18.0) / 8;
+        if (r < 1) d[m.index(z, y, x)] = amplitude * std::pow(std::cos(M_PI / 2 * r), 2);
+      }
   return d;
 }
 
 /// ⟨B δv, δr⟩ against ⟨δv, Bᵀ δr⟩ for the Born map B = ∂(traces)/∂v.
 template <int Order, typename T>
-double born_dot(bool free_surface) {
-  const Model m = test_model();
+double born_dot(bool free_surface, int dim) {
+  const Model m = test_model(dim);
   NumericalOptions o;
   o.order = Order;
-  o.pml_width = 10;
+  o.pml_width = dim == 3 ? 6 : 10;
   o.free_surface = free_surface;
   const Survey sv = test_survey(m, free_surface);
   std::vector<double> dv = bump(m, 1.0);
@@ -231,16 +267,18 @@ double born_dot(bool free_surface) {
 }
 
 TEST(Adjoint, BornMapDotProduct) {
-  for (bool fs : {false, true}) {
-    EXPECT_LE((born_dot<2, double>(fs)), 1e-10) << "order 2, free surface " << fs;
-    EXPECT_LE((born_dot<4, double>(fs)), 1e-10) << "order 4, free surface " << fs;
-    EXPECT_LE((born_dot<6, double>(fs)), 1e-10) << "order 6, free surface " << fs;
-    EXPECT_LE((born_dot<8, double>(fs)), 1e-10) << "order 8, free surface " << fs;
-    EXPECT_LE((born_dot<2, float>(fs)), 1e-4) << "float order 2, free surface " << fs;
-    EXPECT_LE((born_dot<4, float>(fs)), 1e-4) << "float order 4, free surface " << fs;
-    EXPECT_LE((born_dot<6, float>(fs)), 1e-4) << "float order 6, free surface " << fs;
-    EXPECT_LE((born_dot<8, float>(fs)), 1e-4) << "float order 8, free surface " << fs;
-  }
+  for (int dim : kDims)
+    for (bool fs : {false, true}) {
+      const std::string what = std::to_string(dim) + "-D, free surface " + std::to_string(fs);
+      EXPECT_LE((born_dot<2, double>(fs, dim)), 1e-10) << "order 2, " << what;
+      EXPECT_LE((born_dot<4, double>(fs, dim)), 1e-10) << "order 4, " << what;
+      EXPECT_LE((born_dot<6, double>(fs, dim)), 1e-10) << "order 6, " << what;
+      EXPECT_LE((born_dot<8, double>(fs, dim)), 1e-10) << "order 8, " << what;
+      EXPECT_LE((born_dot<2, float>(fs, dim)), 1e-4) << "float order 2, " << what;
+      EXPECT_LE((born_dot<4, float>(fs, dim)), 1e-4) << "float order 4, " << what;
+      EXPECT_LE((born_dot<6, float>(fs, dim)), 1e-4) << "float order 6, " << what;
+      EXPECT_LE((born_dot<8, float>(fs, dim)), 1e-4) << "float order 8, " << what;
+    }
 }
 
 /// J(v) = ½ ‖d(v) − d_obs‖² and, when asked, its gradient, through the kernels in double.
@@ -262,15 +300,23 @@ double misfit(const Model& m, const Survey& sv, const NumericalOptions& o, const
   return J;
 }
 
-TEST(Adjoint, TaylorTestOfTheGradient) {
-  const Model m = test_model();
+class Taylor : public ::testing::TestWithParam<int> {};
+
+TEST_P(Taylor, TestOfTheGradient) {
+  const int dim = GetParam();
+  const Model m = test_model(dim);
   Model truth = m;
+  const bool three = dim == 3;
   for (int z = 0; z < m.nz; ++z)
-    for (int x = 0; x < m.nx; ++x)
-      truth.at(z, x) += 60 * std::exp(-(std::pow(z - 24.0, 2) + std::pow(x - 16.0, 2)) / 30.0);
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) {
+        const double r2 = three ? std::pow(z - 12.0, 2) + std::pow(y - 5.0, 2) + std::pow(x - 8.0, 2)
+                                : std::pow(z - 24.0, 2) + std::pow(x - 16.0, 2);
+        truth.at(z, y, x) += 60 * std::exp(-r2 / (three ? 10.0 : 30.0));
+      }
   NumericalOptions o;
   o.order = 8;
-  o.pml_width = 10;
+  o.pml_width = three ? 6 : 10;
   o.double_precision = true;
   const Survey sv = test_survey(m, false);
   const std::vector<double> obs = test::run_shot<double>(truth, sv, o);
@@ -294,21 +340,26 @@ TEST(Adjoint, TaylorTestOfTheGradient) {
   }
 }
 
+INSTANTIATE_TEST_SUITE_P(Dimensions, Taylor, ::testing::Values(2, 3),
+                         [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "D"; });
+
 TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradient) {
-  const Model m = test_model();
-  for (bool fs : {false, true}) {
-    NumericalOptions o;
-    o.order = 8;
-    o.pml_width = 10;
-    o.free_surface = fs;
-    o.double_precision = true;
-    const Survey sv = test_survey(m, fs);
-    std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
-    std::vector<double> gb, gf;
-    misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &gb);
-    misfit(m, sv, o, obs, ShotProblem<double>::kStoreFull, &gf);
-    EXPECT_LE(test::diff_norm(gb, gf) / test::norm(gf), 1e-9) << "free surface " << fs;
-    EXPECT_GT(test::norm(gf), 0);
+  for (int dim : kDims) {
+    const Model m = test_model(dim);
+    for (bool fs : {false, true}) {
+      NumericalOptions o;
+      o.order = 8;
+      o.pml_width = dim == 3 ? 6 : 10;
+      o.free_surface = fs;
+      o.double_precision = true;
+      const Survey sv = test_survey(m, fs);
+      std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
+      std::vector<double> gb, gf;
+      misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &gb);
+      misfit(m, sv, o, obs, ShotProblem<double>::kStoreFull, &gf);
+      EXPECT_LE(test::diff_norm(gb, gf) / test::norm(gf), 1e-9) << dim << "-D, free surface " << fs;
+      EXPECT_GT(test::norm(gf), 0);
+    }
   }
 }
 
@@ -369,32 +420,50 @@ TEST(Adjoint, EveryInstructionSetLevelGivesTheSameBits) {
       expect_every_level_the_same<double>(
           m, o, order == 8 ? ShotProblem<double>::kStoreFull : ShotProblem<double>::kStoreBoundary);
     }
+  const Model m3 = test_model(3);
+  for (bool fs : {false, true}) {
+    NumericalOptions o;
+    o.order = 8;
+    o.pml_width = 5;
+    o.free_surface = fs;
+    expect_every_level_the_same<float>(m3, o, ShotProblem<float>::kStoreBoundary);
+    o.order = 4;
+    o.double_precision = true;
+    expect_every_level_the_same<double>(m3, o, ShotProblem<double>::kStoreFull);
+  }
   EXPECT_NE(cpu::choose_level(cpu::Level(7)), "");  // a level that does not exist is refused
 }
 
 TEST(Adjoint, StoreSlotsFollowStoreCell) {
   // save_slot's row-wise copies and store_cell's per-element map (used by the GPU) agree,
-  // and a boundary slot holds exactly the ring around the model region.
-  const Model m = test_model();
-  NumericalOptions o;
-  o.pml_width = 7;
-  for (int storage : {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreFull}) {
-    Shot<double> s(m, test_survey(m, false), o, storage);
-    const ShotProblem<double>& p = s.p();
-    std::vector<double> grid(p.grid_size());
-    for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = double(i);
-    cpu::save_slot(p, grid.data(), 1);
-    const double* slot = p.store + p.store_step_size();
-    long ring = 0;
-    for (long k = 0; k < p.store_step_size(); ++k) {
-      const long g = p.store_cell(k);
-      ASSERT_EQ(slot[k], grid[std::size_t(p.origin() + g)]) << "storage " << storage << " element " << k;
-      const int z = int((g + p.lead) / p.stride), x = int(g - long(z) * p.stride);
-      const bool in_z = z >= p.mz0() && z < p.mz1(), in_x = x >= p.mx0() && x < p.mx1();
-      ring += !(in_z && in_x) && (in_z || in_x);
-    }
-    if (storage == ShotProblem<double>::kStoreBoundary) {
-      EXPECT_EQ(ring, p.store_step_size()) << "every boundary element lies on the ring";
+  // and a boundary slot holds exactly the shell around the model region (in 2-D a ring):
+  // cells outside the region along one dimension only.
+  for (int dim : kDims) {
+    const Model m = test_model(dim);
+    NumericalOptions o;
+    o.pml_width = 7;
+    for (int storage : {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreFull}) {
+      Shot<double> s(m, test_survey(m, false), o, storage);
+      const ShotProblem<double>& p = s.p();
+      std::vector<double> grid(p.grid_size());
+      for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = double(i);
+      cpu::save_slot(p, grid.data(), 1);
+      const double* slot = p.store + p.store_step_size();
+      long ring = 0;
+      for (long k = 0; k < p.store_step_size(); ++k) {
+        const long g = p.store_cell(k);
+        ASSERT_EQ(slot[k], grid[std::size_t(p.origin() + g)]) << "storage " << storage << " element " << k;
+        const long shifted = g + long(p.yhalo) * p.stride + p.lead;  // ≥ 0: from the row before the guards
+        const int z = int(shifted / p.plane), y = int((shifted % p.plane) / p.stride) - p.yhalo,
+                  x = int(shifted % p.stride) - p.lead;
+        ASSERT_EQ(p.row_offset(z, y) + x, g);
+        const int inside =
+            (z >= p.mz0() && z < p.mz1()) + (y >= p.my0() && y < p.my1()) + (x >= p.mx0() && x < p.mx1());
+        ring += inside == 2;  // the two others (2-D: y and one of z, x)
+      }
+      if (storage == ShotProblem<double>::kStoreBoundary) {
+        EXPECT_EQ(ring, p.store_step_size()) << dim << "-D: every boundary element lies on the shell";
+      }
     }
   }
 }

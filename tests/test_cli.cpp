@@ -287,6 +287,51 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
 /// A task that fails on its worker (a CUDA error; here injected, as a machine without a
 /// GPU cannot make one) ends the run with one line naming the task, exit 1, no output file
 /// (DESIGN §3) — not an abort, whichever task it is.
+/// The same commands on a 3-D model (DESIGN §1, §4): synth and an areal survey, data,
+/// gradient, RTM and one FWI iteration, with outputs of the model's (nz, ny, nx) shape; a
+/// 2-D survey for a 3-D model (and the reverse) is refused in one line.
+TEST_F(Cli, ThreeDimensionalEndToEnd) {
+  const std::string m3 = path("vp3.h5"), s3 = path("s3.h5"), d3 = path("d3.h5"), g3 = path("g3.h5"), i3 = path("i3.h5"),
+                    smooth = path("smooth3.h5"), inv = path("inv3.h5");
+  ASSERT_EQ(run("synth --kind layered --nz 14 --ny 10 --nx 12 --spacing 20 --out " + m3).status, 0);
+  ASSERT_EQ(run("synth --kind layered --nz 14 --ny 10 --nx 12 --spacing 20 --smooth 40 --out " + smooth).status, 0);
+  ASSERT_EQ(
+      run("survey --model " + m3 + " --nshots 2 --nshots-y 2 --receiver-every 3 --dt 0.002 --t-max 0.4 --out " + s3)
+          .status,
+      0);
+  const Model model = io::read_model(m3);
+  EXPECT_EQ(model.dim, 3);
+  EXPECT_EQ(model.shape_text(), "(14, 10, 12)");
+  const Survey survey = io::read_survey(s3, false);
+  EXPECT_EQ(survey.dim, 3);
+  EXPECT_EQ(survey.nshots(), 4);
+  EXPECT_EQ(survey.nrec(), 16);  // a 4 × 4 areal grid
+  EXPECT_NE(survey.sources[0].y, survey.sources[3].y);
+
+  ASSERT_EQ(run(model_cmd(m3, s3, d3)).status, 0);
+  const Survey data = io::read_survey(d3, true);
+  double peak = 0;
+  for (float v : data.data) peak = std::max(peak, double(std::abs(v)));
+  EXPECT_GT(peak, 0);
+
+  ASSERT_EQ(run("gradient --quiet --model " + smooth + " --data " + d3 + " --out " + g3).status, 0);
+  ASSERT_EQ(run("rtm --quiet --model " + smooth + " --data " + d3 + " --out " + i3).status, 0);
+  for (const auto& [file, name] : {std::pair{g3, "/gradient"}, {i3, "/image"}, {g3, "/illumination"}}) {
+    const io::Array2D slice = io::read_slice(file, name, 5);  // plane z = 5 of (14, 10, 12)
+    EXPECT_EQ(slice.layers, 14) << name;
+    EXPECT_EQ(slice.rows, 10) << name;
+    EXPECT_EQ(slice.cols, 12) << name;
+    double norm = 0;
+    for (float v : slice.values) norm += double(v) * v;
+    EXPECT_GT(norm, 0) << name;
+  }
+  ASSERT_EQ(run("fwi --quiet --model " + smooth + " --data " + d3 + " --out " + inv + " --iterations 1").status, 0);
+  EXPECT_EQ(io::read_model(inv).shape_text(), "(14, 10, 12)");
+
+  expect_refused(model_cmd(m3, survey_, path("mixed.h5")), path("mixed.h5"), "--survey/--data");
+  expect_refused(model_cmd(model_, s3, path("mixed2.h5")), path("mixed2.h5"), "--survey/--data");
+}
+
 TEST_F(Cli, FailedTaskEndsTheRunWithOneLine) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);

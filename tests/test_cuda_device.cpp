@@ -222,13 +222,13 @@ TEST(CudaDevice, RefusedLaunchIsReportedWithItsName) {
   SKIP_WITHOUT_DEVICE();
 #ifdef STARWAVE_USE_CUDA
   ShotProblem<float> p;
-  p.set_grid(65535 * 8 + 1, 4, 1);
+  p.set_grid(65535 * 8 + 1, 1, 4, 1, 2);
   p.nsteps = 3;
   p.nt = 4;
   p.dz = p.dx = 1;
   DeviceArray<float> medium(p.medium_size()), work(p.work_size()), source(std::size_t(3));
-  std::vector<long> host_nodes(ShotProblem<float>::nodes_size(0, p.nz));
-  fill_nodes(host_nodes.data(), 0, nullptr, 0, p.nz, p.stride);
+  std::vector<long> host_nodes(ShotProblem<float>::nodes_size(0, p.rows()));
+  fill_nodes(host_nodes.data(), 0, nullptr, 0, p.rows(), [&](int r) { return p.row_offset(r, 0); });
   DeviceArray<long> nodes(host_nodes);
   p.attach_medium(medium.ptr);
   p.attach_nodes(nodes.ptr);

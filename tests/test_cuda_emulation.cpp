@@ -51,7 +51,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     final_state[emulated].assign(2 * p.grid_size(), T(0));
     p.store = store[emulated].data();
     p.final_state = final_state[emulated].data();
-    const std::size_t region = std::size_t(p.mz1() - p.mz0()) * std::size_t(p.mx1() - p.mx0());
+    const std::size_t region = std::size_t(p.model_cells());
     corr[emulated].assign(region, T(0));
     illum[emulated].assign(region, T(0));
     EmulatedExec ex;
@@ -142,6 +142,42 @@ TEST(CudaEmulation, LayerGeometries) {
       compare_geometry<float, 8>(3, nx, pml, pml % 2 == 0);  // thinner than two radii
       compare_geometry<double, 4>(6, nx, pml, pml % 2 == 1);
     }
+}
+
+/// The same in 3-D: odd extents, a heterogeneous model, receivers sharing a node, y layers
+/// thinner than, as wide as and wider than the stencil (shared arrays when the model is
+/// thinner than two radii), with and without a free surface.
+template <typename T, int Order>
+void compare_3d(int ny, int pml, bool free_surface) {
+  Model m = constant_model_3d(9, ny, 13, 10, 2000);
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1900 + 20 * z + 11 * y + 7 * x;
+  const double yc = 10.0 * (ny / 2);
+  Survey s = point_survey({40, yc, 60}, {{0, 0, 0}, {0, 10.0 * (ny - 1), 120}, {80, yc, 60}, {0, 0, 0}, {10, yc, 20}},
+                          20, 1e-3, 0.12, true);
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = pml;
+  o.free_surface = free_surface;
+  o.double_precision = sizeof(T) == 8;
+  const std::string context = "3-D, ny " + std::to_string(ny) + ", PML " + std::to_string(pml) + ", free surface " +
+                              std::to_string(free_surface);
+  expect_emulation_matches_cpu<T, Order>(m, s, o, context);
+  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context);
+}
+
+TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
+  for (bool fs : {false, true}) {
+    compare_3d<float, 8>(7, 6, fs);
+    compare_3d<double, 8>(7, 6, fs);
+    compare_3d<float, 2>(5, 3, fs);
+    compare_3d<double, 4>(5, 3, fs);
+    compare_3d<float, 6>(5, 3, fs);
+  }
+  for (int pml : {1, 5, 9})
+    for (int ny : {3, 10}) compare_3d<float, 8>(ny, pml, pml == 5);
 }
 
 /// Launches of one shot's forward and adjoint for `steps` internal steps.

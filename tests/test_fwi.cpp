@@ -423,7 +423,7 @@ TEST(Fwi, ResumeWithAnythingElseThanWhatMadeTheStateIsRefusedAndTheStateUntouche
        "the initial model's spacing"},
       {"traces", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.data[4321] *= 1.5f; },
        "the observed traces"},
-      {"positions", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.receivers[0][2][1] += 10; }, "positions"},
+      {"positions", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.receivers[0][2].x += 10; }, "positions"},
       {"wavelet", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.wavelets[0][20] *= 2; }, "wavelets"},
       {"dt", [](Model&, Survey& s, NumericalOptions&, FwiOptions&) { s.dt *= 0.5; }, "the data's dt"},
   };

@@ -19,34 +19,34 @@ using detail::interior_row;
 using detail::Simd;
 using stencil::StepArgs;
 
-/// β_z ← a β_z + b μ[n+1] over row z of a z-layer.
+/// β ← a β + b μ[n+1] over row (z, y) of a z- or y-layer (`q`: the row's β).
 template <int Order, typename T>
-void beta_z_row(const StepArgs<T>& a, int z) {
-  const T* __restrict mu = a.u + long(z) * a.stride;
-  T* __restrict q = a.cpml_z2 + a.zi(z, 0);
-  const T az = a.a_z[z], bz = a.b_z[z];
+void beta_row(const StepArgs<T>& a, int z, int y, T* __restrict q, T ac, T bc) {
+  const T* __restrict mu = a.u + a.cell(z, y, 0);
 #pragma omp simd
-  for (int x = 0; x < a.nx; ++x) q[x] = az * q[x] + bz * mu[x];
+  for (int x = 0; x < a.nx; ++x) q[x] = ac * q[x] + bc * mu[x];
 }
 
-/// α_z ← a α_z − b ∂_z(M_z μ[n+1] + β_z) over row z of a z-layer, after the β_z pass of
-/// rows z ± halo: stencil::adjoint_alpha_point's operations, with its per-neighbour test
-/// (is row z ± j a layer row?) made once per row as weights of 1 or 0 (1·μ is μ, and 0·μ
-/// a zero, which adds nothing: the same bits, in a loop that vectorises).
+/// α ← a α − b ∂(M μ[n+1] + β) over row (z, y) of a z-layer (y_dim false: along z) or a
+/// y-layer (y_dim true: along y), after the β pass of the rows it reads:
+/// stencil::adjoint_alpha_point's operations, with its per-neighbour test (is plane/row
+/// c ± j a layer one?) made once per row as weights of 1 or 0 (1·μ is μ, and 0·μ a zero,
+/// which adds nothing: the same bits, in a loop that vectorises).
 template <int Order, typename T>
-void alpha_z_row(const StepArgs<T>& a, int z) {
+void alpha_row(const StepArgs<T>& a, int z, int y, bool y_dim) {
   constexpr int R = stencil::radius(Order);
-  const T* __restrict mu = a.u + long(z) * a.stride;
-  const long j = a.zi(z, 0);
-  T* __restrict p = a.cpml_z1 + j;
-  const T* __restrict q = a.cpml_z2 + j;
-  const T az = a.a_z[z], bz = a.b_z[z], h = a.inv_dz;
-  const long s = a.stride;
-  T wp[R], wm[R];  // M_z: whether rows z + k and z − k are layer rows
+  const T* __restrict mu = a.u + a.cell(z, y, 0);
+  const long j = y_dim ? a.yi(z, y, 0) : a.zi(z, y, 0);
+  T* __restrict p = (y_dim ? a.cpml_y1 : a.cpml_z1) + j;
+  const T* __restrict q = (y_dim ? a.cpml_y2 : a.cpml_z2) + j;
+  const int c = y_dim ? y : z, n = y_dim ? a.ny : a.nz;
+  const T az = y_dim ? a.a_y[y] : a.a_z[z], bz = y_dim ? a.b_y[y] : a.b_z[z], h = y_dim ? a.inv_dy : a.inv_dz;
+  const long s = y_dim ? a.stride : a.plane;
+  T wp[R], wm[R];  // M: whether planes (rows) c + k and c − k are layer ones
   for (int k = 1; k <= R; ++k) {
-    const int up = z + k, dn = z - k;
-    wp[k - 1] = up < a.nz && a.z_layer(up) ? T(1) : T(0);
-    wm[k - 1] = dn >= 0 && a.z_layer(dn) ? T(1) : T(0);
+    const int up = c + k, dn = c - k;
+    wp[k - 1] = up < n && (y_dim ? a.y_layer(up) : a.z_layer(up)) ? T(1) : T(0);
+    wm[k - 1] = dn >= 0 && (y_dim ? a.y_layer(dn) : a.z_layer(dn)) ? T(1) : T(0);
   }
 #pragma omp simd
   for (int x = 0; x < a.nx; ++x) {
@@ -63,12 +63,12 @@ void alpha_z_row(const StepArgs<T>& a, int z) {
 /// the other over the loop's few vectors while those stay in L1. `j` indexes column x0 in
 /// the compact x-layer arrays, whose guard vectors either side of the loop stay zero.
 template <int Order, typename T>
-void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
+void x_side_adjoint(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
   using S = Simd<T>;
   using V = typename S::vec;
   constexpr int W = S::W;
   constexpr auto J = std::make_integer_sequence<int, stencil::radius(Order)>{};
-  const long row = long(z) * a.stride + x0;
+  const long row = a.cell(z, y, x0);
   const T* __restrict mu = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
@@ -121,43 +121,55 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int x0, int x1, long j) {
     if (k < rim_l || k >= rim_r) out[k] += v[k] * stencil::adjoint_correction<Order>(al + k, be + k, 1, hx, hx2);
 }
 
-/// The μ pass of row z: the interior update, C_z in the z-layers and their rims, and the
-/// x part in the side loops (which cover the rims; beyond them α, β and C_x are zero).
+/// C of a z- or y-layer rim row (z, y) added to μ[n]: `p`, `q` the row's α and β, `s` the
+/// dimension's stride.
 template <int Order, typename T>
-void mu_row(const StepArgs<T>& a, int z) {
-  interior_row<Order>(a, z);
-  if (a.z_rim(z)) {
-    const long row = long(z) * a.stride;
-    T* __restrict out = a.u_prev_next + row;
-    const T* __restrict v = a.vdt2 + row;
-    const long j = a.zi(z, 0);
-    const T* __restrict p = a.cpml_z1 + j;
-    const T* __restrict q = a.cpml_z2 + j;
-    const long s = a.stride;
+void rim_correction(const StepArgs<T>& a, int z, int y, const T* __restrict p, const T* __restrict q, long s, T h,
+                    T h2) {
+  const long row = a.cell(z, y, 0);
+  T* __restrict out = a.u_prev_next + row;
+  const T* __restrict v = a.vdt2 + row;
 #pragma omp simd
-    for (int x = 0; x < a.nx; ++x)
-      out[x] += v[x] * stencil::adjoint_correction<Order>(p + x, q + x, s, a.inv_dz, a.inv_dz2);
+  for (int x = 0; x < a.nx; ++x) out[x] += v[x] * stencil::adjoint_correction<Order>(p + x, q + x, s, h, h2);
+}
+
+/// The μ pass of row (z, y): the interior update, C_z in the z-layers and their rims, C_y
+/// likewise (3-D), and the x part in the side loops (which cover the rims; beyond them α,
+/// β and C_x are zero).
+template <int Order, typename T>
+void mu_row(const StepArgs<T>& a, int z, int y) {
+  interior_row<Order>(a, z, y);
+  if (a.z_rim(z)) {
+    const long j = a.zi(z, y, 0);
+    rim_correction<Order>(a, z, y, a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz, a.inv_dz2);
   }
-  if (a.xloop_left > 0) x_side_adjoint<Order>(a, z, 0, a.xloop_left, a.xleft0 + long(z) * a.xstride);
-  if (a.xloop_right < a.nx) x_side_adjoint<Order>(a, z, a.xloop_right, a.nx, a.xright0 + long(z) * a.xstride);
+  if (a.three_d() && a.y_rim(y)) {
+    const long j = a.yi(z, y, 0);
+    rim_correction<Order>(a, z, y, a.cpml_y1 + j, a.cpml_y2 + j, a.stride, a.inv_dy, a.inv_dy2);
+  }
+  const long r = long(z) * a.ny + y;
+  if (a.xloop_left > 0) x_side_adjoint<Order>(a, z, y, 0, a.xloop_left, a.xleft0 + r * a.xstride);
+  if (a.xloop_right < a.nx) x_side_adjoint<Order>(a, z, y, a.xloop_right, a.nx, a.xright0 + r * a.xstride);
 }
 
 template <typename T>
 void mirror(const ShotProblem<T>& p, T* u_grid) {
   if (!p.free_surface) return;
-  for (int x = 0; x < p.nx; ++x)
-    stencil::mirror_free_surface(u_grid + p.origin(), p.stride, p.pml_top, p.halo, p.nz, x);
+  for (int y = 0; y < p.ny; ++y)
+    for (int x = 0; x < p.nx; ++x)
+      stencil::mirror_free_surface(u_grid + p.origin(), p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
 /// Calls f(grid offset, slot offset, count) for the runs of consecutive cells of a store
 /// slot: each row piece of ShotProblem::store_blocks, in order.
 template <typename T, typename F>
 void for_slot_runs(const ShotProblem<T>& p, F&& f) {
-  typename ShotProblem<T>::StoreBlock b[4];
+  typename ShotProblem<T>::StoreBlock b[ShotProblem<T>::kMaxStoreBlocks];
   const int n = p.store_blocks(b);
   long k = 0;
   for (int i = 0; i < n; ++i)
-    for (long z = b[i].z0; z < b[i].z1; ++z, k += b[i].width) f(z * p.stride + b[i].x0, k, long(b[i].width));
+    for (int z = b[i].z0; z < b[i].z1; ++z)
+      for (int y = b[i].y0; y < b[i].y1; ++y, k += b[i].width) f(p.row_offset(z, y) + b[i].x0, k, long(b[i].width));
 }
 
 template <typename T>
@@ -189,40 +201,54 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   for_slot_runs(p, [&](long g, long k, long n) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
 }
 
-/// One adjoint step; `row_done(z)` runs after row z of μ[n] is written (the imaging of the
-/// backward sweep rides along, while μ[n+1] and v²Δt² of that row are in cache).
+/// One adjoint step; `row_done(z, y)` runs after row (z, y) of μ[n] is written (the
+/// imaging of the backward sweep rides along, while μ[n+1] and v²Δt² of that row are in
+/// cache).
 template <int Order, typename T, typename F>
 void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& row_done) {
   const StepArgs<T> a = stencil::make_step_args(p, mu, mu_prev_next);
   const int R = p.halo;
-  // β_z, then α_z (reading β_z of rows z ± halo), then the μ rows (reading both of rows
-  // z ± halo; their x part is row-local): one sweep, each pass `halo` rows behind the one
-  // it reads.
+  // β_z, then α_z (reading β_z of planes z ± halo), then the μ planes (reading both of
+  // planes z ± halo; their y part reads only its plane, their x part only its row): one
+  // sweep, each pass `halo` planes behind the one it reads.
   for (int z = 0; z < p.nz + 2 * R; ++z) {
-    if (z < p.nz && a.z_layer(z)) beta_z_row<Order>(a, z);
-    if (z >= R && z - R < p.nz && a.z_layer(z - R)) alpha_z_row<Order>(a, z - R);
+    if (z < p.nz && a.z_layer(z))
+      for (int y = 0; y < p.ny; ++y) beta_row<Order>(a, z, y, a.cpml_z2 + a.zi(z, y, 0), a.a_z[z], a.b_z[z]);
+    if (z >= R && z - R < p.nz && a.z_layer(z - R))
+      for (int y = 0; y < p.ny; ++y) alpha_row<Order>(a, z - R, y, false);
     if (z >= 2 * R) {
-      mu_row<Order>(a, z - 2 * R);
-      row_done(z - 2 * R);
+      const int zz = z - 2 * R;
+      if (a.three_d()) {  // β_y, then α_y, of the plane's front and back rows
+        for (int y = 0; y < p.ny; ++y)
+          if (a.y_layer(y)) beta_row<Order>(a, zz, y, a.cpml_y2 + a.yi(zz, y, 0), a.a_y[y], a.b_y[y]);
+        for (int y = 0; y < p.ny; ++y)
+          if (a.y_layer(y)) alpha_row<Order>(a, zz, y, true);
+      }
+      for (int y = 0; y < p.ny; ++y) {
+        mu_row<Order>(a, zz, y);
+        row_done(zz, y);
+      }
     }
   }
   if (p.free_surface && a.z_rim(-1))
     for (int k = 1; k <= R; ++k)
-      for (int x = 0; x < p.nx; ++x) stencil::adjoint_fold_point<Order>(a, k, x);
+      for (int y = 0; y < p.ny; ++y)
+        for (int x = 0; x < p.nx; ++x) stencil::adjoint_fold_point<Order>(a, k, y, x);
 }
 
-/// Imaging of model row z (padded-grid row) at backward step m: with u = u[m], u_next =
+/// Imaging of model row (z, y) (padded-grid row) at backward step m: with u = u[m], u_next =
 /// u[m+1] and mu = μ[m+1] (grid allocations), lap = L u[m]:
 ///   corr += μ[m+1] lap,  illum += u[m]²  (accumulators in the grid's layout), and when
 ///   `recreate`, u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² lap  (the source term is added by
 ///   the caller). Aligned whole vectors over the model columns; the accumulators' lanes
 ///   outside them are never read, and u_next keeps its values there.
 template <int Order, typename T>
-void image_row(const ShotProblem<T>& p, int z, const T* u, T* u_next, const T* mu, T* corr, T* illum, bool recreate) {
+void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, const T* mu, T* corr, T* illum,
+               bool recreate) {
   using S = Simd<T>;
   using V = typename S::vec;
   constexpr int W = S::W;
-  const long o = p.origin() + long(z) * p.stride, s = p.stride;
+  const long o = p.origin() + p.row_offset(z, y), s = p.plane, sy = p.three_d() ? p.stride : 0;
   const int x0 = p.mx0(), x1 = p.mx1();
   const T* __restrict uz = u + o;
   T* __restrict un = u_next + o;
@@ -230,12 +256,12 @@ void image_row(const ShotProblem<T>& p, int z, const T* u, T* u_next, const T* m
   const T* __restrict vz = p.vdt2 + o;
   T* __restrict cr = corr + o;
   T* __restrict il = illum + o;
-  const T cz = T(1) / (p.dz * p.dz), cx = T(1) / (p.dx * p.dx);
+  const T cz = T(1) / (p.dz * p.dz), cy = T(1) / (p.dy * p.dy), cx = T(1) / (p.dx * p.dx);
   typename S::mask lane;
   for (int k = 0; k < W; ++k) lane[k] = k;
   for (int x = x0 / W * W; x < x1; x += W) {
     const V c = S::load(uz + x);
-    const V lap = detail::laplacian_vec<Order>(uz + x, s, cz, cx);
+    const V lap = detail::laplacian_vec<Order>(uz + x, s, sy, cz, cy, cx);
     S::store(cr + x, S::load(cr + x) + S::load(lz + x) * lap);
     S::store(il + x, S::load(il + x) + c * c);
     if (recreate) {
@@ -249,7 +275,7 @@ void image_row(const ShotProblem<T>& p, int z, const T* u, T* u_next, const T* m
 
 template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
-  adjoint_sweep<Order>(p, mu, mu_prev_next, [](int) {});
+  adjoint_sweep<Order>(p, mu, mu_prev_next, [](int, int) {});
 }
 
 template <int Order, typename T>
@@ -266,23 +292,28 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
   std::memcpy(u_next, p.final_state, G * sizeof(T));
   std::memcpy(u, p.final_state + G, G * sizeof(T));
   const bool full = p.storage == ShotProblem<T>::kStoreFull;
-  const int N = p.nsteps, z0 = p.mz0(), z1 = p.mz1(), x0 = p.mx0(), x1 = p.mx1(), w = x1 - x0;
-  const long o = p.origin(), s = p.stride;
+  const int N = p.nsteps, z0 = p.mz0(), z1 = p.mz1(), y0 = p.my0(), y1 = p.my1(), x0 = p.mx0(), x1 = p.mx1();
+  const int w = x1 - x0, hy = y1 - y0;
+  const long o = p.origin();
   const T* v = p.vdt2 + o;
   const long src = p.source_index;
 
   inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
   mirror(p, mu);
   for (int z = z0; z < z1; ++z)
-    for (int x = x0; x < x1; ++x) illum[o + z * s + x] = u_next[o + z * s + x] * u_next[o + z * s + x];
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        const long i = o + p.row_offset(z, y) + x;
+        illum[i] = u_next[i] * u_next[i];
+      }
 
   for (int m = N - 1; m >= 0; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
     if (full && m < N - 1) restore_slot(p, u, m);
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
-    adjoint_sweep<Order>(p, mu, mu_next, [&](int z) {
-      if (z >= z0 && z < z1) image_row<Order>(p, z, u, u_next, mu, corr, illum, recreate);
+    adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
+      if (z >= z0 && z < z1 && y >= y0 && y < y1) image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
     });
     corr[o + src] += mu[o + src] * p.source[m];
     if (recreate) {
@@ -297,10 +328,12 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
     std::swap(mu, mu_next);
   }
   for (int z = z0; z < z1; ++z)
-    for (int x = x0; x < x1; ++x) {
-      correlation[long(z - z0) * w + (x - x0)] += corr[o + z * s + x];
-      illumination[long(z - z0) * w + (x - x0)] += illum[o + z * s + x];
-    }
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
+        correlation[k] += corr[i];
+        illumination[k] += illum[i];
+      }
 }
 
 #define STARWAVE_INSTANTIATE(O, T)                                       \

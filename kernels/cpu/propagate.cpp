@@ -1,11 +1,12 @@
 // kernels/cpu/propagate.cpp — CPU loops for (1/v²)∂²u/∂t² − ∇²u = s δ with CPML
 // (Pasalic & McGarry 2010); the per-point math lives in kernels/stencil.hpp.
 //
-// One sweep down the rows per step. Each row gets the interior update over its whole
-// width (one long branch-free loop, 64-byte aligned: kernels/shot.hpp), then the layer
-// corrections: over the full row in the top and bottom layers, and over whole-vector side
-// loops in the left and right layers, where the ψ_x update is fused in. Short, oddly sized
-// loops cost more than the extra lanes, so nothing runs over exactly the 20 layer columns.
+// One sweep down the planes per step, row by row within a plane (2-D: one row a plane).
+// Each row gets the interior update over its whole width (one long branch-free loop,
+// 64-byte aligned: kernels/shot.hpp), then the layer corrections: over the full row in the
+// top and bottom (and, in 3-D, front and back) layers, and over whole-vector side loops in
+// the left and right layers, where the ψ_x update is fused in. Short, oddly sized loops
+// cost more than the extra lanes, so nothing runs over exactly the 20 layer columns.
 #include "kernels/cpu/levels.hpp"
 
 #include <algorithm>
@@ -26,21 +27,19 @@ using detail::interior_row;
 using detail::Simd;
 using stencil::StepArgs;
 
-/// z-layer correction of row z (a top or bottom layer row), all columns.
+/// The correction of a z-layer (top, bottom) or y-layer (front, back) row (z, y), all
+/// columns: `ps`, `ze` are the row's ψ and ζ, `s` the dimension's stride, c, h, a, b its
+/// 1/h², 1/h and CPML coefficients.
 template <int Order, typename T>
-void z_correction(const StepArgs<T>& a, int z) {
-  const long row = long(z) * a.stride;
+void row_correction(const StepArgs<T>& a, int z, int y, const T* __restrict ps, T* __restrict ze, long s, T c, T h,
+                    T ac, T bc) {
+  const long row = a.cell(z, y, 0);
   const T* __restrict u = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
-  const long j = a.zi(z, 0);
-  const T* __restrict psz = a.cpml_z1 + j;
-  T* __restrict zz = a.cpml_z2 + j;
-  const long s = a.stride;
-  const T cz = a.inv_dz2, hz = a.inv_dz, az = a.a_z[z], bz = a.b_z[z];
 #pragma omp simd
   for (int x = 0; x < a.nx; ++x)
-    out[x] += v[x] * stencil::layer_correction<Order>(u + x, s, cz, psz + x, s, hz, zz + x, az, bz);
+    out[x] += v[x] * stencil::layer_correction<Order>(u + x, s, c, ps + x, s, h, ze + x, ac, bc);
 }
 
 /// ∂_x and ∂²_x (without 1/h, 1/h²) of the W cells in `c`, sharing the lane shifts.
@@ -66,13 +65,13 @@ void d1d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T
 /// ζ_x zero, and a per-lane select drops the correction. `j` indexes column x0 of row z in
 /// the compact ψ_x, ζ_x arrays, whose guard vectors either side of the loop stay zero.
 template <int Order, typename T>
-void x_side(const StepArgs<T>& a, int z, int x0, int x1, long j) {
+void x_side(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
   if (x0 >= x1) return;
   using S = Simd<T>;
   using V = typename S::vec;
   constexpr int W = S::W;
   constexpr auto J = std::make_integer_sequence<int, stencil::radius(Order)>{};
-  const long row = long(z) * a.stride + x0;
+  const long row = a.cell(z, y, x0);
   const T* __restrict u = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
@@ -123,26 +122,45 @@ void x_side(const StepArgs<T>& a, int z, int x0, int x1, long j) {
   }
 }
 
-/// ψ_z pass over row z, if it is a layer row (ψ_x is updated with the u pass: x_side).
+/// ψ ← a ψ + b ∂u over row (z, y) (ψ_z or ψ_y: `s` the dimension's stride).
 template <int Order, typename T>
-void psi_z_row(const StepArgs<T>& a, int z) {
-  const T* __restrict u = a.u + long(z) * a.stride;
-  if (a.z_layer(z)) {
-    T* __restrict p = a.cpml_z1 + a.zi(z, 0);
-    const T az = a.a_z[z], bz = a.b_z[z], h = a.inv_dz;
-    const long s = a.stride;
+void psi_row(const StepArgs<T>& a, int z, int y, T* __restrict p, long s, T h, T ac, T bc) {
+  const T* __restrict u = a.u + a.cell(z, y, 0);
 #pragma omp simd
-    for (int x = 0; x < a.nx; ++x) p[x] = stencil::psi_value<Order>(p[x], az, bz, u + x, s, h);
-  }
+  for (int x = 0; x < a.nx; ++x) p[x] = stencil::psi_value<Order>(p[x], ac, bc, u + x, s, h);
 }
 
-/// The u pass over row z.
+/// ψ_z pass over plane z, if it is a layer plane (ψ_x is updated with the u pass: x_side).
 template <int Order, typename T>
-void u_row(const StepArgs<T>& a, int z) {
-  interior_row<Order>(a, z);
-  if (a.z_layer(z)) z_correction<Order>(a, z);
-  x_side<Order>(a, z, 0, a.xloop_left, a.xleft0 + long(z) * a.xstride);
-  x_side<Order>(a, z, a.xloop_right, a.nx, a.xright0 + long(z) * a.xstride);
+void psi_z_plane(const StepArgs<T>& a, int z) {
+  if (!a.z_layer(z)) return;
+  for (int y = 0; y < a.ny; ++y)
+    psi_row<Order>(a, z, y, a.cpml_z1 + a.zi(z, y, 0), a.plane, a.inv_dz, a.a_z[z], a.b_z[z]);
+}
+
+/// ψ_y pass over the front and back rows of plane z (3-D).
+template <int Order, typename T>
+void psi_y_plane(const StepArgs<T>& a, int z) {
+  if (!a.three_d()) return;
+  for (int y = 0; y < a.ny; ++y)
+    if (a.y_layer(y)) psi_row<Order>(a, z, y, a.cpml_y1 + a.yi(z, y, 0), a.stride, a.inv_dy, a.a_y[y], a.b_y[y]);
+}
+
+/// The u pass over row (z, y): the interior, then the z, y and x corrections.
+template <int Order, typename T>
+void u_row(const StepArgs<T>& a, int z, int y) {
+  interior_row<Order>(a, z, y);
+  if (a.z_layer(z)) {
+    const long j = a.zi(z, y, 0);
+    row_correction<Order>(a, z, y, a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz2, a.inv_dz, a.a_z[z], a.b_z[z]);
+  }
+  if (a.three_d() && a.y_layer(y)) {
+    const long j = a.yi(z, y, 0);
+    row_correction<Order>(a, z, y, a.cpml_y1 + j, a.cpml_y2 + j, a.stride, a.inv_dy2, a.inv_dy, a.a_y[y], a.b_y[y]);
+  }
+  const long r = long(z) * a.ny + y;
+  x_side<Order>(a, z, y, 0, a.xloop_left, a.xleft0 + r * a.xstride);
+  x_side<Order>(a, z, y, a.xloop_right, a.nx, a.xright0 + r * a.xstride);
 }
 
 }  // namespace
@@ -151,18 +169,22 @@ template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
   const StepArgs<T> a = stencil::make_step_args(p, u, upn);
   const int R = p.halo;
-  // One sweep down the rows: the ψ_z pass runs `halo` rows ahead of the u pass (row z's u
-  // update reads ψ_z of rows z ± halo), so both work on rows that are still in cache.
-  for (int z = 0; z < std::min(R, p.nz); ++z) psi_z_row<Order>(a, z);
+  // One sweep down the planes: the ψ_z pass runs `halo` planes ahead of the u pass (plane
+  // z's u update reads ψ_z of planes z ± halo), so both work on planes that are still in
+  // cache; ψ_y of a plane (read along y only) is updated just before its u pass.
+  for (int z = 0; z < std::min(R, p.nz); ++z) psi_z_plane<Order>(a, z);
   for (int z = 0; z < p.nz; ++z) {
-    if (z + R < p.nz) psi_z_row<Order>(a, z + R);
-    u_row<Order>(a, z);
+    if (z + R < p.nz) psi_z_plane<Order>(a, z + R);
+    psi_y_plane<Order>(a, z);
+    for (int y = 0; y < p.ny; ++y) u_row<Order>(a, z, y);
   }
 
   a.u_prev_next[p.source_index] += a.vdt2[p.source_index] * source_value;
 
   if (p.free_surface)
-    for (int x = 0; x < p.nx; ++x) stencil::mirror_free_surface(a.u_prev_next, p.stride, p.pml_top, p.halo, p.nz, x);
+    for (int y = 0; y < p.ny; ++y)
+      for (int x = 0; x < p.nx; ++x)
+        stencil::mirror_free_surface(a.u_prev_next, p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
 template <int Order, typename T>

@@ -90,38 +90,51 @@ typename Simd<T>::vec d1x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, 
   return acc;
 }
 
-/// ∇²u (with the 1/h² factors) of the W cells at `p`, rows `s` apart: ∂²_z·cz + ∂²_x·cx,
-/// the per-point function's order (stencil::d2). The one vector Laplacian of the CPU loops.
+/// ∇²u (with the 1/h² factors) of the W cells at `p`, planes `sz` and rows `sy` apart
+/// (sy = 0: 2-D, no y term): stencil::laplacian's order. The one vector Laplacian of the
+/// CPU loops.
 template <int Order, typename T>
-__attribute__((always_inline)) inline typename Simd<T>::vec laplacian_vec(const T* p, long s, T cz, T cx) {
+__attribute__((always_inline)) inline typename Simd<T>::vec laplacian_vec(const T* p, long sz, long sy, T cz, T cy,
+                                                                          T cx) {
   using S = Simd<T>;
   constexpr int W = S::W, R = stencil::radius(Order);
   const typename S::vec c = S::load(p);
   typename S::vec dz = T(stencil::d2_coef<Order>(0)) * c;
-  for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * s) + S::load(p - j * s));
+  for (int j = 1; j <= R; ++j) dz += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * sz) + S::load(p - j * sz));
   const typename S::vec dx = d2x_vec<Order, T>(S::load(p - W), c, S::load(p + W), std::make_integer_sequence<int, R>{});
-  return dz * cz + dx * cx;
+  if (sy == 0) return dz * cz + dx * cx;
+  typename S::vec dy = T(stencil::d2_coef<Order>(0)) * c;
+  for (int j = 1; j <= R; ++j) dy += T(stencil::d2_coef<Order>(j)) * (S::load(p + j * sy) + S::load(p - j * sy));
+  return dz * cz + dy * cy + dx * cx;
 }
 
-/// Interior update of columns [0, nx) of row z: the whole row, layer cells included (their
-/// corrections follow). Whole vectors use lane shifts for ∂²_x; the tail is a plain loop.
+/// Interior update of columns [0, nx) of row (z, y): the whole row, layer cells included
+/// (their corrections follow). Whole vectors use lane shifts for ∂²_x; the tail is a plain
+/// loop.
 template <int Order, typename T>
-void interior_row(const StepArgs<T>& a, int z) {
+void interior_row(const StepArgs<T>& a, int z, int y) {
   using S = Simd<T>;
   constexpr int W = S::W;
-  const long row = long(z) * a.stride;
+  const long row = a.cell(z, y, 0);
   const T* __restrict u = a.u + row;
   T* __restrict out = a.u_prev_next + row;
   const T* __restrict v = a.vdt2 + row;
-  const long s = a.stride;
-  const T cz = a.inv_dz2, cx = a.inv_dx2;
+  const long sz = a.plane, sy = a.ystep;
+  const T cz = a.inv_dz2, cy = a.inv_dy2, cx = a.inv_dx2;
   int x = 0;
-  for (; x + W <= a.nx; x += W) {  // the left neighbour of x = 0 lies in the `lead` guard columns
-    const typename S::vec lap = laplacian_vec<Order>(u + x, s, cz, cx);
-    S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + S::load(v + x) * lap);
+  if (sy == 0) {                     // 2-D (the test is hoisted out of the loop)
+    for (; x + W <= a.nx; x += W) {  // the left neighbour of x = 0 lies in the `lead` guard columns
+      const typename S::vec lap = laplacian_vec<Order>(u + x, sz, 0, cz, cy, cx);
+      S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + S::load(v + x) * lap);
+    }
+  } else {
+    for (; x + W <= a.nx; x += W) {
+      const typename S::vec lap = laplacian_vec<Order>(u + x, sz, sy, cz, cy, cx);
+      S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + S::load(v + x) * lap);
+    }
   }
 #pragma omp simd
-  for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], s, cz, cx);
+  for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], sz, sy, cz, cy, cx);
 }
 
 }  // namespace starwave::cpu::STARWAVE_CPU_LEVEL::detail

@@ -62,11 +62,32 @@ SW_HD int sample_at(const ShotProblem<T>& p, int m) {
   return m % p.record_every == 0 && m / p.record_every < p.nt ? m / p.record_every : -1;
 }
 
-/// The adjoint sources of receiver cell `i` (grid offset, row z) at trace sample n, added
-/// to `out` in receiver order: v²Δt² × residual (the CPU kernel's inject_residual).
+/// Plane z and row y of grid row r = z·ny + y (the 2-D sweeps run over rows × columns).
 template <typename T>
-SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, long i, int z, T v, T out) {
-  long lo = p.rec_row[z], hi = p.rec_row[z + 1];
+SW_HD void row_zy(const ShotProblem<T>& p, int r, int& z, int& y) {
+  if (p.ny == 1) {
+    z = r;
+    y = 0;
+  } else {
+    z = int(unsigned(r) / unsigned(p.ny));
+    y = int(unsigned(r) % unsigned(p.ny));
+  }
+}
+
+/// Cell (z, y, x) of model cell t (the model region, z slowest, x fastest).
+template <typename T>
+SW_HD void model_cell(const ShotProblem<T>& p, long t, int& z, int& y, int& x) {
+  const unsigned w = unsigned(p.mx1() - p.mx0()), r = unsigned(t) / w, hy = unsigned(p.my1() - p.my0());
+  x = p.mx0() + int(unsigned(t) % w);
+  z = p.mz0() + int(hy == 1 ? r : r / hy);
+  y = p.my0() + int(hy == 1 ? 0 : r % hy);
+}
+
+/// The adjoint sources of receiver cell `i` (grid offset, in grid row r) at trace sample n,
+/// added to `out` in receiver order: v²Δt² × residual (the CPU kernel's inject_residual).
+template <typename T>
+SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, long i, int r, T v, T out) {
+  long lo = p.rec_row[r], hi = p.rec_row[r + 1];
   if (lo == hi) return out;
   const long end = hi;
   while (lo < hi) {  // the first receiver cell ≥ i in this row
@@ -81,16 +102,16 @@ SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, 
   return out;
 }
 
-/// Free surface, after the cell's last update of the step: u = 0 on row `top`, and each of
-/// the `halo` rows below writes its value, negated, to its mirror row above (DESIGN §2;
-/// stencil::mirror_free_surface, cell by cell).
+/// Free surface, after the cell's last update of the step: u = 0 on plane `top`, and each
+/// of the `halo` planes below writes its value, negated, to its mirror plane above (DESIGN
+/// §2; stencil::mirror_free_surface, cell by cell).
 template <typename T>
-SW_HD void mirror_cell(T* out, long stride, int z, int top, int halo) {
+SW_HD void mirror_cell(T* out, long plane, int z, int top, int halo) {
   const int k = z - top;
   if (k == 0)
     out[0] = T(0);
   else if (k > 0 && k <= halo)
-    out[-2L * k * stride] = -out[0];
+    out[-2L * k * plane] = -out[0];
 }
 
 // ---- the forward ------------------------------------------------------------------------
@@ -101,9 +122,9 @@ SW_HD void mirror_cell(T* out, long stride, int z, int top, int halo) {
 template <int Order, typename T>
 SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, long npsi, Step step, long t) {
   if (t < npsi) {
-    int z, x;
-    a.layer_cell(t, z, x);
-    stencil::update_psi_point<Order>(a, z, x);
+    int z, y, x;
+    a.layer_cell(t, z, y, x);
+    stencil::update_psi_point<Order>(a, z, y, x);
     return;
   }
   t -= npsi;
@@ -117,18 +138,20 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, lon
   p.store[long(m) * p.store_step_size() + t] = a.u[p.store_cell(t)];
 }
 
-/// Launch 2 of forward step m, thread (z, x): u[m+1], then the source s[m] at its node,
-/// then the free surface.
+/// Launch 2 of forward step m, thread (row r = z·ny + y, x): u[m+1], then the source s[m]
+/// at its node, then the free surface.
 template <int Order, typename T>
-SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int z, int x) {
-  if (z >= a.nz || x >= a.nx) return;
+SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int r, int x) {
+  if (r >= p.rows() || x >= a.nx) return;
+  int z, y;
+  row_zy(p, r, z, y);
   const int m = step.m();
-  stencil::update_point<Order>(a, z, x);
-  const long i = long(z) * a.stride + x;
+  stencil::update_point<Order>(a, z, y, x);
+  const long i = a.cell(z, y, x);
   T* out = a.u_prev_next + i;
   if (i == p.source_index) out[0] += a.vdt2[i] * p.source[m];
-  if (p.free_surface) mirror_cell(out, a.stride, z, p.pml_top, p.halo);
-  if (z == 0 && x == 0) step.move_on(m);
+  if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  if (r == 0 && x == 0) step.move_on(m);
 }
 
 template <typename T, typename Exec>
@@ -138,9 +161,9 @@ void copy_grid(const char* name, const T* from, T* to, std::size_t n, Exec& ex) 
 }
 
 /// One shot as a sequence of launches (kernels/cpu/propagate.cpp's forward()). `Exec`
-/// provides zero(ptr, count), sweep2d(name, body, nz, nx), sweep1d(name, body, n),
+/// provides zero(ptr, count), sweep2d(name, body, rows, nx), sweep1d(name, body, n),
 /// replay(name, times, issue) (issue(exec) once, its launches run `times` times) and
-/// ok(); bodies are callables of (z, x) or (t). Returns ok().
+/// ok(); bodies are callables of (grid row, x) or (t). Returns ok().
 template <int Order, typename T, typename Exec>
 bool run_shot(const ShotProblem<T>& p, Exec& ex) {
   if (!ex.zero(p.work, p.work_size())) return false;
@@ -158,7 +181,7 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
         npsi + p.nrec + saved);
     if (last) return;
     e.sweep2d(
-        "forward update", [=] SW_LAMBDA(int z, int x) { update_body<Order>(a, p, step, z, x); }, p.nz, p.nx);
+        "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order>(a, p, step, r, x); }, p.rows(), p.nx);
     T* tmp = u;  // u now holds u[m+1]
     u = up;
     up = tmp;
@@ -196,7 +219,7 @@ struct BackwardStep {
   T* corr;   // model region, row-major
   T* illum;  // model region, row-major
   const T* residual;
-  T inv_dz2, inv_dx2;  // as the CPU kernel computes them: T(1) / (h·h)
+  T inv_dz2, inv_dy2, inv_dx2;  // as the CPU kernel computes them: T(1) / (h·h)
   Step step;
   bool full;                            // full storage: u[m−1] comes from the store, never re-created
   long model_cells, layer_cells, ring;  // thread ranges of the image launch
@@ -212,11 +235,11 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   const int m = b.step.m();
   if (t < b.model_cells) {
     const bool recreate = b.recreate(m);
-    const unsigned w = unsigned(p.mx1() - p.mx0());
-    const int z = p.mz0() + int(unsigned(t) / w), x = p.mx0() + int(unsigned(t) % w);
-    const long i = long(z) * p.stride + x;
+    int z, y, x;
+    model_cell(p, t, z, y, x);
+    const long i = p.row_offset(z, y) + x;
     const T* u = b.u + i;
-    const T lap = stencil::d2<Order>(u, p.stride) * b.inv_dz2 + stencil::d2<Order>(u, 1) * b.inv_dx2;
+    const T lap = stencil::laplacian<Order>(u, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
     b.corr[t] += b.a.u[i] * lap;
     b.illum[t] += u[0] * u[0];
     const T v = b.a.vdt2[i];
@@ -230,9 +253,9 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   }
   t -= b.model_cells;
   if (t < b.layer_cells) {
-    int z, x;
-    b.a.layer_cell(t, z, x);
-    stencil::adjoint_beta_point<Order>(b.a, z, x);
+    int z, y, x;
+    b.a.layer_cell(t, z, y, x);
+    stencil::adjoint_beta_point<Order>(b.a, z, y, x);
     return;
   }
   t -= b.layer_cells;
@@ -244,9 +267,9 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
 template <int Order, typename T>
 SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, long t) {
   if (t < b.layer_cells) {
-    int z, x;
-    b.a.layer_cell(t, z, x);
-    stencil::adjoint_alpha_point<Order>(b.a, z, x);
+    int z, y, x;
+    b.a.layer_cell(t, z, y, x);
+    stencil::adjoint_alpha_point<Order>(b.a, z, y, x);
     return;
   }
   t -= b.layer_cells;
@@ -254,24 +277,26 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
   if (m >= 1) u[p.store_cell(t)] = p.store[long(m - 1) * p.store_step_size() + t];
 }
 
-/// Mu launch, thread (z, x): μ[m] (with `update`; without it, only what follows, for μ[N]
-/// before the first step), the free-surface fold, the receivers' adjoint sources of step
-/// m, the mirror.
+/// Mu launch, thread (row r = z·ny + y, x): μ[m] (with `update`; without it, only what
+/// follows, for μ[N] before the first step), the free-surface fold, the receivers' adjoint
+/// sources of step m, the mirror.
 template <int Order, typename T>
-SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int z, int x) {
+SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int r, int x) {
   const stencil::StepArgs<T>& a = b.a;
-  if (z >= a.nz || x >= a.nx) return;
+  if (r >= p.rows() || x >= a.nx) return;
+  int z, y;
+  row_zy(p, r, z, y);
   const int m = b.step.m();
   if (update) {
-    stencil::update_adjoint_point<Order>(a, z, x);
-    if (p.free_surface && z >= 1 && z <= p.halo) stencil::adjoint_fold_point<Order>(a, z, x);
+    stencil::update_adjoint_point<Order>(a, z, y, x);
+    if (p.free_surface && z >= 1 && z <= p.halo) stencil::adjoint_fold_point<Order>(a, z, y, x);
   }
-  const long i = long(z) * a.stride + x;
+  const long i = a.cell(z, y, x);
   T* out = a.u_prev_next + i;
   const int n = sample_at(p, m);
-  if (n >= 0) out[0] = add_receiver_sources(p, b.residual, n, i, z, a.vdt2[i], out[0]);
-  if (p.free_surface) mirror_cell(out, a.stride, z, p.pml_top, p.halo);
-  if (z == 0 && x == 0) b.step.move_on(m);
+  if (n >= 0) out[0] = add_receiver_sources(p, b.residual, n, i, r, a.vdt2[i], out[0]);
+  if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  if (r == 0 && x == 0) b.step.move_on(m);
 }
 
 /// One shot's adjoint as a sequence of launches, the same operations as cpu::adjoint():
@@ -289,16 +314,17 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   copy_grid("adjoint final state", p.final_state, u_next, G, ex);
   copy_grid("adjoint final state", p.final_state + G, u, G, ex);
   const long o = p.origin();
-  const int N = p.nsteps, mw = p.mx1() - p.mx0();
+  const int N = p.nsteps;
 
   BackwardStep<T> base;
   base.corr = corr;
   base.illum = illum;
   base.residual = residual;
   base.inv_dz2 = T(1) / (p.dz * p.dz);
+  base.inv_dy2 = T(1) / (p.dy * p.dy);
   base.inv_dx2 = T(1) / (p.dx * p.dx);
   base.full = p.storage == ShotProblem<T>::kStoreFull;
-  base.model_cells = long(p.mz1() - p.mz0()) * mw;
+  base.model_cells = p.model_cells();
   base.layer_cells = stencil::make_step_args(p, mu_next, mu).layer_cells();
   base.ring = base.full ? 0 : p.store_step_size();
   {  // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
@@ -306,13 +332,14 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
     b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
     b.step = Step{nullptr, nullptr, N, 0};
     ex.sweep2d(
-        "adjoint sources", [=] SW_LAMBDA(int z, int x) { mu_body<Order>(b, p, false, z, x); }, p.nz, p.nx);
+        "adjoint sources", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, false, r, x); }, p.rows(), p.nx);
     const T* un = u_next + o;
     ex.sweep1d(
         "adjoint illumination",
         [=] SW_LAMBDA(long t) {
-          const T v = un[long(p.mz0() + int(unsigned(t) / unsigned(mw))) * p.stride + p.mx0() +
-                         int(unsigned(t) % unsigned(mw))];
+          int z, y, x;
+          model_cell(p, t, z, y, x);
+          const T v = un[p.row_offset(z, y) + x];
           illum[t] += v * v;
         },
         b.model_cells);
@@ -332,7 +359,7 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
     e.sweep2d(
-        "adjoint mu", [=] SW_LAMBDA(int z, int x) { mu_body<Order>(b, p, true, z, x); }, p.nz, p.nx);
+        "adjoint mu", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, true, r, x); }, p.rows(), p.nx);
     if (recreate) {
       T* t = u;
       u = u_next;

@@ -120,9 +120,13 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   for (double b : f.bands) bands += (bands.empty() ? "" : ",") + exact(b);
   add("bands", "--bands", bands.empty() ? "none" : bands);
 
-  add("model_shape", "the initial model's shape (--model)", shape_text({double(m.nz), double(m.nx)}));
-  add("model_spacing", "the initial model's spacing (--model)", shape_text({m.dz, m.dx}));
-  add("model_origin", "the initial model's origin (--model)", shape_text({m.z0, m.x0}));
+  const bool three = m.three_d();
+  add("model_shape", "the initial model's shape (--model)",
+      three ? shape_text({double(m.nz), double(m.ny), double(m.nx)}) : shape_text({double(m.nz), double(m.nx)}));
+  add("model_spacing", "the initial model's spacing (--model)",
+      three ? shape_text({m.dz, m.dy, m.dx}) : shape_text({m.dz, m.dx}));
+  add("model_origin", "the initial model's origin (--model)",
+      three ? shape_text({m.z0, m.y0, m.x0}) : shape_text({m.z0, m.x0}));
   Checksum model;
   model.add(m.vp);
   add("model_values", "the initial model's values (--model)", "checksum " + model.hex());
@@ -132,8 +136,18 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   add("data_shots", "the data's number of shots (--data)", std::to_string(s.nshots()));
   add("data_receivers", "the data's receivers per shot (--data)", std::to_string(s.nrec()));
   Checksum geometry, wavelets;
-  geometry.add_bytes(s.sources.data(), s.sources.size() * sizeof(Position));
-  for (const auto& shot : s.receivers) geometry.add(shot);
+  auto add_positions = [&](const std::vector<Position>& v) {  // [z, x] or [z, y, x] each, as the file holds them
+    for (const Position& p : v) {
+      geometry.add(p.z);
+      if (s.dim == 3) geometry.add(p.y);
+      geometry.add(p.x);
+    }
+  };
+  add_positions(s.sources);
+  for (const auto& shot : s.receivers) {
+    geometry.add_word(shot.size());
+    add_positions(shot);
+  }
   for (const auto& w : s.wavelets) wavelets.add(w);
   add("data_geometry", "the data's source and receiver positions (--data)", "checksum " + geometry.hex());
   add("data_wavelets", "the data's wavelets (--data)", "checksum " + wavelets.hex());
@@ -296,7 +310,8 @@ class Optimizer {
     if (f_.smooth > 0) {
       const double sigma = f_.smooth / std::sqrt(2.0);
       for (int k = 0; k < 2; ++k)
-        q = filters::gaussian(q, shape_.nz, shape_.nx, shape_.dz, shape_.dx, sigma, filters::Edge::kZero);
+        q = filters::gaussian(q, shape_.nz, shape_.ny, shape_.nx, shape_.dz, shape_.dy, shape_.dx, sigma,
+                              filters::Edge::kZero);
     }
     for (std::size_t j = 0; j < q.size(); ++j) q[j] *= std::sqrt(st_.precond[j]);
   }
@@ -314,7 +329,8 @@ class Optimizer {
     // A zero fixes a cell: H₀ has no component there and, the cell never moving, no
     // L-BFGS pair has one either.
     for (int z = 0; z < shape_.nz && shape_.z0 + z * shape_.dz < f_.fix_top; ++z)
-      for (int x = 0; x < shape_.nx; ++x) st_.precond[std::size_t(z) * std::size_t(shape_.nx) + std::size_t(x)] = 0;
+      for (int y = 0; y < shape_.ny; ++y)
+        for (int x = 0; x < shape_.nx; ++x) st_.precond[shape_.index(z, y, x)] = 0;
     st_.history.push_back(misfit);
     st_.history_band.push_back(st_.band);
     st_.started = true;

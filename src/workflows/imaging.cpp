@@ -53,8 +53,8 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   ShotProblem<T> layout = med.layout;
   layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
   layout.nrec = s.nrec();
-  const std::size_t region = std::size_t(m.nz) * std::size_t(m.nx), traces = std::size_t(s.nrec()) * s.nt;
-  if (std::size_t(layout.mz1() - layout.mz0()) * std::size_t(layout.mx1() - layout.mx0()) != region)
+  const std::size_t region = m.cells(), traces = std::size_t(s.nrec()) * s.nt;
+  if (std::size_t(layout.model_cells()) != region)
     throw RuntimeError("imaging: the padded grid's model region does not match the model");
   const std::vector<int> shots = evaluation_shots(s, hooks);
   const int count = int(shots.size());
@@ -67,7 +67,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   const std::uint64_t t = sizeof(T);
   need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
   need.per_shot = need.store + t * (std::uint64_t(ts.nsteps) + 2 * traces + 4 * region) + sizeof(float) * traces +
-                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.nz) + sizeof(double);
+                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.rows()) + sizeof(double);
   need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
   need.shared = t * (med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
   const int window_size =
@@ -130,7 +130,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
 
   result.time = ts;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result.cell_updates = 2.0 * layout.nz * layout.nx * ts.nsteps * count;
+  result.cell_updates = 2.0 * layout.nz * layout.ny * layout.nx * ts.nsteps * count;
   return result;
 }
 
@@ -149,9 +149,7 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
   for (double v : illumination) peak = std::max(peak, v);
   std::vector<double> c(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) c[i] = raw[i] / (illumination[i] + 0.01 * peak + 1e-300);
-  auto at = [&](int z, int x) {  // edge replication outside the model
-    return c[std::size_t(std::clamp(z, 0, m.nz - 1)) * std::size_t(m.nx) + std::size_t(x)];
-  };
+  auto at = [&](int z, int y, int x) { return c[m.index(std::clamp(z, 0, m.nz - 1), y, x)]; };  // edge replication
   std::vector<double> out(raw.size());
   for (int z = 0; z < m.nz; ++z) {
     const double depth = m.z0 + z * m.dz;
@@ -160,19 +158,20 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
       w = 0;
     else if (depth < mute_depth)
       w = std::pow(std::sin(M_PI / 2 * (depth - acquisition_depth) / (mute_depth - acquisition_depth)), 2);
-    for (int x = 0; x < m.nx; ++x)
-      out[std::size_t(z) * std::size_t(m.nx) + std::size_t(x)] = w * (at(z + 1, x) - at(z - 1, x)) / (2 * m.dz);
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) out[m.index(z, y, x)] = w * (at(z + 1, y, x) - at(z - 1, y, x)) / (2 * m.dz);
   }
   return out;
 }
 
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
   double depth = m.z0;
-  for (const auto& p : s.sources) depth = std::max(depth, p[0]);
+  for (const auto& p : s.sources) depth = std::max(depth, p.z);
   for (int shot = 0; shot < s.nshots(); ++shot)
-    for (const auto& p : s.receivers_of(shot)) depth = std::max(depth, p[0]);
+    for (const auto& p : s.receivers_of(shot)) depth = std::max(depth, p.z);
   double vmin = m.vp[0];
-  for (int x = 0; x < m.nx; ++x) vmin = std::min(vmin, m.vp[std::size_t(x)]);
+  for (std::size_t i = 0; i < std::size_t(m.ny) * std::size_t(m.nx); ++i)
+    vmin = std::min(vmin, m.vp[i]);  // the top plane
   return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
 }
 

@@ -36,7 +36,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   const int workers = graph::workers();
   MemoryNeed need;
   need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) +
-                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.nz);
+                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.rows());
   need.per_worker = sizeof(T) * layout.work_size();
   need.shared = sizeof(T) * med.buffer.size() + sizeof(float) * per_shot;
   const int window =
@@ -94,7 +94,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   if (report) {
     report->time = ts;
     report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report->cell_updates = double(layout.nz) * layout.nx * ts.nsteps * nshots;
+    report->cell_updates = double(layout.nz) * layout.ny * layout.nx * ts.nsteps * nshots;
   }
 }
 
@@ -102,11 +102,8 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
 
 void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptions& o) {
   o.validate();
-  choose_time_step(m, s, o);  // refuses an unstable or non-dividing --internal-dt
-  Medium<float> med;          // only the layout is needed to check positions
-  med.model_top = o.free_surface ? 0 : o.pml_width;
-  med.layout.set_grid(m.nz + med.model_top + o.pml_width, m.nx + 2 * o.pml_width, o.order / 2);
-  med.model_left = o.pml_width;
+  choose_time_step(m, s, o);                             // refuses an unstable or non-dividing --internal-dt
+  const Medium<float> med = medium_layout<float>(m, o);  // only the layout is needed to check positions
   for (int shot = 0; shot < s.nshots(); ++shot) {
     node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
     const auto& rec = s.receivers_of(shot);
