@@ -1,10 +1,12 @@
 // bench/bench_kernel.cpp — the CPU propagator alone (no StarPU) on DESIGN §8's reference
 // case: one shot, one core. Prints the whole-grid throughput, the throughput with no
 // absorbing layers (interior loop only) and, from the two, the cost of a layer cell.
-// Not a test: a tool for tuning kernels/cpu.   usage: bench_kernel [steps] [reps] [pml]
+// Not a test: a tool for tuning kernels/cpu.   usage: bench_kernel [steps] [reps] [pml] [3d]
+// (3d: DESIGN §8's 3-D reference case, 160³ cells at 10 m, instead of the 2-D one).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "bench/reference_case.hpp"
@@ -22,12 +24,12 @@ struct Result {
   double cells;  // cell updates of the whole run, layer cells included
 };
 
-Result run(int pml, int steps, int reps) {
-  const Model m = bench::reference_model();
+Result run(int pml, int steps, int reps, bool three_d) {
+  const Model m = three_d ? bench::reference_model_3d() : bench::reference_model();
   NumericalOptions o;
   o.order = 8;
   o.pml_width = pml;
-  const Survey s = bench::reference_survey(m, 1, steps);
+  const Survey s = three_d ? bench::reference_survey_3d(m, 1, steps) : bench::reference_survey(m, 1, steps);
   auto shot = test::prepare_shot<float>(m, s, o);
   const ShotProblem<float>& p = shot->p;
   std::vector<double> t;
@@ -37,7 +39,7 @@ Result run(int pml, int steps, int reps) {
     t.push_back(bench::now() - t0);
   }
   std::sort(t.begin(), t.end());
-  return {t[t.size() / 2], double(p.nz) * p.nx * p.nsteps};
+  return {t[t.size() / 2], double(p.nz) * p.ny * p.nx * p.nsteps};
 }
 
 }  // namespace
@@ -46,16 +48,17 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int pml = argc > 3 ? std::atoi(argv[3]) : 20;
+  const bool three_d = argc > 4 && std::string(argv[4]) == "3d";
   if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) {
     std::fprintf(stderr, "%s\n", why.c_str());
     return 2;
   }
-  const Result full = run(pml, steps, reps);
-  const Result bare = run(0, steps, reps);
+  const Result full = run(pml, steps, reps, three_d);
+  const Result bare = run(0, steps, reps, three_d);
   const double layer_cells = full.cells - bare.cells;
   const double layer_seconds = full.seconds - bare.seconds;  // the interior cells are the same
-  std::printf("reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n", steps, reps,
-              Runtime::cpu_kernels().c_str());
+  std::printf("%s reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n",
+              three_d ? "3-D" : "2-D", steps, reps, Runtime::cpu_kernels().c_str());
   std::printf("  with PML %d:  %.3f s  %.3f G cells/s\n", pml, full.seconds, full.cells / full.seconds / 1e9);
   std::printf("  no layers:    %.3f s  %.3f G cells/s (interior loop)\n", bare.seconds,
               bare.cells / bare.seconds / 1e9);

@@ -3,6 +3,7 @@
 // at 8 m depth, a receiver on every column at 8 m.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -46,6 +47,34 @@ inline Survey spread_survey(const Model& m, int shots, int steps) {
   s.sources.clear();
   for (int i = 0; i < shots; ++i)
     s.sources.push_back({8.0, m.dx * (10 + (shots > 1 ? ((m.nx - 21) * i) / (shots - 1) : (m.nx - 21) / 2))});
+  return s;
+}
+
+/// DESIGN §8's 3-D reference case: 160³ cells at 10 m, v 1500 → 4000 m/s linear in depth.
+inline Model reference_model_3d() {
+  Model m;
+  m.dim = 3;
+  m.nz = m.ny = m.nx = 160;
+  m.dz = m.dy = m.dx = 10;
+  m.vp.resize(m.cells());
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1500 + 2500.0 * z / (m.nz - 1);
+  return m;
+}
+
+/// `shots` sources along x at 20 m depth in the middle row, `steps` + 1 samples at 1 ms, a
+/// 15 Hz Ricker, receivers on every 4th cell of the surface at 20 m.
+inline Survey reference_survey_3d(const Model& m, int shots, int steps) {
+  Survey s;
+  s.dim = 3;
+  s.dt = 1e-3;
+  s.nt = steps + 1;
+  for (int i = 0; i < shots; ++i) s.sources.push_back({20.0, 800.0, 400.0 + 800.0 * i / std::max(1, shots - 1)});
+  s.receivers.emplace_back();
+  for (int y = 0; y < m.ny; y += 4)
+    for (int x = 0; x < m.nx; x += 4) s.receivers[0].push_back({20.0, m.dy * y, m.dx * x});
+  s.wavelets.push_back(ricker(15, 1.5 / 15, s.dt, s.nt));
   return s;
 }
 

@@ -1,5 +1,9 @@
-// drivers/plot.cpp — `starwave plot --in file.h5 --out picture.png [--dataset D] [--shot N]`.
+// drivers/plot.cpp — `starwave plot --in file.h5 --out picture.png [--dataset D] [--shot N]
+// [--at z,y,x]`: a model, a section, a gather, or three orthogonal slices of a 3-D array.
+#include <array>
+#include <cmath>
 #include <iostream>
+#include <sstream>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -9,9 +13,35 @@
 #include "src/io.hpp"
 
 namespace starwave::commands {
+namespace {
+
+/// The cell of `v` nearest to `at` ("z,y,x" in m; "" = the middle cell), or InputError.
+std::array<int, 3> slice_point(const io::Volume& v, const std::string& at) {
+  const int n[3] = {v.nz, v.ny, v.nx};
+  std::array<int, 3> cell{v.nz / 2, v.ny / 2, v.nx / 2};
+  if (at.empty()) return cell;
+  std::stringstream ss(at);
+  std::string word;
+  const char* axis[3] = {"z", "y", "x"};
+  for (int k = 0; k < 3; ++k) {
+    double m = NAN;
+    if (!std::getline(ss, word, ',') || !(std::istringstream(word) >> m) || !std::isfinite(m))
+      throw InputError("--at: give the slices' point as z,y,x in m (got '" + at + "')");
+    const double c = std::round((m - v.origin[std::size_t(k)]) / v.spacing[std::size_t(k)]);
+    if (!(c >= 0 && c <= n[k] - 1))
+      throw InputError("--at: " + std::string(axis[k]) + " = " + word + " m lies outside the array (" +
+                       std::to_string(v.origin[std::size_t(k)]) + "…" +
+                       std::to_string(v.origin[std::size_t(k)] + (n[k] - 1) * v.spacing[std::size_t(k)]) + " m)");
+    cell[std::size_t(k)] = int(c);
+  }
+  if (std::getline(ss, word, ',')) throw InputError("--at: give three values z,y,x in m (got '" + at + "')");
+  return cell;
+}
+
+}  // namespace
 
 int plot(int argc, char** argv) {
-  std::string in, out, dataset;
+  std::string in, out, dataset, at;
   int shot = 0;
   double vmin = 0, vmax = 0;
   cli::CommonFlags flags;
@@ -21,7 +51,9 @@ int plot(int argc, char** argv) {
       "dataset", cli::po::value<std::string>(&dataset), "dataset to draw (default: /vp, else /data)")(
       "shot", cli::po::value<int>(&shot)->default_value(0), "shot index for /data")(
       "vmin", cli::po::value<double>(&vmin)->default_value(0), "colour scale minimum (models)")(
-      "vmax", cli::po::value<double>(&vmax)->default_value(0), "colour scale maximum (models)");
+      "vmax", cli::po::value<double>(&vmax)->default_value(0), "colour scale maximum (models)")(
+      "at", cli::po::value<std::string>(&at),
+      "3-D arrays: the point z,y,x in m the three slices go through (default: the middle)");
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("plot", argc, argv, desc, vm);
@@ -34,21 +66,31 @@ int plot(int argc, char** argv) {
   if (cli::given(vm, "shot") && shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
   const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
   bool gather = dataset == "/data";
-  io::Array2D a;
   if (dataset.empty()) {  // a model's /vp, else a data file's gather
     gather = !io::has_dataset(in, "/vp");
     if (gather && !io::has_dataset(in, "/data"))
       throw InputError(in + ": holds neither /vp nor /data; name the dataset to draw with --dataset");
-    a = io::read_slice(in, gather ? "/data" : "/vp", shot);
-  } else {
-    a = io::read_slice(in, dataset, shot);
   }
-  figures::Image2D img{a.rows, a.cols, a.values};
+  const std::string name = !dataset.empty() ? dataset : gather ? "/data" : "/vp";
+  const bool volume = !gather && io::dataset_rank(in, name) == 3;  // a 3-D model, gradient or image
+  figures::Image2D img;
+  int layers = 1;
+  if (volume) {
+    cli::refuse_if_given(vm, "shot", false, "on a 3-D array (it picks a shot of /data; --at places the slices)");
+    const io::Volume v = io::read_volume(in, name);
+    const std::array<int, 3> c = slice_point(v, at);
+    img = figures::three_slices(v.values, v.nz, v.ny, v.nx, c[0], c[1], c[2]);
+  } else {
+    cli::refuse_if_given(vm, "at", false, "on " + name + " (it places the slices of a 3-D array)");
+    const io::Array2D a = io::read_slice(in, name, shot);
+    img = figures::Image2D{a.rows, a.cols, a.values};
+    layers = a.layers;
+  }
   const bool velocity = !gather && (dataset.empty() || dataset == "/vp");
   cli::refuse_if_given(
       vm, "vmin", velocity,
       "on " + (dataset.empty() ? std::string("/data") : dataset) + " (the colour scale of a velocity model)");
-  cli::refuse_if_given(vm, "shot", gather || a.layers > 1,
+  cli::refuse_if_given(vm, "shot", gather || layers > 1,
                        "on a 2-D dataset (it picks a shot of /data or a slice of a 3-D dataset)");
   if (gather)
     figures::plot_gather(out, img);

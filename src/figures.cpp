@@ -83,8 +83,11 @@ void write_rgb(const std::string& path, int width, int height, std::vector<unsig
 }  // namespace
 
 double clip_amplitude(const std::vector<float>& values, double clip) {
-  std::vector<float> mag(values.size());
-  for (std::size_t i = 0; i < mag.size(); ++i) mag[i] = std::abs(values[i]);
+  std::vector<float> mag;
+  mag.reserve(values.size());
+  for (float v : values)
+    if (!std::isnan(v)) mag.push_back(std::abs(v));  // NaN: the blank between panels
+  if (mag.empty()) return 1.0;
   const std::size_t k = std::min(mag.size() - 1, std::size_t(clip * double(mag.size())));
   std::nth_element(mag.begin(), mag.begin() + long(k), mag.end());
   return mag[k] > 0 ? mag[k] : 1.0;
@@ -102,6 +105,7 @@ void write_png(const std::string& path, const Image2D& img, Colormap cmap, doubl
   for (int y = 0; y < img.rows * scale; ++y)
     for (int x = 0; x < width; ++x) {
       const float v = img.values[std::size_t(y / scale) * img.cols + x / scale];
+      if (std::isnan(v)) continue;  // blank (white): the gaps between the panels of a 3-D picture
       const Rgb c = colour(cmap, (v - lo) / span);
       unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
       p[0] = c.r, p[1] = c.g, p[2] = c.b;
@@ -118,9 +122,10 @@ void write_png(const std::string& path, const Image2D& img, Colormap cmap, doubl
 
 void plot_model(const std::string& path, const Image2D& vp, double lo, double hi) {
   if (!(hi > lo)) {
-    const auto mm = std::minmax_element(vp.values.begin(), vp.values.end());
-    lo = *mm.first;
-    hi = *mm.second;
+    lo = INFINITY;
+    hi = -INFINITY;
+    for (float v : vp.values)
+      if (!std::isnan(v)) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
   }
   write_png(path, vp, Colormap::Velocity, lo, hi);
 }
@@ -143,6 +148,23 @@ void plot_gather(const std::string& path, const Image2D& traces, double clip, do
 void plot_section(const std::string& path, const Image2D& img, double clip) {
   const double a = clip_amplitude(img.values, clip);
   write_png(path, img, Colormap::Seismic, -a, a, 800);
+}
+
+Image2D three_slices(const std::vector<float>& v, int nz, int ny, int nx, int iz, int iy, int ix) {
+  const int gap = std::max(2, (nx + ny) / 40);
+  Image2D out;
+  out.rows = std::max(nz, ny);
+  out.cols = nx + gap + ny + gap + nx;
+  out.values.assign(std::size_t(out.rows) * out.cols, NAN);
+  auto at = [&](int z, int y, int x) { return v[(std::size_t(z) * ny + y) * nx + x]; };
+  auto put = [&](int r, int c, float value) { out.values[std::size_t(r) * out.cols + c] = value; };
+  for (int z = 0; z < nz; ++z) {
+    for (int x = 0; x < nx; ++x) put(z, x, at(z, iy, x));             // section (z, x) at row iy
+    for (int y = 0; y < ny; ++y) put(z, nx + gap + y, at(z, y, ix));  // section (z, y) at column ix
+  }
+  for (int y = 0; y < ny; ++y)
+    for (int x = 0; x < nx; ++x) put(y, nx + gap + ny + gap + x, at(iz, y, x));  // plan (y, x) at depth iz
+  return out;
 }
 
 void plot_curve(const std::string& path, const std::vector<double>& values, bool log_scale) {

@@ -34,6 +34,11 @@ void plot_gather(const std::string& path, const Image2D& traces, double clip = 0
 /// quantile of |value|, rows downwards.
 void plot_section(const std::string& path, const Image2D& img, double clip = 0.98);
 
+/// Three orthogonal slices of a 3-D array (nz, ny, nx; z slowest) through cell (iz, iy, ix),
+/// side by side on one picture: the section (z, x) at row iy, the section (z, y) at
+/// column ix, and the plan (y, x) at depth iz; blank (NaN) between and around them.
+Image2D three_slices(const std::vector<float>& v, int nz, int ny, int nx, int iz, int iy, int ix);
+
 /// A curve (e.g. the misfit per iteration): values left to right, optionally on a log
 /// scale, in a box; no text (the numbers are in the result file and the log).
 void plot_curve(const std::string& path, const std::vector<double>& values, bool log_scale);

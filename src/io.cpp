@@ -594,6 +594,38 @@ bool has_dataset(const std::string& path, const std::string& dataset) {
   return has_link(f, dataset);
 }
 
+int dataset_rank(const std::string& path, const std::string& dataset) {
+  Hid f = open_file(path);
+  if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
+  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
+  Hid space(H5Dget_space(d), H5Sclose);
+  return H5Sget_simple_extent_ndims(space);
+}
+
+Volume read_volume(const std::string& path, const std::string& dataset) {
+  Hid f = open_file(path);
+  std::vector<hsize_t> dims;
+  const std::vector<double> v = read_dataset(f, path, dataset, dims);
+  if (dims.size() != 3 || std::find(dims.begin(), dims.end(), 0) != dims.end())
+    throw InputError(path + ": " + dataset + " is not a non-empty 3-D array (shape " + shape_text(dims) + ")");
+  for (hsize_t n : dims)
+    if (n > hsize_t(INT32_MAX))
+      throw InputError(path + ": " + dataset + " of shape " + shape_text(dims) + " is too large");
+  Volume out;
+  out.nz = int(dims[0]);
+  out.ny = int(dims[1]);
+  out.nx = int(dims[2]);
+  out.values.assign(v.begin(), v.end());
+  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  for (const char* name : {"spacing", "origin"}) {  // a model's or a model-sized field's, when present
+    if (H5Aexists(d, name) <= 0) continue;
+    const std::vector<double> a = read_attribute(d, path, dataset, name, 3);
+    std::copy(a.begin(), a.end(), (std::string(name) == "spacing" ? out.spacing : out.origin).begin());
+  }
+  return out;
+}
+
 Array2D read_slice(const std::string& path, const std::string& dataset, int index) {
   Hid f = open_file(path);
   if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);

@@ -2,6 +2,7 @@
 // InputError naming the file and the dataset; writers are atomic (temporary + rename).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -85,6 +86,18 @@ struct Array2D {
 };
 /// Whether `path` (an HDF5 file: InputError otherwise) holds `dataset`.
 bool has_dataset(const std::string& path, const std::string& dataset);
+
+/// The number of dimensions of `dataset` (InputError when it is missing).
+int dataset_rank(const std::string& path, const std::string& dataset);
+
+/// A whole 3-D dataset (nz, ny, nx) with its `spacing` and `origin` attributes when it
+/// has them (else 1 m and 0): 3-D models, gradients and images, for plotting.
+struct Volume {
+  int nz = 0, ny = 0, nx = 0;
+  std::vector<float> values;
+  std::array<double, 3> spacing{1, 1, 1}, origin{0, 0, 0};  // [z, y, x], m
+};
+Volume read_volume(const std::string& path, const std::string& dataset);
 
 /// A 2-D dataset, or slice `index` of a 3-D one (only that slice is read). Non-finite
 /// values are refused (InputError naming the file and dataset).

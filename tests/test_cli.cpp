@@ -328,6 +328,23 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   ASSERT_EQ(run("fwi --quiet --model " + smooth + " --data " + d3 + " --out " + inv + " --iterations 1").status, 0);
   EXPECT_EQ(io::read_model(inv).shape_text(), "(14, 10, 12)");
 
+  // plot: three orthogonal slices side by side, blank between them — (z, x) | (z, y) | (y, x),
+  // 12 + 2 + 10 + 2 + 12 cells wide and max(14, 10) tall.
+  ASSERT_EQ(run("plot --in " + m3 + " --out " + path("m3.png")).status, 0);
+  const test::Picture pic = test::read_png(path("m3.png"));
+  const int cols = 12 + 2 + 10 + 2 + 12, scale = pic.width / cols;
+  ASSERT_EQ(pic.width, cols * scale);
+  EXPECT_EQ(pic.height, test::section_height(14, cols, pic.width));
+  const unsigned white = 0xffffff;
+  EXPECT_EQ(pic.pixel(12 * scale + scale / 2, 3 * scale), white) << "the gap after the (z, x) section";
+  EXPECT_NE(pic.pixel(6 * scale, 3 * scale), white);
+  EXPECT_NE(pic.pixel(6 * scale, 3 * scale), pic.pixel(6 * scale, 12 * scale)) << "layers down the section";
+  EXPECT_NE(pic.pixel(30 * scale, 5 * scale), white) << "the plan (y, x)";
+  EXPECT_EQ(pic.pixel(30 * scale, 12 * scale), white) << "below the plan's 10 rows";
+  ASSERT_EQ(run("plot --in " + g3 + " --dataset /gradient --at 100,60,120 --out " + path("g3.png")).status, 0);
+  expect_refused("plot --in " + m3 + " --at 0,0,9999 --out " + path("far.png"), path("far.png"), "--at");
+  expect_refused("plot --in " + m3 + " --shot 1 --out " + path("shot.png"), path("shot.png"), "--shot");
+
   expect_refused(model_cmd(m3, survey_, path("mixed.h5")), path("mixed.h5"), "--survey/--data");
   expect_refused(model_cmd(model_, s3, path("mixed2.h5")), path("mixed2.h5"), "--survey/--data");
 }

@@ -2,7 +2,7 @@
 // launcher (starwave_add_mpi_test runs it on 2 and 3 ranks): every rank builds the same
 // graph of graph::Data, shots on their owners, the reduction tree's halves sent where they
 // merge. A gradient, a mini-batch gradient and an RTM stack must equal, bit for bit, rank
-// 0's own computation of them as one process (graph::LocalScope).
+// 0's own computation of them as one process (graph::LocalScope), in 2-D and in 3-D.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -32,23 +32,24 @@ void expect_same(const ImagingResult& got, const ImagingResult& want, const std:
   EXPECT_GT(peak, 0) << what;
 }
 
-TEST(MpiGraph, EveryRankCountGivesTheOneProcessBits) {
-  mpi::start_if_launched();
-  ASSERT_GT(mpi::size(), 1) << "run me under the launcher (ctest does)";
-  Runtime rt;
+/// A gradient, a 4-shot mini-batch gradient and an RTM stack on this rank count against
+/// rank 0 alone, for a marmousi-like model of `ny` rows (0: 2-D).
+void expect_every_rank_count_gives_the_one_process_bits(int ny) {
   SynthOptions so;
   so.kind = "marmousi-like";
-  so.nz = 30;
-  so.nx = 60;
-  so.spacing = 10;
-  const Model truth = synthesize(so), start = smoothed(truth, 80);
+  so.ny = ny;
+  so.nz = ny ? 12 : 30;
+  so.nx = ny ? 16 : 60;
+  so.spacing = ny ? 20 : 10;
+  const Model truth = synthesize(so), start = smoothed(truth, ny ? 60 : 80);
   SurveyOptions sv;
   sv.nshots = 7;  // more shots than ranks, not a multiple of 2 or 3
-  sv.frequency = 15;
-  sv.t_max = 0.5;
+  sv.frequency = ny ? 8 : 15;
+  sv.t_max = ny ? 0.3 : 0.5;
+  sv.receiver_every = ny ? 3 : 1;
   Survey s = regular_survey(truth, sv);
   NumericalOptions o;
-  o.pml_width = 10;
+  o.pml_width = ny ? 6 : 10;
   {
     const graph::LocalScope alone;  // every rank models every shot itself: its observed data
     s.data = model_shots(truth, s, o, nullptr);
@@ -61,10 +62,19 @@ TEST(MpiGraph, EveryRankCountGivesTheOneProcessBits) {
   const ImagingResult rtm = rtm_stack(start, s, o);
   if (mpi::rank() == 0) {
     const graph::LocalScope alone;
-    expect_same(gradient, misfit_gradient(start, s, o), "gradient");
-    expect_same(part, misfit_gradient(start, s, o, batch), "mini-batch gradient");
-    expect_same(rtm, rtm_stack(start, s, o), "RTM stack");
+    const std::string d = ny ? "3-D " : "2-D ";
+    expect_same(gradient, misfit_gradient(start, s, o), d + "gradient");
+    expect_same(part, misfit_gradient(start, s, o, batch), d + "mini-batch gradient");
+    expect_same(rtm, rtm_stack(start, s, o), d + "RTM stack");
   }
+}
+
+TEST(MpiGraph, EveryRankCountGivesTheOneProcessBits) {
+  mpi::start_if_launched();
+  ASSERT_GT(mpi::size(), 1) << "run me under the launcher (ctest does)";
+  Runtime rt;
+  expect_every_rank_count_gives_the_one_process_bits(0);
+  expect_every_rank_count_gives_the_one_process_bits(8);
 }
 
 }  // namespace
