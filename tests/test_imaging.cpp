@@ -23,23 +23,25 @@ struct Case {
 };
 
 /// 7 shots (an odd count: the tree's last partial sums merge unevenly) over a smoothed
-/// Marmousi-like model, observed data from the unsmoothed one.
-Case small_case(bool double_precision) {
+/// Marmousi-like model, observed data from the unsmoothed one; `ny` > 0: a small 3-D one.
+Case small_case(bool double_precision, int ny = 0) {
   SynthOptions so;
   so.kind = "marmousi-like";
-  so.nz = 40;
-  so.nx = 90;
-  so.spacing = 10;
+  so.ny = ny;
+  so.nz = ny ? 12 : 40;
+  so.nx = ny ? 16 : 90;
+  so.spacing = ny ? 20 : 10;
   const Model truth = synthesize(so);
   Case c{smoothed(truth, 60), {}, {}};
   SurveyOptions sv;
   sv.nshots = 7;
   sv.receiver_every = 3;
-  sv.frequency = 12;
+  sv.frequency = ny ? 8 : 12;
   sv.dt = 2e-3;
-  sv.t_max = 0.4;
+  sv.t_max = ny ? 0.3 : 0.4;
   c.survey = regular_survey(truth, sv);
   c.options.double_precision = double_precision;
+  if (ny) c.options.pml_width = 6;
   RuntimeOptions ro;
   ro.ncpus = 2;
   ro.ncuda = 0;
@@ -60,23 +62,25 @@ ImagingResult run_with(const Case& c, int ncpus, const std::string& sched, bool 
 bool m_depth_ok(const Model& m, int z, double depth) { return z < m.nz && m.z0 + z * m.dz <= depth; }
 
 TEST(Imaging, GradientAndImageBitForBitAcrossWorkersAndSchedulers) {
-  const Case c = small_case(false);
-  for (bool rtm : {false, true}) {
-    const ImagingResult ref = run_with(c, 1, "eager", rtm);
-    ASSERT_EQ(ref.values.size(), c.model.vp.size());
-    ASSERT_GT(norm(ref.values), 0);
-    ASSERT_GT(norm(ref.illumination), 0);
-    if (!rtm) {
-      ASSERT_GT(ref.misfit, 0);
-    }
-    for (const auto& [ncpus, sched] :
-         std::vector<std::pair<int, std::string>>{{2, "eager"}, {1, "lws"}, {2, "lws"}, {1, "dmda"}, {2, "dmda"}}) {
-      const ImagingResult r = run_with(c, ncpus, sched, rtm);
-      const std::string what =
-          std::string(rtm ? "image" : "gradient") + ", " + std::to_string(ncpus) + " CPU workers, scheduler " + sched;
-      EXPECT_TRUE(same_bits(r.values, ref.values)) << what;
-      EXPECT_TRUE(same_bits(r.illumination, ref.illumination)) << what;
-      EXPECT_EQ(std::memcmp(&r.misfit, &ref.misfit, sizeof(double)), 0) << what;
+  for (int ny : {0, 8}) {  // 2-D, 3-D
+    const Case c = small_case(false, ny);
+    for (bool rtm : {false, true}) {
+      const ImagingResult ref = run_with(c, 1, "eager", rtm);
+      ASSERT_EQ(ref.values.size(), c.model.vp.size());
+      ASSERT_GT(norm(ref.values), 0);
+      ASSERT_GT(norm(ref.illumination), 0);
+      if (!rtm) {
+        ASSERT_GT(ref.misfit, 0);
+      }
+      for (const auto& [ncpus, sched] :
+           std::vector<std::pair<int, std::string>>{{2, "eager"}, {1, "lws"}, {2, "lws"}, {1, "dmda"}, {2, "dmda"}}) {
+        const ImagingResult r = run_with(c, ncpus, sched, rtm);
+        const std::string what = std::string(ny ? "3-D " : "2-D ") + (rtm ? "image" : "gradient") + ", " +
+                                 std::to_string(ncpus) + " CPU workers, scheduler " + sched;
+        EXPECT_TRUE(same_bits(r.values, ref.values)) << what;
+        EXPECT_TRUE(same_bits(r.illumination, ref.illumination)) << what;
+        EXPECT_EQ(std::memcmp(&r.misfit, &ref.misfit, sizeof(double)), 0) << what;
+      }
     }
   }
 }
