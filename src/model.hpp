@@ -27,12 +27,6 @@ struct Model {
   double vmax() const;
   /// The shape as text: "(nz, nx)" or "(nz, ny, nx)".
   std::string shape_text() const;
-  /// A model of the same grid (extents, spacing, origin) and no velocities.
-  Model same_grid() const {
-    Model m = *this;
-    m.vp.clear();
-    return m;
-  }
 
   /// Throws InputError naming `where` when the grid or any velocity is unusable
   /// (empty grid, non-positive spacing, NaN/inf or non-positive velocity).

@@ -53,12 +53,29 @@ TEST(Physics, Order8MatchesAnalyticGreensFunctionAt6CellsPerWavelength) {
   EXPECT_LT(err, 0.01);
 }
 
+/// The order of convergence from three runs at h, h/2, h/4 (`run(level)` gives the
+/// traces of level 0, 1, 2): log2 of the ratio of successive differences.
+template <typename Run>
+double order_from_three_levels(Run&& run) {
+  std::vector<std::vector<double>> traces;
+  for (int level = 0; level < 3; ++level) traces.push_back(run(level));
+  const double e1 = diff_norm(traces[0], traces[1]), e2 = diff_norm(traces[1], traces[2]);
+  return std::log2(e1 / e2);
+}
+
+/// What the absorbing layers reflect: the largest difference between the traces in a
+/// small model (`a`) and in one large enough that nothing comes back (`b`), over b's peak.
+double reflected_fraction(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
+  return max_abs(d) / max_abs(b);
+}
+
 /// Self-convergence in space: the same dt for h, h/2, h/4 cancels the time error, so
 /// ‖u_h − u_{h/2}‖ / ‖u_{h/2} − u_{h/4}‖ = 2^p for a scheme of order p.
 double measured_space_order(int order) {
   const double v = 2000, f = 10, length = 1200, dt = 5e-4, t_max = 0.45;
-  std::vector<std::vector<double>> traces;
-  for (int level = 0; level < 3; ++level) {
+  return order_from_three_levels([&](int level) {
     const double h = 20.0 / (1 << level);
     const int n = int(std::lround(length / h)) + 1;
     const Model m = constant_model(n, n, h, v);
@@ -68,10 +85,8 @@ double measured_space_order(int order) {
     o.double_precision = true;
     o.pml_width = 20 << level;  // the same physical thickness at every level
     o.internal_dt = dt;
-    traces.push_back(run_shot<double>(m, s, o));
-  }
-  const double e1 = diff_norm(traces[0], traces[1]), e2 = diff_norm(traces[1], traces[2]);
-  return std::log2(e1 / e2);
+    return run_shot<double>(m, s, o);
+  });
 }
 
 class SpaceConvergence : public ::testing::TestWithParam<int> {};
@@ -101,9 +116,7 @@ TEST(Physics, PmlReflectionBelowOnePercentOfDirectWave) {
                                     {{300 + pad * h, 450 + pad * h}, {150 + pad * h, 300 + pad * h}}, f, dt, t_max);
   const std::vector<double> a = run_shot<double>(small, s_small, o);
   const std::vector<double> b = run_shot<double>(big, s_big, o);
-  std::vector<double> d(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
-  const double ratio = max_abs(d) / max_abs(b);
+  const double ratio = reflected_fraction(a, b);
   std::printf("PML (20 cells) reflection: %.3f%% of the direct wave\n", 100 * ratio);
   EXPECT_LT(ratio, 0.01);
   EXPECT_GT(max_abs(b), 0);
@@ -158,8 +171,7 @@ double measured_space_order_3d(int order) {
   // that ends before anything the layers reflect could reach them: the measured error is
   // the interior scheme's.
   const double v = 2000, f = 15, length = 440, dt = 5e-4, t_max = 0.18;
-  std::vector<std::vector<double>> traces;
-  for (int level = 0; level < 3; ++level) {
+  return order_from_three_levels([&](int level) {
     const double h = 20.0 / (1 << level);
     const int n = int(std::lround(length / h)) + 1;
     const Model m = constant_model_3d(n, n, n, h, v);
@@ -170,10 +182,8 @@ double measured_space_order_3d(int order) {
     o.double_precision = true;
     o.pml_width = 5 << level;  // the same physical thickness at every level
     o.internal_dt = dt;
-    traces.push_back(run_shot<double>(m, s, o));
-  }
-  const double e1 = diff_norm(traces[0], traces[1]), e2 = diff_norm(traces[1], traces[2]);
-  return std::log2(e1 / e2);
+    return run_shot<double>(m, s, o);
+  });
 }
 
 class SpaceConvergence3D : public ::testing::TestWithParam<int> {};
@@ -211,9 +221,7 @@ TEST(Physics3D, PmlReflectionBelowOnePercentOfDirectWave) {
                                     f, dt, t_max, true);
   const std::vector<double> a = run_shot<double>(small, s_small, o);
   const std::vector<double> b = run_shot<double>(big, s_big, o);
-  std::vector<double> d(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) d[i] = a[i] - b[i];
-  const double ratio = max_abs(d) / max_abs(b);
+  const double ratio = reflected_fraction(a, b);
   std::printf("3-D PML (20 cells) reflection: %.3f%% of the direct wave\n", 100 * ratio);
   EXPECT_LT(ratio, 0.01);
   EXPECT_GT(max_abs(b), 0);
