@@ -2,10 +2,11 @@
 // STREAM-triad bandwidth measured in the same run. Not a test: prints a table.
 //
 // Reference case: 600 × 250 cells at 4 m, v 1500 → 4000 m/s linear in depth, order 8,
-// PML 20, float32, 2000 steps, 25 Hz Ricker; 1 and 4 shots; 1 and 2 CPU workers. Where a
+// PML 20, float32, 2000 steps, 25 Hz Ricker; 1 and 4 shots; 1 and 2 CPU workers. With
+// --3d, the 3-D one (160³ at 10 m, 1000 steps by default; 1 and 2 shots). Where a
 // GPU is present, also: 1 and 32 shots on it with 1 … 8 CUDA workers (concurrent shots)
 // beside its copy bandwidth, and 32 shots on every CPU core and the GPU against the GPU
-// alone.   usage: bench_forward [steps] [reps] [gpu-shots] [--gpu-only [WORKERS,…]]
+// alone.   usage: bench_forward [--3d] [steps] [reps] [gpu-shots] [--gpu-only [WORKERS,…]]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -43,19 +44,19 @@ double stream_triad() {
 }  // namespace
 
 void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {
-  const double dt = bench::reference_survey(m, 1, steps).dt;
+  const double dt = bench::reference_survey_any(m, 1, steps).dt;
   const double triad = stream_triad();
   std::printf("STREAM triad (1 core): %.1f GB/s; CPU kernels: %s\n", triad, Runtime::cpu_kernels().c_str());
-  std::printf("reference case: %d × %d cells + PML 20, order 8, float32, %d steps, dt = %.3g s\n", m.nz, m.nx, steps,
-              dt);
+  std::printf("reference case: %s cells + PML 20, order 8, float32, %d steps, dt = %.3g s\n", m.shape_text().c_str(),
+              steps, dt);
   std::printf("%8s %8s %12s %14s %16s\n", "workers", "shots", "median s", "G cells/s", "bytes/cell at triad");
   for (int workers : {1, 2}) {
     RuntimeOptions ro;
     ro.ncpus = workers;
     ro.ncuda = 0;
     Runtime rt(ro);
-    for (int shots : {1, 4}) {
-      const Survey s = bench::reference_survey(m, shots, steps);
+    for (int shots : {1, m.three_d() ? 2 : 4}) {
+      const Survey s = bench::reference_survey_any(m, shots, steps);
       std::vector<double> times;
       double updates = 0;
       model_shots(m, s, o, nullptr);  // warm-up (and perf-model calibration)
@@ -132,9 +133,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", why.c_str());
     return 2;
   }
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const bool three_d = bench::take_flag(argc, argv, "--3d");
+  const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 1000 : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 3;
-  const Model m = bench::reference_model();
+  const Model m = bench::reference_model(three_d);
   NumericalOptions o;
   o.order = 8;
   o.pml_width = 20;

@@ -5,8 +5,9 @@
 // shots, 1 and 2 workers. Also the memory a shot keeps between its forward and adjoint,
 // per storage strategy. Where a GPU is present: the same graphs on it, 1 and 32 shots, 1
 // and the default number of CUDA workers (concurrent shots), and on every CPU core and
-// the GPU together. Not a test: prints tables.
-//   usage: bench_gradient [steps] [reps] [gpu-shots] [--gpu-only]
+// the GPU together. With --3d, DESIGN §8's 3-D case (160³ at 10 m, 1000 steps by default;
+// 1 and 2 shots). Not a test: prints tables.
+//   usage: bench_gradient [--3d] [steps] [reps] [gpu-shots] [--gpu-only]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -40,19 +41,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", why.c_str());
     return 2;
   }
-  const int steps = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const bool three_d = bench::take_flag(argc, argv, "--3d");
+  const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 1000 : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
-  const Model m = bench::reference_model();
+  const Model m = bench::reference_model(three_d);
   NumericalOptions o;
   o.order = 8;
   o.pml_width = 20;
-  const Survey s = bench::reference_survey(m, 1, steps);
+  const Survey s = bench::reference_survey_any(m, 1, steps);
   auto shot = test::prepare_shot<float>(m, s, o);
   ShotProblem<float>& p = shot->p;
   shot->work.assign(p.adjoint_work_size(), 0.0f);
   p.work = shot->work.data();
   aligned_vector<float> store(p.store_size()), final_state(2 * p.grid_size());
-  const std::size_t region = std::size_t(p.mz1() - p.mz0()) * (p.mx1() - p.mx0());
+  const std::size_t region = p.model_cells();
   std::vector<float> residual(shot->traces.size()), corr(region), illum(region);
 
   std::vector<double> t_fwd, t_store, t_adj;
@@ -73,8 +75,8 @@ int main(int argc, char** argv) {
     t_adj.push_back(bench::now() - t0);
   }
   const double f = median(t_fwd), fs = median(t_store), a = median(t_adj);
-  std::printf("reference case, order 8, float32, %d steps, one shot, one core, median of %d, CPU kernels: %s\n", steps,
-              reps, Runtime::cpu_kernels().c_str());
+  std::printf("reference case %s, order 8, float32, %d steps, one shot, one core, median of %d, CPU kernels: %s\n",
+              m.shape_text().c_str(), steps, reps, Runtime::cpu_kernels().c_str());
   std::printf("  forward:               %.3f s\n", f);
   std::printf("  forward + store:       %.3f s\n", fs);
   std::printf("  adjoint:               %.3f s\n", a);
@@ -162,8 +164,8 @@ void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {
     ro.ncpus = workers;
     ro.ncuda = 0;
     Runtime rt(ro);
-    for (int shots : {1, 4}) {
-      const auto [tm, tg] = model_and_gradient(m, o, bench::reference_survey(m, shots, steps), reps, 1);
+    for (int shots : {1, m.three_d() ? 2 : 4}) {
+      const auto [tm, tg] = model_and_gradient(m, o, bench::reference_survey_any(m, shots, steps), reps, 1);
       std::printf("%8d %8d %12.3f %12.3f %10.2f\n", workers, shots, tm, tg, tg / tm);
     }
   }

@@ -1,8 +1,9 @@
 // bench/bench_kernel.cpp — the CPU propagator alone (no StarPU) on DESIGN §8's reference
 // case: one shot, one core. Prints the whole-grid throughput, the throughput with no
 // absorbing layers (interior loop only) and, from the two, the cost of a layer cell.
-// Not a test: a tool for tuning kernels/cpu.   usage: bench_kernel [steps] [reps] [pml] [3d]
-// (3d: DESIGN §8's 3-D reference case, 160³ cells at 10 m, instead of the 2-D one).
+// Not a test: a tool for tuning kernels/cpu.   usage: bench_kernel [steps] [reps] [pml] [3d [tile]]
+// (3d: DESIGN §8's 3-D reference case, 160³ cells at 10 m, instead of the 2-D one; tile:
+// rows of its y-tiles, 0 = sized for the cache as the engine does).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -24,14 +25,15 @@ struct Result {
   double cells;  // cell updates of the whole run, layer cells included
 };
 
-Result run(int pml, int steps, int reps, bool three_d) {
+Result run(int pml, int steps, int reps, bool three_d, int tile) {
   const Model m = three_d ? bench::reference_model_3d() : bench::reference_model();
   NumericalOptions o;
   o.order = 8;
   o.pml_width = pml;
   const Survey s = three_d ? bench::reference_survey_3d(m, 1, steps) : bench::reference_survey(m, 1, steps);
   auto shot = test::prepare_shot<float>(m, s, o);
-  const ShotProblem<float>& p = shot->p;
+  ShotProblem<float> p = shot->p;
+  p.tile_rows = tile;
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
     const double t0 = bench::now();
@@ -49,16 +51,23 @@ int main(int argc, char** argv) {
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const int pml = argc > 3 ? std::atoi(argv[3]) : 20;
   const bool three_d = argc > 4 && std::string(argv[4]) == "3d";
+  const int tile = argc > 5 ? std::atoi(argv[5]) : 0;
   if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) {
     std::fprintf(stderr, "%s\n", why.c_str());
     return 2;
   }
-  const Result full = run(pml, steps, reps, three_d);
-  const Result bare = run(0, steps, reps, three_d);
+  const Result full = run(pml, steps, reps, three_d, tile);
+  const Result bare = run(0, steps, reps, three_d, tile);
   const double layer_cells = full.cells - bare.cells;
   const double layer_seconds = full.seconds - bare.seconds;  // the interior cells are the same
   std::printf("%s reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n",
               three_d ? "3-D" : "2-D", steps, reps, Runtime::cpu_kernels().c_str());
+  if (three_d) {
+    ShotProblem<float> q;
+    q.set_grid(160 + 2 * pml, 160 + 2 * pml, 160 + 2 * pml, 4, 3);
+    q.tile_rows = tile;
+    std::printf("  y-tiles of %d rows\n", q.y_tile());
+  }
   std::printf("  with PML %d:  %.3f s  %.3f G cells/s\n", pml, full.seconds, full.cells / full.seconds / 1e9);
   std::printf("  no layers:    %.3f s  %.3f G cells/s (interior loop)\n", bare.seconds,
               bare.cells / bare.seconds / 1e9);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <vector>
 
 #include "src/model.hpp"
@@ -15,6 +16,17 @@ namespace starwave::bench {
 
 inline double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Whether `flag` is among the arguments; removes it, so the positional ones keep their places.
+inline bool take_flag(int& argc, char** argv, const char* flag) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], flag) == 0) {
+      for (int j = i; j + 1 < argc; ++j) argv[j] = argv[j + 1];
+      --argc;
+      return true;
+    }
+  return false;
 }
 
 inline Model reference_model() {
@@ -42,7 +54,9 @@ inline Survey reference_survey(const Model& m, int shots, int steps) {
 
 /// The reference survey with `shots` sources spread evenly over the surface (on grid
 /// nodes), for runs of many shots.
+inline Survey reference_survey_3d(const Model& m, int shots, int steps);
 inline Survey spread_survey(const Model& m, int shots, int steps) {
+  if (m.three_d()) return reference_survey_3d(m, shots, steps);  // spread along x already
   Survey s = reference_survey(m, 1, steps);
   s.sources.clear();
   for (int i = 0; i < shots; ++i)
@@ -76,6 +90,12 @@ inline Survey reference_survey_3d(const Model& m, int shots, int steps) {
     for (int x = 0; x < m.nx; x += 4) s.receivers[0].push_back({20.0, m.dy * y, m.dx * x});
   s.wavelets.push_back(ricker(15, 1.5 / 15, s.dt, s.nt));
   return s;
+}
+
+/// The 2-D reference case, or (three_d) the 3-D one; and its survey of `shots` shots.
+inline Model reference_model(bool three_d) { return three_d ? reference_model_3d() : reference_model(); }
+inline Survey reference_survey_any(const Model& m, int shots, int steps) {
+  return m.three_d() ? reference_survey_3d(m, shots, steps) : reference_survey(m, shots, steps);
 }
 
 }  // namespace starwave::bench

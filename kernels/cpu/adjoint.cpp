@@ -207,24 +207,30 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m) {
 template <int Order, typename T, typename F>
 void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& row_done) {
   const StepArgs<T> a = stencil::make_step_args(p, mu, mu_prev_next);
-  const int R = p.halo;
-  // β_z, then α_z (reading β_z of planes z ± halo), then the μ planes (reading both of
-  // planes z ± halo; their y part reads only its plane, their x part only its row): one
-  // sweep, each pass `halo` planes behind the one it reads.
-  for (int z = 0; z < p.nz + 2 * R; ++z) {
-    if (z < p.nz && a.z_layer(z))
-      for (int y = 0; y < p.ny; ++y) beta_row<Order>(a, z, y, a.cpml_z2 + a.zi(z, y, 0), a.a_z[z], a.b_z[z]);
-    if (z >= R && z - R < p.nz && a.z_layer(z - R))
-      for (int y = 0; y < p.ny; ++y) alpha_row<Order>(a, z - R, y, false);
-    if (z >= 2 * R) {
+  const int R = p.halo, tile = p.y_tile();
+  // Tiles of rows in y (the one row in 2-D), each one sweep down the planes: β_z, then α_z
+  // (reading β_z of planes z ± halo), then the μ rows (reading both of planes z ± halo):
+  // each pass `halo` planes behind the one it reads. In y likewise: α_y reads β_y of rows
+  // y ± halo and the μ rows read both, so β_y runs 2·halo rows ahead of the tile's μ rows
+  // and α_y `halo` rows ahead, each row's once.
+  for (int y0 = 0; y0 < p.ny; y0 += tile) {
+    const int y1 = std::min(p.ny, y0 + tile);
+    const int ba = y0 == 0 ? 0 : std::min(p.ny, y0 + 2 * R), bb = std::min(p.ny, y1 + 2 * R);
+    const int aa = y0 == 0 ? 0 : std::min(p.ny, y0 + R), ab = std::min(p.ny, y1 + R);
+    for (int z = 0; z < p.nz + 2 * R; ++z) {
+      if (z < p.nz && a.z_layer(z))
+        for (int y = y0; y < y1; ++y) beta_row<Order>(a, z, y, a.cpml_z2 + a.zi(z, y, 0), a.a_z[z], a.b_z[z]);
+      if (z >= R && z - R < p.nz && a.z_layer(z - R))
+        for (int y = y0; y < y1; ++y) alpha_row<Order>(a, z - R, y, false);
+      if (z < 2 * R) continue;
       const int zz = z - 2 * R;
       if (a.three_d()) {  // β_y, then α_y, of the plane's front and back rows
-        for (int y = 0; y < p.ny; ++y)
+        for (int y = ba; y < bb; ++y)
           if (a.y_layer(y)) beta_row<Order>(a, zz, y, a.cpml_y2 + a.yi(zz, y, 0), a.a_y[y], a.b_y[y]);
-        for (int y = 0; y < p.ny; ++y)
+        for (int y = aa; y < ab; ++y)
           if (a.y_layer(y)) alpha_row<Order>(a, zz, y, true);
       }
-      for (int y = 0; y < p.ny; ++y) {
+      for (int y = y0; y < y1; ++y) {
         mu_row<Order>(a, zz, y);
         row_done(zz, y);
       }

@@ -130,19 +130,20 @@ void psi_row(const StepArgs<T>& a, int z, int y, T* __restrict p, long s, T h, T
   for (int x = 0; x < a.nx; ++x) p[x] = stencil::psi_value<Order>(p[x], ac, bc, u + x, s, h);
 }
 
-/// ψ_z pass over plane z, if it is a layer plane (ψ_x is updated with the u pass: x_side).
+/// ψ_z pass over rows [y0, y1) of plane z, if it is a layer plane (ψ_x is updated with the
+/// u pass: x_side).
 template <int Order, typename T>
-void psi_z_plane(const StepArgs<T>& a, int z) {
+void psi_z_rows(const StepArgs<T>& a, int z, int y0, int y1) {
   if (!a.z_layer(z)) return;
-  for (int y = 0; y < a.ny; ++y)
+  for (int y = y0; y < y1; ++y)
     psi_row<Order>(a, z, y, a.cpml_z1 + a.zi(z, y, 0), a.plane, a.inv_dz, a.a_z[z], a.b_z[z]);
 }
 
-/// ψ_y pass over the front and back rows of plane z (3-D).
+/// ψ_y pass over the front and back rows among [y0, y1) of plane z (3-D).
 template <int Order, typename T>
-void psi_y_plane(const StepArgs<T>& a, int z) {
+void psi_y_rows(const StepArgs<T>& a, int z, int y0, int y1) {
   if (!a.three_d()) return;
-  for (int y = 0; y < a.ny; ++y)
+  for (int y = y0; y < y1; ++y)
     if (a.y_layer(y)) psi_row<Order>(a, z, y, a.cpml_y1 + a.yi(z, y, 0), a.stride, a.inv_dy, a.a_y[y], a.b_y[y]);
 }
 
@@ -168,15 +169,20 @@ void u_row(const StepArgs<T>& a, int z, int y) {
 template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
   const StepArgs<T> a = stencil::make_step_args(p, u, upn);
-  const int R = p.halo;
-  // One sweep down the planes: the ψ_z pass runs `halo` planes ahead of the u pass (plane
-  // z's u update reads ψ_z of planes z ± halo), so both work on planes that are still in
-  // cache; ψ_y of a plane (read along y only) is updated just before its u pass.
-  for (int z = 0; z < std::min(R, p.nz); ++z) psi_z_plane<Order>(a, z);
-  for (int z = 0; z < p.nz; ++z) {
-    if (z + R < p.nz) psi_z_plane<Order>(a, z + R);
-    psi_y_plane<Order>(a, z);
-    for (int y = 0; y < p.ny; ++y) u_row<Order>(a, z, y);
+  const int R = p.halo, tile = p.y_tile();
+  // Tiles of rows in y (one tile of the one row in 2-D), each swept down the planes: the
+  // ψ_z pass runs `halo` planes ahead of the u pass (plane z's u update reads ψ_z of planes
+  // z ± halo), so both work on planes that are still in cache; ψ_y (read along y) runs
+  // `halo` rows ahead of the tile's u pass, each row's once.
+  for (int y0 = 0; y0 < p.ny; y0 += tile) {
+    const int y1 = std::min(p.ny, y0 + tile);
+    const int ya = y0 == 0 ? 0 : std::min(p.ny, y0 + R), yb = std::min(p.ny, y1 + R);
+    for (int z = 0; z < std::min(R, p.nz); ++z) psi_z_rows<Order>(a, z, y0, y1);
+    for (int z = 0; z < p.nz; ++z) {
+      if (z + R < p.nz) psi_z_rows<Order>(a, z + R, y0, y1);
+      psi_y_rows<Order>(a, z, ya, yb);
+      for (int y = y0; y < y1; ++y) u_row<Order>(a, z, y);
+    }
   }
 
   a.u_prev_next[p.source_index] += a.vdt2[p.source_index] * source_value;
