@@ -203,6 +203,14 @@ int fwi(int argc, char** argv) {
                    done, total);
       std::fflush(stderr);
     };
+  bool planned = false;  // held here: each evaluation gets its own copy of the hook
+  if (!flags.quiet)
+    f.on_plan = [&planned](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+      if (planned) return;  // the first evaluation's; the others are the same or smaller (mini-batches)
+      planned = true;
+      std::printf("fwi: each gradient: %s\n", plan_text(need, full_store, in_flight).c_str());
+      std::fflush(stdout);
+    };
   const int nbands = std::max<int>(1, int(f.bands.size()));
   struct Undrawn {  // the latest iteration, when its pictures were skipped (--figures-every)
     FwiProgress p;

@@ -36,7 +36,13 @@ int run(const std::string& command, int argc, char** argv) {
   check_imaging_inputs(m, s, o);                   // every refusal before StarPU starts
 
   Runtime rt;
-  const ImagingResult r = rtm ? rtm_stack(m, s, o) : misfit_gradient(m, s, o);
+  GradientHooks hooks;
+  if (!flags.quiet)
+    hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+      std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
+                << plan_text(need, full_store, in_flight) << std::endl;
+    };
+  const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks) : misfit_gradient(m, s, o, hooks);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (rtm) {
     const auto [acquisition, mute] = rtm_mute(m, s);

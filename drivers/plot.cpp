@@ -1,5 +1,6 @@
 // drivers/plot.cpp — `starwave plot --in file.h5 --out picture.png [--dataset D] [--shot N]
-// [--at z,y,x]`: a model, a section, a gather, or three orthogonal slices of a 3-D array.
+// [--line N] [--at z,y,x]`: a model, a section, a gather (a 3-D shot's receiver lines side
+// by side, or one of them), or three orthogonal slices of a 3-D array.
 #include <array>
 #include <cmath>
 #include <iostream>
@@ -38,11 +39,38 @@ std::array<int, 3> slice_point(const io::Volume& v, const std::string& at) {
   return cell;
 }
 
+/// Each receiver's line in a 3-D survey: a new line starts where y changes (an areal
+/// spread is written line by line). Empty for a 2-D survey, or a file with no positions.
+std::vector<int> receiver_lines(const std::string& path, int shot) {
+  if (!io::has_dataset(path, "/receiver/position")) return {};
+  const Survey s = io::read_survey(path, false, [](int) { return false; });  // positions only
+  if (s.dim != 3 || shot >= s.nshots()) return {};
+  const std::vector<Position>& r = s.receivers_of(shot);
+  std::vector<int> line(r.size(), 0);
+  for (std::size_t k = 1; k < r.size(); ++k) line[k] = line[k - 1] + (r[k].y != r[k - 1].y ? 1 : 0);
+  return line;
+}
+
+/// The traces of receiver line `keep` alone (InputError when there is no such line).
+figures::Image2D one_line(const figures::Image2D& traces, const std::vector<int>& line, int keep) {
+  figures::Image2D out{0, traces.cols, {}};
+  for (int r = 0; r < traces.rows; ++r)
+    if (line[std::size_t(r)] == keep) {
+      out.values.insert(out.values.end(), traces.values.begin() + long(r) * traces.cols,
+                        traces.values.begin() + long(r + 1) * traces.cols);
+      ++out.rows;
+    }
+  if (out.rows == 0)
+    throw InputError("--line: the shot has receiver lines 0…" + std::to_string(line.empty() ? 0 : line.back()) +
+                     " (got " + std::to_string(keep) + ")");
+  return out;
+}
+
 }  // namespace
 
 int plot(int argc, char** argv) {
   std::string in, out, dataset, at;
-  int shot = 0;
+  int shot = 0, line = -1;
   double vmin = 0, vmax = 0;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave plot");
@@ -50,6 +78,8 @@ int plot(int argc, char** argv) {
       "out", cli::po::value<std::string>(&out)->required(), "output PNG")(
       "dataset", cli::po::value<std::string>(&dataset), "dataset to draw (default: /vp, else /data)")(
       "shot", cli::po::value<int>(&shot)->default_value(0), "shot index for /data")(
+      "line", cli::po::value<int>(&line),
+      "3-D data: draw receiver line N alone (default: every line side by side, gaps between)")(
       "vmin", cli::po::value<double>(&vmin)->default_value(0), "colour scale minimum (models)")(
       "vmax", cli::po::value<double>(&vmax)->default_value(0), "colour scale maximum (models)")(
       "at", cli::po::value<std::string>(&at),
@@ -64,6 +94,7 @@ int plot(int argc, char** argv) {
   if (cli::given(vm, "vmin") && !(vmin < vmax))
     throw InputError("--vmin/--vmax: the minimum must be below the maximum");
   if (cli::given(vm, "shot") && shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
+  if (cli::given(vm, "line") && line < 0) throw InputError("--line: must be a receiver line index, 0 or more");
   const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
   bool gather = dataset == "/data";
   if (dataset.empty()) {  // a model's /vp, else a data file's gather
@@ -92,6 +123,10 @@ int plot(int argc, char** argv) {
       "on " + (dataset.empty() ? std::string("/data") : dataset) + " (the colour scale of a velocity model)");
   cli::refuse_if_given(vm, "shot", gather || layers > 1,
                        "on a 2-D dataset (it picks a shot of /data or a slice of a 3-D dataset)");
+  std::vector<int> lines;
+  if (gather) lines = receiver_lines(in, shot);
+  cli::refuse_if_given(vm, "line", !lines.empty(), "on " + name + " (it picks a receiver line of 3-D data)");
+  if (!lines.empty()) img = cli::given(vm, "line") ? one_line(img, lines, line) : figures::gather_lines(img, lines);
   if (gather)
     figures::plot_gather(out, img);
   else if (velocity)

@@ -145,6 +145,23 @@ void plot_gather(const std::string& path, const Image2D& traces, double clip, do
   write_png(path, t, Colormap::Seismic, -a, a, 800);
 }
 
+Image2D gather_lines(const Image2D& traces, const std::vector<int>& line) {
+  const int gap = std::max(2, traces.rows / 100);
+  int breaks = 0;
+  for (std::size_t r = 1; r < line.size(); ++r) breaks += line[r] != line[r - 1] ? 1 : 0;
+  Image2D out;
+  out.rows = traces.rows + breaks * gap;
+  out.cols = traces.cols;
+  out.values.assign(std::size_t(out.rows) * out.cols, NAN);
+  int row = 0;
+  for (int r = 0; r < traces.rows; ++r) {
+    if (r > 0 && line[std::size_t(r)] != line[std::size_t(r) - 1]) row += gap;
+    std::copy_n(traces.values.begin() + long(r) * traces.cols, traces.cols, out.values.begin() + long(row) * out.cols);
+    ++row;
+  }
+  return out;
+}
+
 void plot_section(const std::string& path, const Image2D& img, double clip) {
   const double a = clip_amplitude(img.values, clip);
   write_png(path, img, Colormap::Seismic, -a, a, 800);

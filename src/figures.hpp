@@ -30,6 +30,11 @@ double clip_amplitude(const std::vector<float>& values, double clip);
 /// when that is given (to show residuals on their data's scale).
 void plot_gather(const std::string& path, const Image2D& traces, double clip = 0.98, double amplitude = 0);
 
+/// A 3-D shot's gather (nrec, nt) with its receiver lines side by side: `line` gives each
+/// receiver's line (non-decreasing), and a blank (NaN) gap of a few traces separates one
+/// line from the next, so an areal spread reads as panels.
+Image2D gather_lines(const Image2D& traces, const std::vector<int>& line);
+
 /// A section (gradient, image): grey-scale symmetric about zero, clipped at the `clip`
 /// quantile of |value|, rows downwards.
 void plot_section(const std::string& path, const Image2D& img, double clip = 0.98);

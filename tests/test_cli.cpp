@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 struct Result {
   int status;
   std::string err;
+  std::string out;
 };
 
 class Cli : public ::testing::Test {
@@ -48,14 +49,19 @@ class Cli : public ::testing::Test {
 
   /// Runs `starwave ARGS` with the environment assignments `env` ("NAME=value …") first.
   static Result run(const std::string& args, const std::string& env = "") {
-    const std::string err = (fs::temp_directory_path() / ("starwave-cli-err-" + std::to_string(getpid()))).string();
-    const std::string cmd = env + " " + std::string(STARWAVE_BIN) + " " + args + " >/dev/null 2>" + err;
+    const std::string stem = (fs::temp_directory_path() / ("starwave-cli-" + std::to_string(getpid()))).string();
+    const std::string err = stem + ".err", out = stem + ".out";
+    const std::string cmd = env + " " + std::string(STARWAVE_BIN) + " " + args + " >" + out + " 2>" + err;
     const int raw = std::system(cmd.c_str());
-    std::ifstream in(err);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    fs::remove(err);
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128, ss.str()};
+    auto take = [](const std::string& file) {
+      std::ifstream in(file);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      fs::remove(file);
+      return ss.str();
+    };
+    const std::string text = take(err);
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : 128, text, take(out)};
   }
 
   /// Runs `model` with the given inputs and asserts the refusal rules.
@@ -314,7 +320,14 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   for (float v : data.data) peak = std::max(peak, double(std::abs(v)));
   EXPECT_GT(peak, 0);
 
-  ASSERT_EQ(run("gradient --quiet --model " + smooth + " --data " + d3 + " --out " + g3).status, 0);
+  // The bytes one shot holds are said before the run: the boundary store, against the
+  // whole wavefield it replaces.
+  const Result planned = run("gradient --model " + smooth + " --data " + d3 + " --out " + g3);
+  ASSERT_EQ(planned.status, 0) << planned.err;
+  EXPECT_NE(planned.out.find("gradient: 4 shots; one shot in flight holds "), std::string::npos) << planned.out;
+  EXPECT_NE(planned.out.find(", of which the boundary store "), std::string::npos) << planned.out;
+  EXPECT_NE(planned.out.find("(the whole wavefield would be "), std::string::npos) << planned.out;
+  EXPECT_LT(planned.out.find("one shot in flight"), planned.out.find("wrote ")) << planned.out;
   ASSERT_EQ(run("rtm --quiet --model " + smooth + " --data " + d3 + " --out " + i3).status, 0);
   for (const auto& [file, name] : {std::pair{g3, "/gradient"}, {i3, "/image"}, {g3, "/illumination"}}) {
     const io::Array2D slice = io::read_slice(file, name, 5);  // plane z = 5 of (14, 10, 12)
@@ -344,6 +357,25 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   ASSERT_EQ(run("plot --in " + g3 + " --dataset /gradient --at 100,60,120 --out " + path("g3.png")).status, 0);
   expect_refused("plot --in " + m3 + " --at 0,0,9999 --out " + path("far.png"), path("far.png"), "--at");
   expect_refused("plot --in " + m3 + " --shot 1 --out " + path("shot.png"), path("shot.png"), "--shot");
+
+  // A 3-D shot's gather: its 4 receiver lines of 4 side by side, 2 blank traces between
+  // them (22 columns); or one line alone.
+  ASSERT_EQ(run("plot --in " + d3 + " --shot 3 --out " + path("d3.png")).status, 0);
+  const test::Picture lines = test::read_png(path("d3.png"));
+  const int gscale = lines.width / 22;
+  ASSERT_EQ(lines.width, 22 * gscale);
+  for (int gap : {4, 10, 16})
+    for (int row : {lines.height / 4, lines.height / 2})
+      EXPECT_EQ(lines.pixel(gap * gscale + gscale / 2, row), white) << "the gap at column " << gap;
+  int inked = 0;
+  for (int y = 0; y < lines.height / 2; ++y) inked += lines.pixel(2 * gscale, y) != white ? 1 : 0;
+  EXPECT_GT(inked, 0) << "the first line's traces";
+  ASSERT_EQ(run("plot --in " + d3 + " --shot 3 --line 2 --out " + path("line.png")).status, 0);
+  const test::Picture one = test::read_png(path("line.png"));
+  EXPECT_EQ(one.width % 4, 0);
+  EXPECT_NE(one.pixel(one.width / 2, one.height / 4), white) << "no gap inside one line";
+  expect_refused("plot --in " + d3 + " --line 4 --out " + path("l4.png"), path("l4.png"), "--line");
+  expect_refused("plot --in " + m3 + " --line 0 --out " + path("l0.png"), path("l0.png"), "--line");
 
   expect_refused(model_cmd(m3, survey_, path("mixed.h5")), path("mixed.h5"), "--survey/--data");
   expect_refused(model_cmd(model_, s3, path("mixed2.h5")), path("mixed2.h5"), "--survey/--data");

@@ -556,6 +556,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     m.vp = model;
     GradientHooks hooks;
     hooks.on_shot_done = f.on_shot_done;
+    hooks.on_plan = f.on_plan;
     hooks.shots = shots;
     return misfit_gradient(m, survey, o, hooks);
   };

@@ -13,6 +13,7 @@
 #include "src/model.hpp"
 #include "src/propagator.hpp"
 #include "src/survey.hpp"
+#include "src/workflows/memory.hpp"
 
 namespace starwave {
 
@@ -47,8 +48,9 @@ struct FwiOptions {
   bool resume = false;              // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
-  std::function<void(int done, int total)> on_shot_done;  // within an evaluation (a StarPU callback)
-  std::function<bool()> stop_requested;                   // checked between evaluations
+  std::function<void(int done, int total)> on_shot_done;               // within an evaluation (a StarPU callback)
+  std::function<void(const MemoryNeed&, std::uint64_t, int)> on_plan;  // each evaluation: GradientHooks::on_plan
+  std::function<bool()> stop_requested;                                // checked between evaluations
 };
 
 struct FwiResult {

@@ -74,6 +74,11 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
       shots_in_flight(need, workers, std::max(2, 2 * workers), files::available_memory(), "this run",
                       o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
                                      : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+  if (hooks.on_plan && graph::rank() == 0) {
+    ShotProblem<T> full = layout;
+    full.storage = ShotProblem<T>::kStoreFull;
+    hooks.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), std::min(window_size, count));
+  }
 
   // Read-only inputs every rank builds itself; work arrays local to each worker.
   std::vector<T> velocity(m.vp.begin(), m.vp.end());
@@ -190,8 +195,8 @@ ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOp
   return run_any(m, s, o, imaging::kGradient, hooks);
 }
 
-ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o) {
-  return run_any(m, s, o, imaging::kRtm, {});
+ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
+  return run_any(m, s, o, imaging::kRtm, hooks);
 }
 
 }  // namespace starwave

@@ -11,6 +11,7 @@
 #include "src/model.hpp"
 #include "src/propagator.hpp"
 #include "src/survey.hpp"
+#include "src/workflows/memory.hpp"
 
 namespace starwave {
 
@@ -32,6 +33,10 @@ struct GradientHooks {
   /// The shots of this evaluation (a mini-batch), ascending; empty = every shot. Each
   /// keeps its owner (shot mod ranks): that rank holds its observed data.
   std::vector<int> shots;
+  /// Called once on rank 0 before any work: what one shot in flight holds (`need.store` of
+  /// it the forward wavefield kept for the adjoint), what keeping the whole wavefield
+  /// instead would take (`full_store` bytes), and how many shots will be in flight.
+  std::function<void(const MemoryNeed& need, std::uint64_t full_store, int in_flight)> on_plan;
 };
 
 /// J and its exact gradient with respect to the model's velocity (the padding held fixed)
@@ -43,7 +48,7 @@ ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOp
 
 /// The RTM stack of the observed data (back-propagated, correlated with the source field's
 /// second time difference) and the illumination. Needs a running Runtime.
-ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o);
+ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks = {});
 
 /// The RTM image as it is used: the raw stack (∝ the velocity update, raw/illumination
 /// compensated by the source illumination plus 1% of its peak so unlit cells stay

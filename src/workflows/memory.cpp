@@ -37,4 +37,14 @@ int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64
   return shots;
 }
 
+std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+  std::string text = "one shot in flight holds " + files::bytes_text(double(need.per_shot));
+  if (need.store > 0 && need.store < full_store)
+    text += ", of which the boundary store " + files::bytes_text(double(need.store)) +
+            " (the whole wavefield would be " + files::bytes_text(double(full_store)) + ")";
+  else if (need.store > 0)
+    text += ", of which the whole stored wavefield " + files::bytes_text(double(need.store));
+  return text + "; " + std::to_string(in_flight) + (in_flight == 1 ? " shot" : " shots") + " in flight";
+}
+
 }  // namespace starwave

@@ -26,4 +26,9 @@ struct MemoryNeed {
 int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64_t available, const std::string& what,
                     const std::string& hint);
 
+/// One line for the user before a run starts: "one shot in flight holds 45.1 MB, of which
+/// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight".
+/// `full_store`: the bytes of a full-wavefield store, said only when `need.store` is less.
+std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight);
+
 }  // namespace starwave
