@@ -174,7 +174,11 @@ int fwi(int argc, char** argv) {
   const float* shown_traces = shown_data.observed(shown);
   observed.values.assign(shown_traces, shown_traces + per_shot);
   const double data_scale = figures::clip_amplitude(observed.values, 0.98);
-  figures::plot_gather(pictures.file("observed.png"), observed);
+  const std::vector<int> lines = s.receiver_lines(shown);  // 3-D: the receiver lines side by side
+  auto gather = [&](const figures::Image2D& traces) {
+    return lines.empty() ? traces : figures::gather_lines(traces, lines);
+  };
+  figures::plot_gather(pictures.file("observed.png"), gather(observed));
   auto figures_now = [&](const FwiProgress& p) {
     figures::plot_model(pictures.file("current.png"), image(*p.model), lo, hi);
     std::vector<double> pg(p.gradient->size());  // the preconditioned gradient: what moves the model
@@ -189,7 +193,7 @@ int fwi(int argc, char** argv) {
     res.cols = int(s.nt);
     res.values.resize(per_shot);
     for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - shown_traces[i];
-    figures::plot_gather(pictures.file("residual.png"), res, 0.98, data_scale);
+    figures::plot_gather(pictures.file("residual.png"), gather(res), 0.98, data_scale);
   };
   files::arm_graceful_stop(true);  // a first SIGINT/SIGTERM ends the run at the next iteration, saved
   f.stop_requested = [] { return files::stop_requested(); };

@@ -39,16 +39,12 @@ std::array<int, 3> slice_point(const io::Volume& v, const std::string& at) {
   return cell;
 }
 
-/// Each receiver's line in a 3-D survey: a new line starts where y changes (an areal
-/// spread is written line by line). Empty for a 2-D survey, or a file with no positions.
+/// Each receiver's line in a 3-D data file's shot (Survey::receiver_lines); empty for a
+/// 2-D survey, or a file with no positions.
 std::vector<int> receiver_lines(const std::string& path, int shot) {
   if (!io::has_dataset(path, "/receiver/position")) return {};
   const Survey s = io::read_survey(path, false, [](int) { return false; });  // positions only
-  if (s.dim != 3 || shot >= s.nshots()) return {};
-  const std::vector<Position>& r = s.receivers_of(shot);
-  std::vector<int> line(r.size(), 0);
-  for (std::size_t k = 1; k < r.size(); ++k) line[k] = line[k - 1] + (r[k].y != r[k - 1].y ? 1 : 0);
-  return line;
+  return shot < s.nshots() ? s.receiver_lines(shot) : std::vector<int>{};
 }
 
 /// The traces of receiver line `keep` alone (InputError when there is no such line).

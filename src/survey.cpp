@@ -29,6 +29,14 @@ void Survey::validate(const std::string& where) const {
     throw InputError(where + ": /data must have shape (nshots, nrec, nt)");
 }
 
+std::vector<int> Survey::receiver_lines(int shot) const {
+  if (dim != 3) return {};
+  const std::vector<Position>& r = receivers_of(shot);
+  std::vector<int> line(r.size(), 0);
+  for (std::size_t k = 1; k < r.size(); ++k) line[k] = line[k - 1] + (r[k].y != r[k - 1].y ? 1 : 0);
+  return line;
+}
+
 const float* Survey::observed(int shot) const {
   if (data.empty() || shot < 0 || shot >= nshots()) return nullptr;
   std::size_t slot = std::size_t(shot);

@@ -35,6 +35,10 @@ struct Survey {
     return receivers.size() == 1 ? receivers[0] : receivers[shot];
   }
 
+  /// Each of shot `shot`'s receivers' line in 3-D: a new line starts where y changes (an
+  /// areal spread is written line by line); empty in 2-D.
+  std::vector<int> receiver_lines(int shot) const;
+
   /// Shot `shot`'s recorded traces (nrec × nt), or nullptr when they are not loaded
   /// (under MPI a rank loads only the shots it owns).
   const float* observed(int shot) const;

@@ -340,6 +340,11 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   }
   ASSERT_EQ(run("fwi --quiet --model " + smooth + " --data " + d3 + " --out " + inv + " --iterations 1").status, 0);
   EXPECT_EQ(io::read_model(inv).shape_text(), "(14, 10, 12)");
+  for (const char* gather : {"observed.png", "residual.png"}) {  // the receiver lines side by side
+    const test::Picture g = test::read_png(path(std::string("inv3_figures/") + gather));
+    ASSERT_EQ(g.width % 22, 0) << gather;
+    EXPECT_EQ(g.pixel(4 * (g.width / 22) + g.width / 44, g.height / 3), 0xffffffu) << gather << ": the first gap";
+  }
 
   // plot: three orthogonal slices side by side, blank between them — (z, x) | (z, y) | (y, x),
   // 12 + 2 + 10 + 2 + 12 cells wide and max(14, 10) tall.
