@@ -54,7 +54,8 @@ void adjoint_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const Unpacked<T> u = unpack(buffers, layout);
+  Unpacked<T> u = unpack(buffers, layout);
+  u.p.column_planes = codelets::cuda_column_planes();
   cudaStream_t stream = starpu_cuda_get_local_stream();
   const std::string what = codelets::describe("adjoint", a);
   for (T* field : {u.correlation, u.illumination}) {  // W buffers: ours to clear

@@ -4,6 +4,7 @@
 
 #include <starpu.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -34,6 +35,17 @@ inline struct starpu_perfmodel history_model(const char* symbol) {
 /// Records a CUDA launcher's failure as the task's (codelets/failure.hpp): the launch, the
 /// task and the device's message, e.g. "CUDA error in forward update (forward task, order
 /// 8, float): invalid configuration argument".
+/// Planes per column run of the 3-D CUDA u and μ launches (ShotProblem::column_planes):
+/// STARWAVE_CUDA_COLUMN_PLANES, a tuning knob for benchmarks on a device (1: one thread
+/// per cell; the bits do not depend on it); 0 (unset): the size ShotProblem chooses.
+inline int cuda_column_planes() {
+  static const int planes = [] {
+    const char* v = std::getenv("STARWAVE_CUDA_COLUMN_PLANES");
+    return v && std::atoi(v) > 0 ? std::atoi(v) : 0;
+  }();
+  return planes;
+}
+
 inline void check_cuda(const cuda::Status& s, const std::string& task) {
   if (!s)
     record_failure("CUDA error in " + std::string(s.launch ? s.launch : "a launch") + " (" + task +

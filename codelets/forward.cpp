@@ -49,7 +49,8 @@ void forward_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
+  ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
+  p.column_planes = codelets::cuda_column_planes();
   if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
   cuda::Status st;
   codelets::with_order(a, "forward",

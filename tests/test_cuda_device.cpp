@@ -81,17 +81,14 @@ struct DeviceArray {
 /// One shot's forward (with a store) and adjoint on the CPU and on the GPU; every output
 /// compared bit for bit.
 template <typename T, int Order>
-void compare_shot(bool free_surface, int storage) {
-  Model m = constant_model(61, 83, 10, 1800);
-  for (int z = 0; z < m.nz; ++z)
-    for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1800 + 20 * z + 2 * x;
-  Survey s = point_survey({100, 300}, {{10, 0}, {10, 820}, {600, 400}, {0, 300}, {10, 820}}, 15, 1e-3, 0.5);
+void compare_shot(const Model& m, const Survey& s, bool free_surface, int storage, int column_planes = 0) {
   NumericalOptions o;
   o.order = Order;
   o.free_surface = free_surface;
   o.double_precision = sizeof(T) == 8;
-  const std::string what = "order " + std::to_string(Order) + ", " + (sizeof(T) == 8 ? "double" : "float") +
-                           ", free surface " + std::to_string(free_surface) + ", storage " + std::to_string(storage);
+  const std::string what = std::to_string(m.dim) + "-D, order " + std::to_string(Order) + ", " +
+                           (sizeof(T) == 8 ? "double" : "float") + ", free surface " + std::to_string(free_surface) +
+                           ", storage " + std::to_string(storage) + ", column runs " + std::to_string(column_planes);
 
   // CPU
   auto c = prepare_shot<T>(m, s, o);
@@ -102,7 +99,7 @@ void compare_shot(bool free_surface, int storage) {
   std::vector<T> store(pc.store_size()), final_state(2 * pc.grid_size());
   pc.store = store.data();
   pc.final_state = final_state.data();
-  const std::size_t region = std::size_t(m.nz) * std::size_t(m.nx);
+  const std::size_t region = std::size_t(pc.model_cells());
   std::vector<T> corr(region, T(0)), illum(region, T(0));
   cpu::forward<Order, T>(pc);
   const std::vector<T> residual = c->traces;  // the traces as adjoint source
@@ -112,6 +109,7 @@ void compare_shot(bool free_surface, int storage) {
   auto g = prepare_shot<T>(m, s, o);
   ShotProblem<T> p = g->p;
   p.storage = storage;
+  p.column_planes = column_planes;
   DeviceArray<T> medium(g->med.buffer), source(g->in.source), work(p.adjoint_work_size()), traces(g->traces.size()),
       d_store(p.store_size()), d_final(2 * p.grid_size()), d_res(residual), d_corr(region), d_illum(region);
   DeviceArray<long> nodes(g->in.nodes);
@@ -143,12 +141,33 @@ void compare_shot(bool free_surface, int storage) {
 
 template <typename T>
 void compare_all_orders() {
+  Model m = constant_model(61, 83, 10, 1800);
+  for (int z = 0; z < m.nz; ++z)
+    for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1800 + 20 * z + 2 * x;
+  Survey s = point_survey({100, 300}, {{10, 0}, {10, 820}, {600, 400}, {0, 300}, {10, 820}}, 15, 1e-3, 0.5);
   for (bool fs : {false, true})
     for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull}) {
-      compare_shot<T, 2>(fs, storage);
-      compare_shot<T, 4>(fs, storage);
-      compare_shot<T, 6>(fs, storage);
-      compare_shot<T, 8>(fs, storage);
+      compare_shot<T, 2>(m, s, fs, storage);
+      compare_shot<T, 4>(m, s, fs, storage);
+      compare_shot<T, 6>(m, s, fs, storage);
+      compare_shot<T, 8>(m, s, fs, storage);
+    }
+}
+
+/// 3-D: a heterogeneous cube with receivers sharing a node; the u and μ launches' column
+/// runs of one plane, of uneven lengths, and of the default length.
+template <typename T>
+void compare_3d() {
+  Model m = constant_model_3d(23, 19, 29, 10, 2000);
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1900 + 20 * z + 11 * y + 7 * x;
+  Survey s = point_survey({60, 90, 140}, {{0, 0, 0}, {0, 180, 280}, {200, 90, 140}, {0, 0, 0}, {10, 90, 20}}, 15, 1e-3,
+                          0.2, true);
+  for (bool fs : {false, true})
+    for (int planes : {1, 4, 7, 0}) {
+      compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, planes);
+      compare_shot<T, 4>(m, s, fs, ShotProblem<T>::kStoreFull, planes);
     }
 }
 
@@ -205,6 +224,14 @@ TEST(CudaDevice, PropagationKernelsSameBitsAsCpuDouble) {
   SKIP_WITHOUT_DEVICE();
 #ifdef STARWAVE_USE_CUDA
   compare_all_orders<double>();
+#endif
+}
+
+TEST(CudaDevice, PropagationKernelsSameBitsAsCpuIn3D) {
+  SKIP_WITHOUT_DEVICE();
+#ifdef STARWAVE_USE_CUDA
+  compare_3d<float>();
+  compare_3d<double>();
 #endif
 }
 

@@ -19,10 +19,11 @@ namespace {
 /// Runs shot 0 with the CPU kernel and with the emulated CUDA launches: the same bits.
 template <typename T, int Order>
 void expect_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o,
-                                  const std::string& context) {
+                                  const std::string& context, int column_planes = 0) {
   auto cpu = prepare_shot<T>(m, s, o);
   cpu::forward<Order, T>(cpu->p);
   auto emu = prepare_shot<T>(m, s, o);
+  emu->p.column_planes = column_planes;
   EmulatedExec ex;
   const cpu::detail::FlushSubnormals<T> as_on_the_device;
   ASSERT_TRUE((cuda_bodies::run_shot<Order>(emu->p, ex)));
@@ -38,13 +39,14 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 /// bits in the correlation, the illumination, the store and the final state.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
-                                          const std::string& context) {
+                                          const std::string& context, int column_planes = 0) {
   std::vector<T> corr[2], illum[2];
   aligned_vector<T> store[2], final_state[2];
   for (int emulated : {0, 1}) {
     auto ps = prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
     p.storage = storage;
+    p.column_planes = column_planes;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
     store[emulated].assign(p.store_size(), T(0));
@@ -148,7 +150,7 @@ TEST(CudaEmulation, LayerGeometries) {
 /// thinner than, as wide as and wider than the stencil (shared arrays when the model is
 /// thinner than two radii), with and without a free surface.
 template <typename T, int Order>
-void compare_3d(int ny, int pml, bool free_surface) {
+void compare_3d(int ny, int pml, bool free_surface, int column_planes = 0) {
   Model m = constant_model_3d(9, ny, 13, 10, 2000);
   for (int z = 0; z < m.nz; ++z)
     for (int y = 0; y < m.ny; ++y)
@@ -162,10 +164,11 @@ void compare_3d(int ny, int pml, bool free_surface) {
   o.free_surface = free_surface;
   o.double_precision = sizeof(T) == 8;
   const std::string context = "3-D, ny " + std::to_string(ny) + ", PML " + std::to_string(pml) + ", free surface " +
-                              std::to_string(free_surface);
-  expect_emulation_matches_cpu<T, Order>(m, s, o, context);
+                              std::to_string(free_surface) + ", column runs of " + std::to_string(column_planes) +
+                              " planes";
+  expect_emulation_matches_cpu<T, Order>(m, s, o, context, column_planes);
   for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
-    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context);
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context, column_planes);
 }
 
 TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
@@ -178,6 +181,27 @@ TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
   }
   for (int pml : {1, 5, 9})
     for (int ny : {3, 10}) compare_3d<float, 8>(ny, pml, pml == 5);
+}
+
+TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {
+  // The 3-D u and μ launches stream down runs of planes per column: runs of 2, 5 and 11
+  // planes cut the grid (29 planes with layers of 10, 19 under a free surface) unevenly, and a run of 40 is
+  // longer than the grid; every run length gives the CPU kernel's bits.
+  for (int planes : {2, 5, 11, 40}) {
+    compare_3d<float, 8>(7, 10, false, planes);
+    compare_3d<float, 8>(7, 10, true, planes);
+    compare_3d<double, 4>(5, 10, true, planes);
+  }
+  // The default run on a large grid: enough runs to fill a GPU, each several planes long.
+  ShotProblem<float> ref;
+  ref.dim = 3;
+  ref.nz = ref.ny = ref.nx = 200;  // the 3-D reference case, 160³ + PML 20
+  EXPECT_EQ(ref.column_run(), 29);
+  EXPECT_GE(long(ref.column_rows()) * ref.nx, 262144L);
+  ref.dim = 2;
+  ref.ny = 1;
+  EXPECT_EQ(ref.column_run(), 1) << "2-D: one thread per cell";
+  EXPECT_EQ(ref.column_rows(), 200);
 }
 
 /// Launches of one shot's forward and adjoint for `steps` internal steps.

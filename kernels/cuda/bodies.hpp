@@ -20,6 +20,14 @@
 // A per-cell sequence of operations is the CPU kernel's: fusing changes which thread does
 // what, never the order of the operations on a value.
 //
+// In 3-D the u and μ launches stream along z: a thread owns a column (y, x) and updates a
+// run of planes top down (ShotProblem::column_run()), a block a 32 × 8 tile of columns.
+// An order-8 stencil reads 9 planes of its column; moving down one plane, 8 of them were
+// just read by the same thread and its block's neighbours, so they come from the SM's
+// cache rather than from memory (a 3-D shot's fields outgrow the L2, a 2-D one's do not).
+// Runs are cut so the columns still give enough threads to fill the device. In 2-D a run
+// is one plane: one thread per cell.
+//
 // Even fused, a launch costs the host more than the GPU's work on a 2-D grid, so runs of
 // 2 × kChunkSteps steps are issued once and replayed (on a GPU: captured as a CUDA graph,
 // launched as many times as they fit). A replayed launch cannot be given a new step
@@ -30,8 +38,8 @@
 
 namespace starwave::cuda_bodies {
 
-/// Thread-block shape of the 2-D sweeps and size of the 1-D ones, shared by the GPU and
-/// the emulation.
+/// Thread-block shape of the 2-D sweeps (columns x × thread rows) and size of the 1-D
+/// ones, shared by the GPU and the emulation.
 constexpr int kBlockX = 32;
 constexpr int kBlockZ = 8;
 constexpr int kBlock1D = 256;
@@ -62,16 +70,20 @@ SW_HD int sample_at(const ShotProblem<T>& p, int m) {
   return m % p.record_every == 0 && m / p.record_every < p.nt ? m / p.record_every : -1;
 }
 
-/// Plane z and row y of grid row r = z·ny + y (the 2-D sweeps run over rows × columns).
+/// The cells of thread row r of a u or μ launch: row y and planes [z0, z1) of column
+/// run r / ny (ShotProblem::column_run() planes; in 2-D one plane, so r is the plane).
 template <typename T>
-SW_HD void row_zy(const ShotProblem<T>& p, int r, int& z, int& y) {
+SW_HD void column_cells(const ShotProblem<T>& p, int run, int r, int& y, int& z0, int& z1) {
+  int k;
   if (p.ny == 1) {
-    z = r;
+    k = r;
     y = 0;
   } else {
-    z = int(unsigned(r) / unsigned(p.ny));
+    k = int(unsigned(r) / unsigned(p.ny));
     y = int(unsigned(r) % unsigned(p.ny));
   }
+  z0 = k * run;
+  z1 = z0 + run < p.nz ? z0 + run : p.nz;
 }
 
 /// Cell (z, y, x) of model cell t (the model region, z slowest, x fastest).
@@ -138,19 +150,22 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, lon
   p.store[long(m) * p.store_step_size() + t] = a.u[p.store_cell(t)];
 }
 
-/// Launch 2 of forward step m, thread (row r = z·ny + y, x): u[m+1], then the source s[m]
-/// at its node, then the free surface.
+/// Launch 2 of forward step m, thread (row r, x): for each cell of its column run, top
+/// down, u[m+1], then the source s[m] at its node, then the free surface (whose mirror
+/// writes only the guard planes above plane 0, which no thread computes).
 template <int Order, typename T>
-SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int r, int x) {
-  if (r >= p.rows() || x >= a.nx) return;
-  int z, y;
-  row_zy(p, r, z, y);
+SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int run, int r, int x) {
+  if (r >= p.ny * ((p.nz + run - 1) / run) || x >= a.nx) return;
+  int y, z0, z1;
+  column_cells(p, run, r, y, z0, z1);
   const int m = step.m();
-  stencil::update_point<Order>(a, z, y, x);
-  const long i = a.cell(z, y, x);
-  T* out = a.u_prev_next + i;
-  if (i == p.source_index) out[0] += a.vdt2[i] * p.source[m];
-  if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  for (int z = z0; z < z1; ++z) {
+    stencil::update_point<Order>(a, z, y, x);
+    const long i = a.cell(z, y, x);
+    T* out = a.u_prev_next + i;
+    if (i == p.source_index) out[0] += a.vdt2[i] * p.source[m];
+    if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  }
   if (r == 0 && x == 0) step.move_on(m);
 }
 
@@ -172,6 +187,7 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
   int* clocks = p.clocks();
   const long layer_cells = stencil::make_step_args(p, u, up).layer_cells();
   const long saved = p.store ? p.store_step_size() : 0;
+  const int run = p.column_run(), rows = p.column_rows();
   // Step `step`'s launches (the last, m = nsteps, only records and saves u[nsteps]).
   auto issue_step = [&](Exec& e, Step step, bool last) {
     const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
@@ -181,7 +197,7 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
         npsi + p.nrec + saved);
     if (last) return;
     e.sweep2d(
-        "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order>(a, p, step, r, x); }, p.rows(), p.nx);
+        "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order>(a, p, step, run, r, x); }, rows, p.nx);
     T* tmp = u;  // u now holds u[m+1]
     u = up;
     up = tmp;
@@ -277,25 +293,27 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
   if (m >= 1) u[p.store_cell(t)] = p.store[long(m - 1) * p.store_step_size() + t];
 }
 
-/// Mu launch, thread (row r = z·ny + y, x): μ[m] (with `update`; without it, only what
-/// follows, for μ[N] before the first step), the free-surface fold, the receivers' adjoint
-/// sources of step m, the mirror.
+/// Mu launch, thread (row r, x): for each cell of its column run, top down, μ[m] (with
+/// `update`; without it, only what follows, for μ[N] before the first step), the
+/// free-surface fold, the receivers' adjoint sources of step m, the mirror.
 template <int Order, typename T>
-SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int r, int x) {
+SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int run, int r, int x) {
   const stencil::StepArgs<T>& a = b.a;
-  if (r >= p.rows() || x >= a.nx) return;
-  int z, y;
-  row_zy(p, r, z, y);
+  if (r >= p.ny * ((p.nz + run - 1) / run) || x >= a.nx) return;
+  int y, z0, z1;
+  column_cells(p, run, r, y, z0, z1);
   const int m = b.step.m();
-  if (update) {
-    stencil::update_adjoint_point<Order>(a, z, y, x);
-    if (p.free_surface && z >= 1 && z <= p.halo) stencil::adjoint_fold_point<Order>(a, z, y, x);
-  }
-  const long i = a.cell(z, y, x);
-  T* out = a.u_prev_next + i;
   const int n = sample_at(p, m);
-  if (n >= 0) out[0] = add_receiver_sources(p, b.residual, n, i, r, a.vdt2[i], out[0]);
-  if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  for (int z = z0; z < z1; ++z) {
+    if (update) {
+      stencil::update_adjoint_point<Order>(a, z, y, x);
+      if (p.free_surface && z >= 1 && z <= p.halo) stencil::adjoint_fold_point<Order>(a, z, y, x);
+    }
+    const long i = a.cell(z, y, x);
+    T* out = a.u_prev_next + i;
+    if (n >= 0) out[0] = add_receiver_sources(p, b.residual, n, i, z * p.ny + y, a.vdt2[i], out[0]);
+    if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  }
   if (r == 0 && x == 0) b.step.move_on(m);
 }
 
@@ -315,6 +333,7 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   copy_grid("adjoint final state", p.final_state + G, u, G, ex);
   const long o = p.origin();
   const int N = p.nsteps;
+  const int run = p.column_run(), rows = p.column_rows();
 
   BackwardStep<T> base;
   base.corr = corr;
@@ -332,7 +351,7 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
     b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
     b.step = Step{nullptr, nullptr, N, 0};
     ex.sweep2d(
-        "adjoint sources", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, false, r, x); }, p.rows(), p.nx);
+        "adjoint sources", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, false, run, r, x); }, rows, p.nx);
     const T* un = u_next + o;
     ex.sweep1d(
         "adjoint illumination",
@@ -359,7 +378,7 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
     e.sweep2d(
-        "adjoint mu", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, true, r, x); }, p.rows(), p.nx);
+        "adjoint mu", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, true, run, r, x); }, rows, p.nx);
     if (recreate) {
       T* t = u;
       u = u_next;
