@@ -12,7 +12,8 @@ ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
 }
 
 template <typename T>
-ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit) {
+ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit,
+                         bool reference) {
   const std::size_t traces = std::size_t(p.nrec) * std::size_t(p.nt);
   const std::size_t region = std::size_t(p.model_cells());
   ImagingShot d;  // registered in this order on every rank (the MPI tags follow it)
@@ -27,12 +28,13 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.correlation = owned_vector(owner, nullptr, region, sizeof(T));
   d.illumination = owned_vector(owner, nullptr, region, sizeof(T));
   d.contribution = owned_vector(owner, nullptr, 2 * region, sizeof(T));
+  if (reference) d.reference = owned_vector(owner, nullptr, traces, sizeof(T));
   return d;
 }
 
 template ForwardShot forward_shot<float>(int, const ShotProblem<float>&, const ShotReads<float>&);
 template ForwardShot forward_shot<double>(int, const ShotProblem<double>&, const ShotReads<double>&);
-template ImagingShot imaging_shot<float>(int, const ShotProblem<float>&, const ShotReads<float>&, double*);
-template ImagingShot imaging_shot<double>(int, const ShotProblem<double>&, const ShotReads<double>&, double*);
+template ImagingShot imaging_shot<float>(int, const ShotProblem<float>&, const ShotReads<float>&, double*, bool);
+template ImagingShot imaging_shot<double>(int, const ShotProblem<double>&, const ShotReads<double>&, double*, bool);
 
 }  // namespace starwave::graph

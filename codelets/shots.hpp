@@ -31,12 +31,15 @@ struct ImagingShot {
   Data traces, residual, store, final_state, correlation, illumination;  // made and used in the shot
   Data misfit;        // ½‖d_syn − d_obs‖², home in the caller's double on the shot's rank
   Data contribution;  // [gradient | illumination] over the model region, for the reduction tree
+  Data reference;     // RTM: the traces modeled in the reference model (registered when asked)
 };
 
 /// `p` is the shot's layout (grid, nrec, nt, nsteps, storage), the same on every rank.
 template <typename T>
 ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads);
+/// `reference`: also register the traces of a second forward (RTM's reference model).
 template <typename T>
-ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit);
+ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads, double* misfit,
+                         bool reference = false);
 
 }  // namespace starwave::graph

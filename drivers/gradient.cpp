@@ -4,9 +4,11 @@
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
+#include "src/error.hpp"
 #include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/runtime.hpp"
+#include "src/synth.hpp"
 #include "src/workflows/imaging.hpp"
 
 namespace starwave::commands {
@@ -16,7 +18,8 @@ int run(const std::string& command, int argc, char** argv) {
   const bool rtm = command == "rtm";
   NumericalOptions o;
   cli::NumericalText numerical;
-  std::string model_path, data_path, out;
+  std::string model_path, data_path, out, direct = "smooth";
+  RtmOptions rtm_options;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave " + command);
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(),
@@ -24,16 +27,34 @@ int run(const std::string& command, int argc, char** argv) {
       "data", cli::po::value<std::string>(&data_path)->required(), "observed data file (HDF5, with /data)")(
       "out", cli::po::value<std::string>(&out)->required(),
       rtm ? "output: /image, /image_raw, /illumination" : "output: /gradient, /illumination, attribute misfit");
+  if (rtm)
+    desc.add_options()("direct-wave", cli::po::value<std::string>(&direct)->default_value("smooth"),
+                       "what is subtracted from the data before migrating them: smooth (data modeled in a "
+                       "smoothed copy of the migration model: the direct wave, not the reflections; works in "
+                       "smooth and sharp models), model (data modeled in the migration model itself: only for a "
+                       "smooth model), none")(
+        "direct-smooth", cli::po::value<double>(&rtm_options.smooth)->default_value(0),
+        "--direct-wave smooth: Gaussian smoothing length, m (0 = half a dominant wavelength at the model's "
+        "mean velocity)");
   cli::add_numerical_options(desc, o, numerical);
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse(command, argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
+  if (rtm) {
+    rtm_options.direct = parse_direct_wave(direct);
+    if (!(rtm_options.smooth >= 0))
+      throw InputError("--direct-smooth: must be 0 (the default length) or a smoothing length in m");
+    if (rtm_options.smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
+      throw InputError("--direct-smooth: only with --direct-wave smooth");
+  }
   const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
 
   const Model m = io::read_model(model_path);
   const Survey s = read_observed_data(data_path);  // this rank's shots (all of them alone)
   check_imaging_inputs(m, s, o);                   // every refusal before StarPU starts
+  if (rtm && rtm_options.direct == DirectWave::kSmooth)
+    check_smoothing_length(m, rtm_options.smooth, "--direct-smooth");
 
   Runtime rt;
   GradientHooks hooks;
@@ -42,21 +63,23 @@ int run(const std::string& command, int argc, char** argv) {
       std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
                 << plan_text(need, full_store, in_flight) << std::endl;
     };
-  const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks) : misfit_gradient(m, s, o, hooks);
+  const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks, rtm_options) : misfit_gradient(m, s, o, hooks);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (rtm) {
     const auto [acquisition, mute] = rtm_mute(m, s);
-    io::write_fields(out, m,
-                     {{"/image", finish_rtm_image(m, r.values, r.illumination, acquisition, mute)},
-                      {"/image_raw", r.values},
-                      {"/illumination", r.illumination}},
-                     {{"mute_depth", mute}});
+    const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
+    check_rtm_image(image, rtm_options);
+    io::write_fields(out, m, {{"/image", image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
+                     {{"mute_depth", mute}, {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)}});
   } else {
     io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
   }
   if (!flags.quiet) {
     std::cout << "wrote " << out << ": " << (rtm ? "image" : "gradient") << " of " << s.nshots() << " shots";
     if (!rtm) std::cout << ", misfit " << r.misfit;
+    if (rtm && rtm_options.direct == DirectWave::kSmooth)
+      std::cout << " less the data modeled in the model smoothed over " << direct_wave_smoothing(m, s, rtm_options)
+                << " m";
     std::cout << "; internal dt = " << r.time.dt << " s (k = " << r.time.k << "); " << r.seconds << " s on "
               << rt.cpu_workers() << " CPU + " << rt.cuda_workers() << " CUDA workers"
               << (rt.size() > 1 ? " on rank 0 of " + std::to_string(rt.size()) : "") << "\n";

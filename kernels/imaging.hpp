@@ -9,26 +9,28 @@
 
 namespace starwave::imaging {
 
-/// What the image task makes of a shot's raw correlation.
+/// What the misfit task takes as the adjoint source, and what the image task makes of a
+/// shot's raw correlation.
 enum Mode : int {
-  kGradient = 0,  // ∂J/∂v = 2/v × correlation (kernels/cpu/adjoint.hpp)
-  kRtm = 1,       // v² × correlation: −∂J/∂m for m = 1/v² (the Born scattering potential),
-                  // for the residual d_obs − d_syn: where the velocity should increase
+  kGradient = 0,     // residual d_syn − d_obs; ∂J/∂v = 2/v × correlation (kernels/cpu/adjoint.hpp)
+  kRtm = 1,          // residual d_obs − d_ref, d_ref the data modeled in a reference model
+                     // (the migration model or a smoothed copy: what it predicts, the direct
+                     // wave, is removed); image v² × correlation: −∂J/∂m for m = 1/v² (the
+                     // Born scattering potential), where the velocity should increase
+  kRtmObserved = 2,  // the observed data themselves as the adjoint source; image as kRtm
 };
 
-/// Adjoint source at one trace sample: the residual d_syn − d_obs (gradient), or for RTM
-/// the data less what the migration model predicts, d_obs − d_syn: the direct wave (and
-/// whatever the smooth model explains) is removed by modeling rather than by a mute.
+/// Adjoint source at one trace sample, by mode (above).
 template <typename T>
 SW_HD T adjoint_source(T synthetic, float observed, int mode) {
-  return mode == kRtm ? T(observed) - synthetic : synthetic - T(observed);
+  return mode == kGradient ? synthetic - T(observed) : mode == kRtm ? T(observed) - synthetic : T(observed);
 }
 
 /// Element k of a shot's contribution [image or gradient (n) | illumination (n)].
 template <typename T>
 SW_HD void contribution_point(const T* correlation, const T* illumination, const T* velocity, T* out, long n, int mode,
                               long k) {
-  out[k] = mode == kRtm ? velocity[k] * velocity[k] * correlation[k] : T(2) * correlation[k] / velocity[k];
+  out[k] = mode == kGradient ? T(2) * correlation[k] / velocity[k] : velocity[k] * velocity[k] * correlation[k];
   out[n + k] = illumination[k];
 }
 

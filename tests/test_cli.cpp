@@ -430,6 +430,37 @@ TEST_F(Cli, GradientNeedsObservedData) {
   expect_refused("rtm --model " + model_ + " --data " + survey_ + " --out " + path("i.h5"), path("i.h5"), "/data");
 }
 
+TEST_F(Cli, RtmDirectWaveChoices) {
+  // The data were modeled in model_: migrating them there with --direct-wave model removes
+  // everything, and the all-zero image is refused with the hint, never written; the
+  // default (a copy smoothed below the acquisition) images; bad choices are refused.
+  const std::string data = path("data.h5"), img = path("i.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  const std::string rtm = "rtm --model " + model_ + " --data " + data + " --out " + img;
+  expect_refused(rtm + " --direct-wave model", img, "--direct-wave smooth");
+  expect_refused(rtm + " --direct-wave sideways", img, "--direct-wave: 'sideways' is not one of smooth, model, none");
+  expect_refused(rtm + " --direct-smooth -5", img, "--direct-smooth");
+  expect_refused(rtm + " --direct-smooth nan", img, "--direct-smooth");
+  expect_refused(rtm + " --direct-smooth 5000", img, "--direct-smooth: 5000 m is longer than the model");
+  expect_refused(rtm + " --direct-wave none --direct-smooth 30", img,
+                 "--direct-smooth: only with --direct-wave smooth");
+  expect_refused("gradient --model " + model_ + " --data " + data + " --direct-wave none --out " + path("g.h5"),
+                 path("g.h5"), "direct-wave");
+  const Result r = run(rtm);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("less the data modeled in the model smoothed over"), std::string::npos) << r.out;
+  auto peak = [&] {
+    double p = 0;
+    for (float x : io::read_slice(img, "/image", 0).values) p = std::max(p, double(std::abs(x)));
+    return p;
+  };
+  EXPECT_GT(peak(), 0);
+  EXPECT_GT(root_attribute(img, "direct_smooth"), 0);
+  ASSERT_EQ(run(rtm + " --direct-wave none --overwrite").status, 0);
+  EXPECT_GT(peak(), 0);
+  EXPECT_EQ(root_attribute(img, "direct_smooth"), 0);
+}
+
 TEST_F(Cli, BadStorage) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);

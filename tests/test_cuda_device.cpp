@@ -186,7 +186,7 @@ void compare_imaging_kernels() {
     vel[k] = T(1500 + i % 2500);
   }
   for (std::size_t k = 0; k < part.size(); ++k) part[k] = T(std::cos(0.0007 * double(k)));
-  for (int mode : {imaging::kGradient, imaging::kRtm}) {
+  for (int mode : {imaging::kGradient, imaging::kRtm, imaging::kRtmObserved}) {
     const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", mode " + std::to_string(mode);
     std::vector<T> res(count);
     const double J = imaging::misfit_fixed_order(syn.data(), obs.data(), res.data(), n, mode);

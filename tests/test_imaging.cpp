@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/cpu/adjoint.hpp"
+#include "src/error.hpp"
 #include "src/runtime.hpp"
 #include "src/synth.hpp"
 #include "src/workflows/imaging.hpp"
@@ -116,54 +117,105 @@ TEST(Imaging, GradientEqualsTheKernelsShotByShotInDouble) {
   EXPECT_LE(diff_norm(r.illumination, illum) / norm(illum), 1e-12);
 }
 
-TEST(Imaging, RtmPlacesFlatInterfacesAtTheirDepths) {
-  // Four flat interfaces, velocity rising 1500 → 3500 m/s (rows 12, 24, 36, 48 of 60,
-  // 10 m cells). Migration velocity: the true one smoothed over 30 m, exact in the top
-  // layer (so the data less what it predicts holds the reflections, not the direct wave).
+/// Four flat interfaces, velocity rising 1500 → 3500 m/s (rows 12, 24, 36, 48 of 60, 10 m
+/// cells), and six shots of data modeled in them.
+struct FlatCase {
+  Model truth;
+  Survey survey;
+  NumericalOptions options;
+};
+
+FlatCase flat_case() {
   SynthOptions so;
   so.kind = "layered";
   so.nz = 60;
   so.nx = 120;
   so.spacing = 10;
-  const Model truth = synthesize(so);
-  Model mig = smoothed(truth, 30);
-  for (int z = 0; z < 9; ++z)
-    for (int x = 0; x < mig.nx; ++x) mig.at(z, x) = truth.at(z, x);
+  FlatCase c{synthesize(so), {}, {}};
   SurveyOptions sv;
   sv.nshots = 6;
   sv.frequency = 20;
-  Survey s = regular_survey(truth, sv);
+  c.survey = regular_survey(c.truth, sv);
   RuntimeOptions ro;
   ro.ncpus = 2;
   ro.ncuda = 0;
   Runtime rt(ro);
-  NumericalOptions o;
-  s.data = model_shots(truth, s, o, nullptr);
-  const ImagingResult r = rtm_stack(mig, s, o);
-  const auto [acquisition, mute] = rtm_mute(mig, s);
+  c.survey.data = model_shots(c.truth, c.survey, c.options, nullptr);
+  return c;
+}
+
+/// The RTM image of `c`'s data in migration model `mig`: the four interfaces are its four
+/// largest positive peaks (averaged over the central columns), each within 2 rows of its
+/// depth, every other peak under half the weakest of them; nothing above the acquisition.
+/// `below_mute`: peaks counted only below the mute's taper (rtm_mute()).
+void expect_flat_interfaces(const FlatCase& c, const Model& mig, const RtmOptions& rtm, const std::string& what,
+                            bool below_mute = false) {
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  const ImagingResult r = rtm_stack(mig, c.survey, c.options, {}, rtm);
+  const auto [acquisition, mute] = rtm_mute(mig, c.survey);
   const std::vector<double> image = finish_rtm_image(mig, r.values, r.illumination, acquisition, mute);
-  // The image averaged over the central columns: a trace of the flat reflectivity.
+  EXPECT_NO_THROW(check_rtm_image(image, rtm)) << what;
   std::vector<double> trace(std::size_t(mig.nz), 0.0);
   for (int z = 0; z < mig.nz; ++z)
     for (int x = 20; x < mig.nx - 20; ++x) trace[std::size_t(z)] += image[std::size_t(z) * mig.nx + x] / (mig.nx - 40);
-  // Its positive peaks (velocity increases): the four largest lie within 2 rows of the
-  // interfaces, and every other one is under half the weakest of those.
   std::vector<std::pair<double, int>> peaks;
   for (int z = 1; z + 1 < mig.nz; ++z) {
     const double v = trace[std::size_t(z)];
+    if (below_mute && mig.z0 + z * mig.dz < mute) continue;
     if (v > 0 && v >= trace[std::size_t(z - 1)] && v > trace[std::size_t(z + 1)]) peaks.push_back({v, z});
   }
   std::sort(peaks.rbegin(), peaks.rend());
-  ASSERT_GE(peaks.size(), 4u);
+  ASSERT_GE(peaks.size(), 4u) << what;
   std::vector<int> found;
   for (int k = 0; k < 4; ++k) found.push_back(peaks[std::size_t(k)].second);
   std::sort(found.begin(), found.end());
   const int interfaces[] = {12, 24, 36, 48};
-  for (int k = 0; k < 4; ++k) EXPECT_LE(std::abs(found[std::size_t(k)] - interfaces[k]), 2) << "interface " << k;
+  for (int k = 0; k < 4; ++k)
+    EXPECT_LE(std::abs(found[std::size_t(k)] - interfaces[k]), 2) << what << ": interface " << k;
   for (std::size_t k = 4; k < peaks.size(); ++k)
-    EXPECT_LT(peaks[k].first, 0.5 * peaks[3].first) << "a spurious peak at row " << peaks[k].second;
-  // Nothing above the acquisition depth survives the mute.
-  for (int z = 0; m_depth_ok(mig, z, acquisition); ++z) EXPECT_EQ(trace[std::size_t(z)], 0.0);
+    EXPECT_LT(peaks[k].first, 0.5 * peaks[3].first) << what << ": a spurious peak at row " << peaks[k].second;
+  for (int z = 0; m_depth_ok(mig, z, acquisition); ++z) EXPECT_EQ(trace[std::size_t(z)], 0.0) << what;
+}
+
+TEST(Imaging, RtmPlacesFlatInterfacesAtTheirDepths) {
+  const FlatCase c = flat_case();
+  // A smooth migration model (the truth smoothed over 30 m, exact in the top layer).
+  Model smooth = smoothed(c.truth, 30);
+  for (int z = 0; z < 9; ++z)
+    for (int x = 0; x < smooth.nx; ++x) smooth.at(z, x) = c.truth.at(z, x);
+  RtmOptions model;
+  model.direct = DirectWave::kModel;
+  expect_flat_interfaces(c, smooth, model, "smooth model, direct wave modeled in it");
+  expect_flat_interfaces(c, smooth, {}, "smooth model, direct wave modeled in its smoothed copy (the default)");
+}
+
+TEST(Imaging, RtmInTheSharpTrueModel) {
+  // Migrating in the true model: the default subtracts the data of a copy smoothed below
+  // the acquisition, so the reflections stay and image at their depths, counted below the
+  // mute's taper (the shallow zone within it holds a correlation as strong as a
+  // reflector's, likely the sharp top interface's head waves, which the smoothed copy
+  // turns into diving waves) ...
+  const FlatCase c = flat_case();
+  expect_flat_interfaces(c, c.truth, {}, "true model, the default", true);
+  // ... whereas subtracting what the true model itself predicts leaves nothing: an image
+  // that is zero everywhere, refused with a hint rather than written.
+  RtmOptions model;
+  model.direct = DirectWave::kModel;
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  const ImagingResult r = rtm_stack(c.truth, c.survey, c.options, {}, model);
+  const auto [acquisition, mute] = rtm_mute(c.truth, c.survey);
+  try {
+    check_rtm_image(finish_rtm_image(c.truth, r.values, r.illumination, acquisition, mute), model);
+    ADD_FAILURE() << "an all-zero image was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--direct-wave smooth"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "src/files.hpp"
 #include "src/io.hpp"
 #include "src/runtime.hpp"
+#include "src/synth.hpp"
 #include "src/workflows/memory.hpp"
 #include "src/workflows/modeling.hpp"
 
@@ -44,12 +45,22 @@ std::vector<int> evaluation_shots(const Survey& s, const GradientHooks& hooks) {
   return shots;
 }
 
+/// `reference` (RTM, mode kRtm): the model whose modeled data are subtracted from the
+/// observed ones; null: the model `m` itself (the forward that keeps the wavefield).
 template <typename T>
-ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks) {
+ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks,
+                  const Model* reference = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
   ImagingResult result;
   const TimeStepping ts = choose_time_step(m, s, o);
-  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
+  const double f0 = dominant_frequency(s.wavelet(0), s.dt);
+  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), f0);
+  Medium<T> ref_med;
+  if (reference) {
+    ref_med = build_medium<T>(*reference, o, ts, int(s.nt), f0);
+    if (ref_med.buffer.size() != med.buffer.size() || ref_med.layout.grid_size() != med.layout.grid_size())
+      throw RuntimeError("imaging: the reference model's grid differs from the migration model's");
+  }
   ShotProblem<T> layout = med.layout;
   layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
   layout.nrec = s.nrec();
@@ -66,10 +77,12 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   MemoryNeed need;
   const std::uint64_t t = sizeof(T);
   need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
-  need.per_shot = need.store + t * (std::uint64_t(ts.nsteps) + 2 * traces + 4 * region) + sizeof(float) * traces +
-                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.rows()) + sizeof(double);
+  need.per_shot = need.store + t * (std::uint64_t(ts.nsteps) + (reference ? 3 : 2) * traces + 4 * region) +
+                  sizeof(float) * traces + sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.rows()) +
+                  sizeof(double);
   need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
-  need.shared = t * (med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
+  need.shared =
+      t * (med.buffer.size() + ref_med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
   const int window_size =
       shots_in_flight(need, workers, std::max(2, 2 * workers), files::available_memory(), "this run",
                       o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
@@ -83,6 +96,8 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   // Read-only inputs every rank builds itself; work arrays local to each worker.
   std::vector<T> velocity(m.vp.begin(), m.vp.end());
   graph::Data medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  graph::Data ref_medium;
+  if (reference) ref_medium = graph::per_rank_vector(ref_med.buffer.data(), ref_med.buffer.size(), sizeof(T));
   graph::Data vel = graph::per_rank_vector(velocity.data(), region, sizeof(T));
   graph::Data fwork = graph::scratch_vector(layout.work_size(), sizeof(T));
   graph::Data awork = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
@@ -106,9 +121,10 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
       reads = {inputs.nodes.data(), inputs.source.data(), s.observed(shot)};
       p.source_index = inputs.nodes[0];
     }
-    graph::ImagingShot d = graph::imaging_shot<T>(owner, p, reads, &misfits[std::size_t(i)]);
+    graph::ImagingShot d = graph::imaging_shot<T>(owner, p, reads, &misfits[std::size_t(i)], reference != nullptr);
     insert_forward<T>({medium, d.nodes, d.source, d.traces, fwork, d.store, d.final_state}, p, o.order);
-    insert_misfit({d.traces, d.observed, d.residual, d.misfit, misfit_scratch}, mode);
+    if (reference) insert_forward<T>({ref_medium, d.nodes, d.source, d.reference, fwork}, p, o.order);
+    insert_misfit({reference ? d.reference : d.traces, d.observed, d.residual, d.misfit, misfit_scratch}, mode);
     insert_adjoint<T>(
         {medium, d.nodes, d.source, d.residual, d.store, d.final_state, d.correlation, d.illumination, awork}, p,
         o.order);
@@ -130,7 +146,8 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   window.drain();                                       // every local callback has run
   if (graph::distributed()) mpi::sum_to_root(misfits);  // one rank holds each: the sum is that value exactly
   for (double j : misfits) result.misfit += j;          // in shot order: the same bits every run
-  for (graph::Data* d : {&medium, &vel, &fwork, &awork, &misfit_scratch}) d->close();
+  for (graph::Data* d : {&medium, &ref_medium, &vel, &fwork, &awork, &misfit_scratch})
+    if (*d) d->close();
   if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
 
   result.time = ts;
@@ -139,10 +156,11 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   return result;
 }
 
-ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode,
-                      const GradientHooks& hooks) {
+ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks,
+                      const Model* reference = nullptr) {
   check_imaging_inputs(m, s, o);
-  return o.double_precision ? run<double>(m, s, o, mode, hooks) : run<float>(m, s, o, mode, hooks);
+  return o.double_precision ? run<double>(m, s, o, mode, hooks, reference)
+                            : run<float>(m, s, o, mode, hooks, reference);
 }
 
 }  // namespace
@@ -195,8 +213,66 @@ ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOp
   return run_any(m, s, o, imaging::kGradient, hooks);
 }
 
-ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
-  return run_any(m, s, o, imaging::kRtm, hooks);
+double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& rtm) {
+  if (rtm.direct != DirectWave::kSmooth) return 0;
+  if (rtm.smooth > 0) return rtm.smooth;
+  double mean = 0;
+  for (double v : m.vp) mean += v;
+  mean /= double(m.vp.size());
+  const double extent = std::max({(m.nz - 1) * m.dz, (m.nx - 1) * m.dx, (m.ny - 1) * m.dy});
+  return std::min(0.5 * mean / dominant_frequency(s.wavelet(0), s.dt), extent);
+}
+
+Model direct_wave_model(const Model& m, const Survey& s, const RtmOptions& rtm) {
+  const double sigma = direct_wave_smoothing(m, s, rtm);
+  check_smoothing_length(m, sigma, "--direct-smooth");
+  const Model smooth = smoothed(m, sigma);
+  const auto [acquisition, mute] = rtm_mute(m, s);
+  Model out = m;
+  const std::size_t plane = std::size_t(m.ny) * std::size_t(m.nx);
+  for (int z = 0; z < m.nz; ++z) {
+    const double depth = m.z0 + z * m.dz;
+    double w = 1;  // the weight of the smoothed copy: finish_rtm_image()'s mute taper
+    if (depth <= acquisition)
+      w = 0;
+    else if (depth < mute)
+      w = std::pow(std::sin(M_PI / 2 * (depth - acquisition) / (mute - acquisition)), 2);
+    for (std::size_t i = std::size_t(z) * plane; i < std::size_t(z + 1) * plane; ++i)
+      out.vp[i] = (1 - w) * m.vp[i] + w * smooth.vp[i];
+  }
+  return out;
+}
+
+DirectWave parse_direct_wave(const std::string& text) {
+  if (text == "smooth") return DirectWave::kSmooth;
+  if (text == "model") return DirectWave::kModel;
+  if (text == "none") return DirectWave::kNone;
+  throw InputError("--direct-wave: '" + text + "' is not one of smooth, model, none");
+}
+
+ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks,
+                        const RtmOptions& rtm) {
+  switch (rtm.direct) {
+    case DirectWave::kModel:
+      return run_any(m, s, o, imaging::kRtm, hooks);
+    case DirectWave::kNone:
+      return run_any(m, s, o, imaging::kRtmObserved, hooks);
+    case DirectWave::kSmooth:
+      break;
+  }
+  const Model reference = direct_wave_model(m, s, rtm);
+  return run_any(m, s, o, imaging::kRtm, hooks, &reference);
+}
+
+void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm) {
+  if (std::any_of(image.begin(), image.end(), [](double v) { return v != 0; })) return;
+  const std::string hint =
+      rtm.direct == DirectWave::kModel
+          ? "the migration model predicts the recorded data (reflections included) and --direct-wave model "
+            "subtracts what it predicts: use --direct-wave smooth (the default) or none"
+          : "the observed data leave nothing to migrate below the acquisition's mute: check that --data holds "
+            "recorded traces, not zeros, and that the record is long enough for reflections";
+  throw InputError("the image is zero everywhere: " + hint);
 }
 
 }  // namespace starwave

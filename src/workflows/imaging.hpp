@@ -46,9 +46,46 @@ struct GradientHooks {
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o,
                               const GradientHooks& hooks = {});
 
-/// The RTM stack of the observed data (back-propagated, correlated with the source field's
-/// second time difference) and the illumination. Needs a running Runtime.
-ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks = {});
+/// How RTM keeps the direct wave (and whatever else the background explains) out of the
+/// image: the data back-propagated are the observed data less those modeled in
+///   kSmooth — a copy of the migration model smoothed below the acquisition
+///             (direct_wave_model()): it predicts the direct wave but not the reflections
+///             of the interfaces smoothed away, so interfaces image whether the migration
+///             model is smooth or sharp (the default);
+///   kModel  — the migration model itself: right for a smooth model, but a model with the
+///             interfaces predicts their reflections too and the image comes out zero;
+///   kNone   — nothing: the observed data as they are (the direct wave's correlations are
+///             left to the acquisition mute of finish_rtm_image()).
+enum class DirectWave { kSmooth, kModel, kNone };
+
+struct RtmOptions {
+  DirectWave direct = DirectWave::kSmooth;
+  double smooth = 0;  // kSmooth: Gaussian σ in m; 0: direct_wave_smoothing()
+};
+
+/// The σ (m) of kSmooth: `rtm.smooth`, else half a dominant wavelength at the model's mean
+/// velocity (at most the model's extent), so an interface's reflection at the dominant
+/// frequency falls by e^(−2π²) and at half of it by e^(−π²/2) (under 1 %) in the smoothed
+/// copy; 0 for the other choices.
+double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& rtm);
+
+/// The model kSmooth models the direct wave in: the migration model as it is down to the
+/// deepest source or receiver, where the direct wave travels, smoothed over
+/// direct_wave_smoothing() below the mute depth of rtm_mute(), a sin² taper between (the
+/// image is muted there anyway: what it predicts of that zone's reflections is lost).
+Model direct_wave_model(const Model& m, const Survey& s, const RtmOptions& rtm);
+
+/// --direct-wave's value (InputError naming the option otherwise).
+DirectWave parse_direct_wave(const std::string& text);
+
+/// The RTM stack of the data (back-propagated as `rtm` says, correlated with the source
+/// field's second time difference) and the illumination. Needs a running Runtime.
+ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks = {},
+                        const RtmOptions& rtm = {});
+
+/// An RTM image that is zero everywhere is refused (InputError with a hint for `rtm`),
+/// never written.
+void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm);
 
 /// The RTM image as it is used: the raw stack (∝ the velocity update, raw/illumination
 /// compensated by the source illumination plus 1% of its peak so unlit cells stay
