@@ -10,4 +10,6 @@ int gradient(int argc, char** argv);
 int rtm(int argc, char** argv);
 int fwi(int argc, char** argv);
 int plot(int argc, char** argv);
+int import_segy(int argc, char** argv);
+int export_segy(int argc, char** argv);
 }  // namespace starwave::commands

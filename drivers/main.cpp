@@ -26,7 +26,9 @@ const char* kUsage =
     "  gradient misfit and its exact gradient with respect to the velocity\n"
     "  rtm      reverse-time migration image of observed data\n"
     "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
-    "  plot     draw a model or a shot gather as PNG\n";
+    "  plot     draw a model or a shot gather as PNG\n"
+    "  import   SEG-Y shot records to a data file\n"
+    "  export   a data file's shot records, or a model, image or gradient, to SEG-Y\n";
 
 /// Under several MPI ranks a failure on one rank must end them all (the others would wait
 /// for its messages forever): print the failing rank's message, then abort the job.
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
     if (starwave::mpi::size() > 1) std::set_terminate(on_terminate);
     if (cmd == "info") return starwave::commands::info(argc - 1, argv + 1);
     // Commands without shots are rank 0's alone (the others would write the same files).
-    const bool single = cmd == "synth" || cmd == "survey" || cmd == "plot";
+    const bool single = cmd == "synth" || cmd == "survey" || cmd == "plot" || cmd == "import" || cmd == "export";
     if (single && starwave::mpi::rank() != 0) return 0;
     if (cmd == "synth") return starwave::commands::synth(argc - 1, argv + 1);
     if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
     if (cmd == "fwi") return starwave::commands::fwi(argc - 1, argv + 1);
     if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);
     if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
+    if (cmd == "import") return starwave::commands::import_segy(argc - 1, argv + 1);
+    if (cmd == "export") return starwave::commands::export_segy(argc - 1, argv + 1);
     return fail(cmd, "unknown subcommand (see starwave --help)", 2, true);
   } catch (const starwave::cli::HelpShown&) {
     return 0;

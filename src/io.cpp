@@ -626,6 +626,36 @@ Volume read_volume(const std::string& path, const std::string& dataset) {
   return out;
 }
 
+Volume read_field(const std::string& path, const std::string& dataset) {
+  Hid f = open_file(path);
+  if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
+  std::vector<hsize_t> dims;
+  const std::vector<double> v = read_dataset(f, path, dataset, dims);
+  if ((dims.size() != 2 && dims.size() != 3) || std::find(dims.begin(), dims.end(), 0) != dims.end())
+    throw InputError(path + ": " + dataset + " is not a non-empty 2-D or 3-D array (shape " + shape_text(dims) + ")");
+  for (hsize_t n : dims)
+    if (n > hsize_t(INT32_MAX))
+      throw InputError(path + ": " + dataset + " of shape " + shape_text(dims) + " is too large");
+  const bool three = dims.size() == 3;
+  Volume out;
+  out.nz = int(dims[0]);
+  out.ny = three ? int(dims[1]) : 1;
+  out.nx = int(dims[three ? 2 : 1]);
+  out.values.assign(v.begin(), v.end());
+  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  for (const char* name : {"spacing", "origin"}) {
+    if (H5Aexists(d, name) <= 0) {
+      if (std::string(name) == "spacing")
+        throw InputError(path + ": " + dataset + " has no spacing attribute (the grid's cell size)");
+      continue;
+    }
+    const std::vector<double> a = read_attribute(d, path, dataset, name, int(dims.size()));
+    auto& to = std::string(name) == "spacing" ? out.spacing : out.origin;
+    to = three ? std::array<double, 3>{a[0], a[1], a[2]} : std::array<double, 3>{a[0], to[1], a[1]};
+  }
+  return out;
+}
+
 Array2D read_slice(const std::string& path, const std::string& dataset, int index) {
   Hid f = open_file(path);
   if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);

@@ -98,6 +98,8 @@ struct Volume {
   std::array<double, 3> spacing{1, 1, 1}, origin{0, 0, 0};  // [z, y, x], m
 };
 Volume read_volume(const std::string& path, const std::string& dataset);
+/// A 2-D (ny = 1) or 3-D dataset with its spacing (required) and origin attributes.
+Volume read_field(const std::string& path, const std::string& dataset);
 
 /// A 2-D dataset, or slice `index` of a 3-D one (only that slice is read). Non-finite
 /// values are refused (InputError naming the file and dataset).

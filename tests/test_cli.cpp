@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -428,6 +429,66 @@ TEST_F(Cli, GradientNeedsObservedData) {
   // A survey without /data is refused by name before any work.
   expect_refused("gradient --model " + model_ + " --data " + survey_ + " --out " + path("g.h5"), path("g.h5"), "/data");
   expect_refused("rtm --model " + model_ + " --data " + survey_ + " --out " + path("i.h5"), path("i.h5"), "/data");
+}
+
+TEST_F(Cli, SegyExportThenImportGivesTheSameFile) {
+  // A data file to SEG-Y and back (its wavelet from --wavelet, its model's attributes from
+  // --model): the same survey, data and attributes; a model and an image exported as one
+  // trace per column; what cannot be done refused in one line with nothing written.
+  const std::string data = path("data.h5"), sgy = path("data.sgy"), back = path("back.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  ASSERT_EQ(run("export --in " + data + " --out " + sgy).status, 0);
+  const Result r = run("import --in " + sgy + " --wavelet " + data + " --model " + model_ + " --out " + back);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Survey a = io::read_survey(data, true), b = io::read_survey(back, true);
+  EXPECT_EQ(a.dim, b.dim);
+  EXPECT_EQ(a.dt, b.dt);
+  EXPECT_EQ(a.nt, b.nt);
+  EXPECT_EQ(a.sources, b.sources);
+  EXPECT_EQ(a.receivers, b.receivers);
+  EXPECT_EQ(a.wavelets, b.wavelets);
+  ASSERT_EQ(a.data.size(), b.data.size());
+  EXPECT_EQ(std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)), 0);
+  auto model_attribute = [](const std::string& file, const char* name) {  // up to 3 values
+    std::array<double, 3> v{-1, -1, -1};
+    hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t at = H5Aopen(f, name, H5P_DEFAULT);
+    if (at >= 0) H5Aread(at, H5T_NATIVE_DOUBLE, v.data());
+    if (at >= 0) H5Aclose(at);
+    if (f >= 0) H5Fclose(f);
+    return v;
+  };
+  for (const char* attribute : {"spacing", "origin"}) {
+    EXPECT_EQ(model_attribute(back, attribute), model_attribute(data, attribute)) << attribute;
+    EXPECT_NE(model_attribute(back, attribute)[0], -1) << attribute;
+  }
+  ASSERT_EQ(run("export --in " + model_ + " --out " + path("vp.sgy")).status, 0);
+  EXPECT_GT(fs::file_size(path("vp.sgy")), 3600u);
+  // A Ricker instead of a wavelet file.
+  ASSERT_EQ(run("import --in " + sgy + " --ricker 12 --out " + path("r.h5")).status, 0);
+  EXPECT_EQ(io::read_survey(path("r.h5"), false).wavelets[0], ricker(12, 1.5 / 12, a.dt, a.nt));
+
+  const std::string o = path("o.h5");
+  expect_refused("import --in " + sgy + " --out " + o, o, "one of --wavelet FILE or --ricker F0");
+  expect_refused("import --in " + sgy + " --ricker 10 --wavelet " + data + " --out " + o, o, "one of --wavelet");
+  expect_refused("import --in " + sgy + " --delay 0.1 --wavelet " + data + " --out " + o, o, "--delay");
+  expect_refused("import --in " + sgy + " --ricker 0 --out " + o, o, "--ricker");
+  expect_refused("import --in " + data + " --ricker 10 --out " + o, o, "an HDF5 file, not a SEG-Y file");
+  expect_refused("import --in " + path("vp.sgy") + " --ricker 10 --out " + o, o, "no FieldRecord");
+  expect_refused("import --in " + sgy + " --wavelet " + model_ + " --out " + o, o, "--wavelet: ");
+  expect_refused("import --in " + sgy + " --ricker 10 --dim 4 --out " + o, o, "--dim");
+  {
+    const auto before = fs::file_size(sgy);
+    const Result same = run("import --in " + sgy + " --ricker 10 --out " + sgy + " --overwrite");
+    EXPECT_EQ(same.status, 2);
+    EXPECT_NE(same.err.find("an input is never overwritten"), std::string::npos) << same.err;
+    EXPECT_EQ(fs::file_size(sgy), before);
+    const Result exists = run("import --in " + sgy + " --ricker 10 --out " + back);
+    EXPECT_EQ(exists.status, 2);
+    EXPECT_NE(exists.err.find("--overwrite"), std::string::npos) << exists.err;
+  }
+  expect_refused("export --in " + survey_ + " --out " + path("s.sgy"), path("s.sgy"), "--dataset");
+  expect_refused("export --in " + data + " --dataset /nope --out " + path("s.sgy"), path("s.sgy"), "/nope");
 }
 
 TEST_F(Cli, RtmDirectWaveChoices) {

@@ -1,0 +1,322 @@
+// src/segy.cpp — SEG-Y shot records and fields through segyio (src/segy.hpp).
+#include "src/segy.hpp"
+
+#include <segyio/segy.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/error.hpp"
+#include "src/files.hpp"
+
+namespace starwave::segy {
+namespace {
+
+struct Closer {
+  void operator()(segy_file* f) const { segy_close(f); }
+};
+using File = std::unique_ptr<segy_file, Closer>;
+
+/// What a header scalar means: × s when positive, ÷ −s when negative, 1 when 0.
+double scale_of(int32_t s) { return s > 0 ? double(s) : s < 0 ? 1.0 / double(-s) : 1.0; }
+
+int32_t field(const char* header, int which) {
+  int32_t v = 0;
+  segy_get_field(header, which, &v);
+  return v;
+}
+
+/// The scalar (1, −10, …, −10000) that writes every value of `v` exactly as an int32, or
+/// −10000 (rounded) when none does.
+int32_t scalar_for(const std::vector<double>& v) {
+  for (int32_t s : {1, -10, -100, -1000, -10000}) {
+    const double k = s == 1 ? 1.0 : double(-s);
+    const bool exact = std::all_of(v.begin(), v.end(), [&](double x) {
+      const double y = x * k;
+      return std::abs(y) < 2.1e9 && std::nearbyint(y) == y && double(std::nearbyint(y)) / k == x;
+    });
+    if (exact) return s;
+  }
+  return -10000;
+}
+
+int32_t scaled(double x, int32_t s) {
+  const double y = std::nearbyint(x * (s == 1 ? 1.0 : double(-s)));
+  if (!(std::abs(y) < 2.1e9)) throw InputError("SEG-Y: coordinate " + std::to_string(x) + " m does not fit a header");
+  return int32_t(y);
+}
+
+void check(int code, const std::string& path, const std::string& what) {
+  if (code != SEGY_OK) throw InputError(path + ": " + what + " failed (segyio error " + std::to_string(code) + ")");
+}
+
+/// A fresh SEG-Y rev 1 file with `traces` IEEE-float traces of `nt` samples at `interval`
+/// (the binary header's sample interval field), its first traces written by `write(fp,
+/// trace0, bsize)`; committed over `path` only when everything is written.
+template <typename F>
+void write_file(const std::string& path, int nt, int interval, const std::string& text, F&& write) {
+  if (nt < 1 || nt > 32767)
+    throw InputError(path + ": SEG-Y holds at most 32767 samples a trace, not " + std::to_string(nt));
+  files::Temporary tmp(path);
+  {
+    File fp(segy_open(tmp.path().c_str(), "w+b"));
+    if (!fp) throw InputError(path + ": cannot create the SEG-Y file (" + files::os_cause(errno) + ")");
+    std::array<char, SEGY_TEXT_HEADER_SIZE + 1> th{};
+    std::fill(th.begin(), th.end() - 1, ' ');
+    for (std::size_t line = 0; line < 40; ++line) {  // 40 card images of 80 columns
+      const std::string card = "C" + std::string(line + 1 < 10 ? " " : "") + std::to_string(line + 1) + " " +
+                               (line == 0   ? text
+                                : line == 1 ? std::string("written by starwave (SEG-Y rev 1)")
+                                            : "");
+      std::memcpy(th.data() + line * 80, card.data(), std::min<std::size_t>(card.size(), 80));
+    }
+    check(segy_write_textheader(fp.get(), 0, th.data()), path, "writing the text header");
+    std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
+    segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, interval);
+    segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, nt);
+    segy_set_bfield(bh.data(), SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
+    segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, 0x0100);
+    segy_set_bfield(bh.data(), SEGY_BIN_TRACE_FLAG, 1);  // fixed-length traces
+    check(segy_write_binheader(fp.get(), bh.data()), path, "writing the binary header");
+    check(segy_set_format(fp.get(), SEGY_IEEE_FLOAT_4_BYTE), path, "setting the sample format");
+    write(fp.get(), long(SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE), segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, nt));
+    check(segy_flush(fp.get(), false), path, "writing");
+  }
+  tmp.commit();
+}
+
+/// Writes trace `i`: its header and `samples` (native floats, converted in place).
+void put_trace(segy_file* fp, const std::string& path, int i, std::array<char, SEGY_TRACE_HEADER_SIZE>& h,
+               std::vector<float>& samples, long trace0, int bsize) {
+  check(segy_write_traceheader(fp, i, h.data(), trace0, bsize), path, "writing trace header " + std::to_string(i + 1));
+  check(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, static_cast<long long>(samples.size()), samples.data()), path,
+        "converting");
+  check(segy_writetrace(fp, i, samples.data(), trace0, bsize), path, "writing trace " + std::to_string(i + 1));
+}
+
+}  // namespace
+
+Survey read_shots(const std::string& path, int dim) {
+  {  // a common mistake: one of our own files given for the records
+    std::ifstream probe(path, std::ios::binary);
+    char magic[8] = {};
+    if (probe.read(magic, 8) && std::memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0)
+      throw InputError(path + ": an HDF5 file, not a SEG-Y file");
+  }
+  File fp(segy_open(path.c_str(), "rb"));
+  if (!fp) throw InputError(path + ": cannot open the SEG-Y file (" + files::os_cause(errno) + ")");
+  std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
+  if (segy_binheader(fp.get(), bh.data()) != SEGY_OK)
+    throw InputError(path + ": not a SEG-Y file (no 3600-byte header)");
+  const int format = segy_format(bh.data());
+  if (format == 0)
+    throw InputError(path +
+                     ": not a SEG-Y file, or one without its sample format (binary header bytes 3225–3226 "
+                     "are 0)");
+  if (format != SEGY_IBM_FLOAT_4_BYTE && format != SEGY_IEEE_FLOAT_4_BYTE)
+    throw InputError(path + ": sample format code " + std::to_string(format) +
+                     " in the binary header (bytes 3225–3226): only 1 (IBM float) and 5 (IEEE float) are read");
+  const long trace0 = segy_trace0(bh.data());
+  if (trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE) throw InputError(path + ": bad extended header count");
+  check(segy_set_format(fp.get(), format), path, "setting the sample format");
+  int32_t bin_nt = 0, bin_interval = 0;
+  segy_get_bfield(bh.data(), SEGY_BIN_SAMPLES, &bin_nt);
+  segy_get_bfield(bh.data(), SEGY_BIN_INTERVAL, &bin_interval);
+
+  // The first trace header fixes nt (every trace must agree: fixed-length traces).
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  int nt = bin_nt;
+  {
+    const int probe = segy_trsize(format, 1);
+    if (segy_traceheader(fp.get(), 0, h.data(), trace0, probe) != SEGY_OK)
+      throw InputError(path + ": no traces after the headers");
+    if (field(h.data(), SEGY_TR_SAMPLE_COUNT) > 0) nt = field(h.data(), SEGY_TR_SAMPLE_COUNT);
+  }
+  if (nt < 2)
+    throw InputError(path + ": no sample count (trace header bytes 115–116 and binary header bytes 3221–3222 are 0)");
+  const int bsize = segy_trsize(format, nt);
+  int count = 0;
+  if (segy_traces(fp.get(), &count, trace0, bsize) != SEGY_OK || count < 1)
+    throw InputError(path + ": the file's size is not a whole number of traces of " + std::to_string(nt) + " samples");
+
+  Survey s;
+  s.dim = dim;
+  s.nt = nt;
+  std::vector<std::vector<Position>> receivers;
+  std::vector<int32_t> records;
+  std::vector<float> trace(static_cast<std::size_t>(nt));
+  double dt = 0;
+  for (int i = 0; i < count; ++i) {
+    const std::string where = path + ": trace " + std::to_string(i + 1);
+    check(segy_traceheader(fp.get(), i, h.data(), trace0, bsize), path,
+          "reading trace header " + std::to_string(i + 1));
+    const int tn = field(h.data(), SEGY_TR_SAMPLE_COUNT);
+    if (tn != 0 && tn != nt)
+      throw InputError(where + ": " + std::to_string(tn) + " samples, the first trace " + std::to_string(nt));
+    const int us = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : bin_interval;
+    if (us <= 0)
+      throw InputError(where +
+                       ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are 0)");
+    if (dt == 0) dt = us * 1e-6;
+    if (us * 1e-6 != dt)
+      throw InputError(where + ": sample interval " + std::to_string(us) + " µs differs from the first trace's");
+    const double xy = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    const double el = scale_of(field(h.data(), SEGY_TR_ELEV_SCALAR));
+    const Position src(
+        el * (double(field(h.data(), SEGY_TR_SOURCE_DEPTH)) - double(field(h.data(), SEGY_TR_SOURCE_SURF_ELEV))),
+        xy * field(h.data(), SEGY_TR_SOURCE_Y), xy * field(h.data(), SEGY_TR_SOURCE_X));
+    const Position rec(-el * field(h.data(), SEGY_TR_RECV_GROUP_ELEV), xy * field(h.data(), SEGY_TR_GROUP_Y),
+                       xy * field(h.data(), SEGY_TR_GROUP_X));
+    const int32_t record = field(h.data(), SEGY_TR_FIELD_RECORD);
+    if (record == 0)
+      throw InputError(where +
+                       ": no FieldRecord (trace header bytes 9–12 are 0): not a shot record (the shots "
+                       "are told apart by it)");
+    if (records.empty() || record != records.back()) {
+      if (std::find(records.begin(), records.end(), record) != records.end())
+        throw InputError(where + ": FieldRecord " + std::to_string(record) +
+                         " again after other records (a shot's traces must be together)");
+      records.push_back(record);
+      s.sources.push_back(src);
+      receivers.emplace_back();
+    } else if (!(src == s.sources.back())) {
+      throw InputError(where + ": its source position differs from the rest of FieldRecord " + std::to_string(record) +
+                       "'s");
+    }
+    receivers.back().push_back(rec);
+    check(segy_readtrace(fp.get(), i, trace.data(), trace0, bsize), path, "reading trace " + std::to_string(i + 1));
+    check(segy_to_native(format, nt, trace.data()), path, "converting trace " + std::to_string(i + 1));
+    for (float v : trace)
+      if (!std::isfinite(v)) throw InputError(where + ": a sample is NaN or Inf");
+    s.data.insert(s.data.end(), trace.begin(), trace.end());
+  }
+  for (std::size_t k = 0; k < receivers.size(); ++k)
+    if (receivers[k].size() != receivers[0].size())
+      throw InputError(path + ": FieldRecord " + std::to_string(records[k]) + " has " +
+                       std::to_string(receivers[k].size()) + " traces, FieldRecord " + std::to_string(records[0]) +
+                       " " + std::to_string(receivers[0].size()) +
+                       ": shots of different receiver counts are not read yet");
+  if (dim == 2) {  // one line: y the same everywhere, then dropped
+    const double y = s.sources[0].y;
+    auto off_line = [&](const Position& p) { return p.y != y; };
+    bool bad = std::any_of(s.sources.begin(), s.sources.end(), off_line);
+    for (const auto& r : receivers) bad = bad || std::any_of(r.begin(), r.end(), off_line);
+    if (bad)
+      throw InputError(path +
+                       ": sources and receivers are not on one line (their y differ): a 2-D model needs "
+                       "one line; give a 3-D model for an areal survey");
+    for (auto& p : s.sources) p.y = 0;
+    for (auto& r : receivers)
+      for (auto& p : r) p.y = 0;
+  }
+  s.dt = dt;
+  const bool shared = std::all_of(receivers.begin(), receivers.end(), [&](const auto& r) { return r == receivers[0]; });
+  if (shared) receivers.resize(1);
+  s.receivers = std::move(receivers);
+  return s;
+}
+
+void write_shots(const std::string& path, const Survey& s) {
+  const double us = s.dt * 1e6;
+  if (!(std::nearbyint(us) == us && us >= 1 && us <= 32767))
+    throw InputError(path + ": dt = " + std::to_string(s.dt) +
+                     " s is not a whole number of microseconds up to 32767: SEG-Y cannot hold it");
+  std::vector<double> xy, z;
+  for (int shot = 0; shot < s.nshots(); ++shot) {
+    xy.push_back(s.sources[std::size_t(shot)].x);
+    xy.push_back(s.sources[std::size_t(shot)].y);
+    z.push_back(s.sources[std::size_t(shot)].z);
+    for (const auto& r : s.receivers_of(shot)) {
+      xy.push_back(r.x);
+      xy.push_back(r.y);
+      z.push_back(r.z);
+    }
+  }
+  const int32_t sxy = scalar_for(xy), sz = scalar_for(z);
+  const int nt = int(s.nt);
+  write_file(path, nt, int(us),
+             "shot records: " + std::to_string(s.nshots()) + " shots x " + std::to_string(s.nrec()) + " receivers x " +
+                 std::to_string(nt) + " samples",
+             [&](segy_file* fp, long trace0, int bsize) {
+               std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+               std::vector<float> samples(std::size_t(s.nt));
+               int i = 0;
+               for (int shot = 0; shot < s.nshots(); ++shot) {
+                 const Position& src = s.sources[std::size_t(shot)];
+                 const float* d = s.observed(shot);
+                 if (!d) throw InputError(path + ": shot " + std::to_string(shot) + " has no data to export");
+                 const auto& rec = s.receivers_of(shot);
+                 for (std::size_t r = 0; r < rec.size(); ++r, ++i) {
+                   h.fill(0);
+                   segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
+                   segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
+                   segy_set_field(h.data(), SEGY_TR_FIELD_RECORD, shot + 1);
+                   segy_set_field(h.data(), SEGY_TR_NUMBER_ORIG_FIELD, int(r) + 1);
+                   segy_set_field(h.data(), SEGY_TR_TRACE_ID, 1);  // seismic data
+                   segy_set_field(h.data(), SEGY_TR_OFFSET,
+                                  int32_t(std::nearbyint(std::hypot(rec[r].x - src.x, rec[r].y - src.y))));
+                   segy_set_field(h.data(), SEGY_TR_ELEV_SCALAR, sz);
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
+                   segy_set_field(h.data(), SEGY_TR_RECV_GROUP_ELEV, scaled(-rec[r].z, sz));
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_SURF_ELEV, 0);
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_DEPTH, scaled(src.z, sz));
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_X, scaled(src.x, sxy));
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_Y, scaled(src.y, sxy));
+                   segy_set_field(h.data(), SEGY_TR_GROUP_X, scaled(rec[r].x, sxy));
+                   segy_set_field(h.data(), SEGY_TR_GROUP_Y, scaled(rec[r].y, sxy));
+                   segy_set_field(h.data(), SEGY_TR_COORD_UNITS, 1);  // length (m)
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, nt);
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(us));
+                   std::copy(d + r * std::size_t(nt), d + (r + 1) * std::size_t(nt), samples.begin());
+                   put_trace(fp, path, i, h, samples, trace0, bsize);
+                 }
+               }
+             });
+}
+
+void write_field(const std::string& path, const Model& m, const std::vector<double>& values) {
+  const double mm = m.dz * 1000;
+  if (!(std::nearbyint(mm) == mm && mm >= 1 && mm <= 32767))
+    throw InputError(path + ": dz = " + std::to_string(m.dz) +
+                     " m is not a whole number of millimetres up to 32767: the sample interval field cannot hold it");
+  std::vector<double> xy;
+  for (int y = 0; y < m.ny; ++y) xy.push_back(m.y0 + y * m.dy);
+  for (int x = 0; x < m.nx; ++x) xy.push_back(m.x0 + x * m.dx);
+  for (double v : values)
+    if (!std::isfinite(v)) throw InputError(path + ": the field holds NaN or Inf: not written");
+  const int32_t sxy = scalar_for(xy);
+  write_file(path, m.nz, int(mm),
+             "a field of (nz, ny, nx) = (" + std::to_string(m.nz) + ", " + std::to_string(m.ny) + ", " +
+                 std::to_string(m.nx) + "), one trace per column",
+             [&](segy_file* fp, long trace0, int bsize) {
+               std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+               std::vector<float> samples(std::size_t(m.nz));
+               int i = 0;
+               for (int y = 0; y < m.ny; ++y)
+                 for (int x = 0; x < m.nx; ++x, ++i) {
+                   h.fill(0);
+                   segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
+                   segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
+                   segy_set_field(h.data(), SEGY_TR_TRACE_ID, 1);
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
+                   segy_set_field(h.data(), SEGY_TR_CDP_X, scaled(m.x0 + x * m.dx, sxy));
+                   segy_set_field(h.data(), SEGY_TR_CDP_Y, scaled(m.y0 + y * m.dy, sxy));
+                   segy_set_field(h.data(), SEGY_TR_INLINE, y + 1);
+                   segy_set_field(h.data(), SEGY_TR_CROSSLINE, x + 1);
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, m.nz);
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(mm));
+                   for (int z = 0; z < m.nz; ++z) samples[std::size_t(z)] = float(values[m.index(z, y, x)]);
+                   put_trace(fp, path, i, h, samples, trace0, bsize);
+                 }
+             });
+}
+
+}  // namespace starwave::segy

@@ -1,0 +1,41 @@
+// src/segy.hpp — SEG-Y shot records in and out (DESIGN §4), through segyio (Debian's
+// libsegyio-dev): `starwave import` and `starwave export`.
+//
+// Header mapping, both ways: one shot per FieldRecord (bytes 9–12), in file order; x, y
+// from SourceX/SourceY (73, 77) and GroupX/GroupY (81, 85) with SourceGroupScalar (71);
+// z is depth below the datum (elevation 0), positive down: source z = SourceDepth (49) −
+// SourceSurfaceElevation (45), receiver z = −ReceiverGroupElevation (41), with
+// ElevationScalar (69); dt and nt from each trace's SampleInterval (117, µs) and
+// SampleCount (115), the binary header's (3217, 3221) where a trace's is 0. A scalar s
+// multiplies by s when positive, divides by −s when negative, and is 1 when 0.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/model.hpp"
+#include "src/survey.hpp"
+
+namespace starwave::segy {
+
+/// The shot records of SEG-Y file `path` as a survey with its data (`dim` 2: points must
+/// share one y, which is dropped; 3: [z, y, x]) and no wavelet (the caller adds it).
+/// Samples in IBM or IEEE 4-byte floats. InputError naming the file, and the trace where
+/// one is at fault, for anything the mapping cannot use: a missing sample interval or
+/// count, traces of one FieldRecord apart or with different source positions, shots of
+/// different trace counts, another sample format, NaN or Inf samples.
+Survey read_shots(const std::string& path, int dim);
+
+/// Writes `s` (every shot's data loaded) as SEG-Y rev 1 shot records at `path` (IEEE
+/// floats; coordinates with the smallest scalar 1, −10, −100, −1000 or −10000 that holds
+/// every value exactly, else −10000 rounded; dt a whole number of µs). `path` is written
+/// whole or not at all.
+void write_shots(const std::string& path, const Survey& s);
+
+/// Writes a field over `m`'s grid (a model, image or gradient: `values` in (nz, ny, nx)
+/// order) as one trace per column (y, x), samples down z: CDP_X/CDP_Y (181, 185) with
+/// SourceGroupScalar, inline = y index + 1 (189), crossline = x index + 1 (193), and the
+/// sample interval field holding dz in mm (a viewer's "ms" then reads as metres).
+void write_field(const std::string& path, const Model& m, const std::vector<double>& values);
+
+}  // namespace starwave::segy

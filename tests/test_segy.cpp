@@ -1,0 +1,274 @@
+// tests/test_segy.cpp — SEG-Y shot records and fields (src/segy.hpp, DESIGN §4's header
+// mapping): written then read back the same (2-D and 3-D coordinates, scalars, depths,
+// per-shot spreads), IBM floats read, fields one trace per column, and every file the
+// mapping cannot use refused by name.
+#include <gtest/gtest.h>
+#include <segyio/segy.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "src/error.hpp"
+#include "src/segy.hpp"
+
+namespace starwave::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Segy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("starwave-segy-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+/// A survey with data: `nshots` shots of `nrec` receivers, positions off the integers
+/// where `fractional` (scalars then needed), y varying in 3-D, each shot its own spread.
+Survey make_survey(int dim, int nshots, int nrec, bool fractional) {
+  Survey s;
+  s.dim = dim;
+  s.dt = 0.002;
+  s.nt = 37;
+  const double f = fractional ? 0.25 : 0;
+  for (int k = 0; k < nshots; ++k) {
+    s.sources.push_back(dim == 3 ? Position(5 + f, 100 + 20 * k + f, 40 + 10 * k) : Position(5 + f, 40 + 10 * k + f));
+    std::vector<Position> r;
+    for (int i = 0; i < nrec; ++i)
+      r.push_back(dim == 3 ? Position(10 + 0.5 * fractional * i, 100 + 12.5 * (i % 3), 20.0 * i + 3 * k)
+                           : Position(10, 20.0 * i + 3 * k + f));
+    s.receivers.push_back(r);
+  }
+  s.wavelets.push_back(std::vector<float>(std::size_t(s.nt), 0.0f));
+  for (int k = 0; k < nshots; ++k)
+    for (int i = 0; i < nrec; ++i)
+      for (int n = 0; n < s.nt; ++n)
+        s.data.push_back(float(std::sin(0.1 * n + i + 7 * k)) * (n % 5 == 0 ? 1e-20f : 1.0f) + float(k));
+  return s;
+}
+
+void expect_same(const Survey& a, const Survey& b) {
+  EXPECT_EQ(a.dim, b.dim);
+  EXPECT_EQ(a.dt, b.dt);
+  EXPECT_EQ(a.nt, b.nt);
+  ASSERT_EQ(a.nshots(), b.nshots());
+  for (int k = 0; k < a.nshots(); ++k) {
+    EXPECT_EQ(a.sources[std::size_t(k)], b.sources[std::size_t(k)]) << "source " << k;
+    EXPECT_EQ(a.receivers_of(k), b.receivers_of(k)) << "receivers of shot " << k;
+  }
+  ASSERT_EQ(a.data.size(), b.data.size());
+  EXPECT_EQ(std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)), 0) << "samples";
+}
+
+TEST_F(Segy, ShotRecordsWrittenThenReadAreTheSame) {
+  for (int dim : {2, 3})
+    for (bool fractional : {false, true}) {
+      const Survey s = make_survey(dim, 3, 5, fractional);
+      const std::string f = path("shots.sgy");
+      segy::write_shots(f, s);
+      EXPECT_EQ(fs::file_size(f), 3600u + 15u * (240u + 37u * 4u));
+      expect_same(s, segy::read_shots(f, dim));
+    }
+  // One spread for every shot reads back as one shared spread.
+  Survey shared = make_survey(2, 2, 4, false);
+  shared.receivers = {shared.receivers[0]};
+  segy::write_shots(path("shared.sgy"), shared);
+  const Survey back = segy::read_shots(path("shared.sgy"), 2);
+  EXPECT_EQ(back.receivers.size(), 1u);
+  expect_same(shared, back);
+}
+
+/// Rewrites trace header field `field` of every trace of `f` (nt samples) with `value`,
+/// or of trace `only` alone.
+void set_trace_field(const std::string& f, int nt, int field, int value, int only = -1) {
+  segy_file* fp = segy_open(f.c_str(), "r+b");
+  ASSERT_NE(fp, nullptr);
+  const int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, nt);
+  int count = 0;
+  ASSERT_EQ(segy_traces(fp, &count, 3600, bsize), SEGY_OK);
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  for (int i = 0; i < count; ++i) {
+    if (only >= 0 && i != only) continue;
+    ASSERT_EQ(segy_traceheader(fp, i, h.data(), 3600, bsize), SEGY_OK);
+    ASSERT_EQ(segy_set_field(h.data(), field, value), SEGY_OK);
+    ASSERT_EQ(segy_write_traceheader(fp, i, h.data(), 3600, bsize), SEGY_OK);
+  }
+  segy_close(fp);
+}
+
+/// Gives trace `to` of `f` the FieldRecord and source position of trace `from`.
+void move_to_shot_of(const std::string& f, int nt, int from, int to) {
+  segy_file* fp = segy_open(f.c_str(), "r+b");
+  ASSERT_NE(fp, nullptr);
+  const int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, nt);
+  std::array<char, SEGY_TRACE_HEADER_SIZE> a{}, b{};
+  ASSERT_EQ(segy_traceheader(fp, from, a.data(), 3600, bsize), SEGY_OK);
+  ASSERT_EQ(segy_traceheader(fp, to, b.data(), 3600, bsize), SEGY_OK);
+  for (int field : {SEGY_TR_FIELD_RECORD, SEGY_TR_SOURCE_X, SEGY_TR_SOURCE_Y, SEGY_TR_SOURCE_DEPTH}) {
+    int32_t v = 0;
+    segy_get_field(a.data(), field, &v);
+    segy_set_field(b.data(), field, v);
+  }
+  ASSERT_EQ(segy_write_traceheader(fp, to, b.data(), 3600, bsize), SEGY_OK);
+  segy_close(fp);
+}
+
+void set_binary_field(const std::string& f, int field, int value) {
+  segy_file* fp = segy_open(f.c_str(), "r+b");
+  ASSERT_NE(fp, nullptr);
+  std::array<char, SEGY_BINARY_HEADER_SIZE> b{};
+  ASSERT_EQ(segy_binheader(fp, b.data()), SEGY_OK);
+  ASSERT_EQ(segy_set_bfield(b.data(), field, value), SEGY_OK);
+  ASSERT_EQ(segy_write_binheader(fp, b.data()), SEGY_OK);
+  segy_close(fp);
+}
+
+TEST_F(Segy, IbmFloatSamplesAreRead) {
+  // Samples that IBM's hexadecimal floats hold exactly (a 24-bit fraction): the file's
+  // samples rewritten as IBM and the format code set to 1 read back bit for bit.
+  Survey s = make_survey(2, 2, 3, false);
+  for (std::size_t i = 0; i < s.data.size(); ++i) s.data[i] = float(int(i % 41) - 20) / 16.0f;
+  const std::string f = path("ibm.sgy");
+  segy::write_shots(f, s);
+  segy_file* fp = segy_open(f.c_str(), "r+b");
+  ASSERT_NE(fp, nullptr);
+  const int nt = int(s.nt), bsize = segy_trsize(SEGY_IBM_FLOAT_4_BYTE, nt);
+  for (int i = 0; i < 6; ++i) {
+    std::vector<float> t(s.data.begin() + i * nt, s.data.begin() + (i + 1) * nt);
+    ASSERT_EQ(segy_from_native(SEGY_IBM_FLOAT_4_BYTE, nt, t.data()), SEGY_OK);
+    ASSERT_EQ(segy_writetrace(fp, i, t.data(), 3600, bsize), SEGY_OK);
+  }
+  segy_close(fp);
+  set_binary_field(f, SEGY_BIN_FORMAT, SEGY_IBM_FLOAT_4_BYTE);
+  expect_same(s, segy::read_shots(f, 2));
+  // Another sample format is refused by name.
+  set_binary_field(f, SEGY_BIN_FORMAT, 3);  // 2-byte integers
+  try {
+    segy::read_shots(f, 2);
+    ADD_FAILURE() << "format 3 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("sample format code 3"), std::string::npos) << e.what();
+  }
+}
+
+/// `f` refused with a message holding `mention`.
+void expect_refused(const std::string& f, int dim, const std::string& mention) {
+  try {
+    segy::read_shots(f, dim);
+    ADD_FAILURE() << "accepted; expected a refusal mentioning '" << mention << "'";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "names the file: " << e.what();
+  }
+}
+
+TEST_F(Segy, FilesTheMappingCannotUseAreRefused) {
+  const Survey s = make_survey(3, 3, 4, true);
+  const std::string f = path("bad.sgy");
+  auto fresh = [&] { segy::write_shots(f, s); };
+  fresh();  // no sample interval anywhere
+  set_trace_field(f, 37, SEGY_TR_SAMPLE_INTER, 0);
+  set_binary_field(f, SEGY_BIN_INTERVAL, 0);
+  expect_refused(f, 3, "no sample interval");
+  fresh();  // the binary header's interval stands in for the traces'
+  set_trace_field(f, 37, SEGY_TR_SAMPLE_INTER, 0);
+  EXPECT_EQ(segy::read_shots(f, 3).dt, s.dt);
+  fresh();  // no FieldRecord
+  set_trace_field(f, 37, SEGY_TR_FIELD_RECORD, 0, 5);
+  expect_refused(f, 3, "trace 6: no FieldRecord");
+  fresh();  // shot 1's record number again after shot 2's
+  set_trace_field(f, 37, SEGY_TR_FIELD_RECORD, 1, 11);
+  expect_refused(f, 3, "trace 12: FieldRecord 1 again");
+  fresh();  // a trace of shot 2 with another source position
+  set_trace_field(f, 37, SEGY_TR_SOURCE_X, 123456, 6);
+  expect_refused(f, 3, "trace 7: its source position differs");
+  fresh();  // a different receiver count: trace 5 joins shot 1
+  move_to_shot_of(f, 37, 0, 4);
+  expect_refused(f, 3, "different receiver counts");
+  fresh();  // an areal spread for a 2-D model
+  expect_refused(f, 2, "not on one line");
+  fresh();  // a NaN sample
+  {
+    segy_file* fp = segy_open(f.c_str(), "r+b");
+    ASSERT_NE(fp, nullptr);
+    std::vector<float> t(37, std::nanf(""));
+    ASSERT_EQ(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, 37, t.data()), SEGY_OK);
+    ASSERT_EQ(segy_writetrace(fp, 2, t.data(), 3600, 37 * 4), SEGY_OK);
+    segy_close(fp);
+  }
+  expect_refused(f, 3, "trace 3: a sample is NaN");
+  fresh();  // a truncated file
+  fs::resize_file(f, fs::file_size(f) - 7);
+  expect_refused(f, 3, "not a whole number of traces");
+  fs::resize_file(f, 1000);
+  expect_refused(f, 3, "not a SEG-Y file");
+}
+
+TEST_F(Segy, WriteRefusesWhatSegyCannotHold) {
+  Survey s = make_survey(2, 1, 2, false);
+  s.dt = 1.0 / 3000;  // not a whole number of µs
+  EXPECT_THROW(segy::write_shots(path("dt.sgy"), s), InputError);
+  EXPECT_FALSE(fs::exists(path("dt.sgy")));
+}
+
+TEST_F(Segy, FieldsAreOneTracePerColumn) {
+  Model m;
+  m.dim = 3;
+  m.nz = 6;
+  m.ny = 2;
+  m.nx = 3;
+  m.dz = 12.5;
+  m.dy = 20;
+  m.dx = 7.5;
+  m.x0 = 100;
+  m.y0 = -40;
+  std::vector<double> v(m.cells());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = 1500 + double(i);
+  const std::string f = path("field.sgy");
+  segy::write_field(f, m, v);
+  segy_file* fp = segy_open(f.c_str(), "rb");
+  ASSERT_NE(fp, nullptr);
+  const int bsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, m.nz);
+  int count = 0;
+  ASSERT_EQ(segy_traces(fp, &count, 3600, bsize), SEGY_OK);
+  EXPECT_EQ(count, m.ny * m.nx);
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  std::vector<float> t(std::size_t(m.nz));
+  for (int y = 0; y < m.ny; ++y)
+    for (int x = 0; x < m.nx; ++x) {
+      const int i = y * m.nx + x;
+      ASSERT_EQ(segy_traceheader(fp, i, h.data(), 3600, bsize), SEGY_OK);
+      int32_t cx = 0, cy = 0, sc = 0, il = 0, xl = 0, dz = 0;
+      segy_get_field(h.data(), SEGY_TR_CDP_X, &cx);
+      segy_get_field(h.data(), SEGY_TR_CDP_Y, &cy);
+      segy_get_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, &sc);
+      segy_get_field(h.data(), SEGY_TR_INLINE, &il);
+      segy_get_field(h.data(), SEGY_TR_CROSSLINE, &xl);
+      segy_get_field(h.data(), SEGY_TR_SAMPLE_INTER, &dz);
+      EXPECT_EQ(sc, -10);
+      EXPECT_EQ(cx / 10.0, m.x0 + x * m.dx);
+      EXPECT_EQ(cy / 10.0, m.y0 + y * m.dy);
+      EXPECT_EQ(il, y + 1);
+      EXPECT_EQ(xl, x + 1);
+      EXPECT_EQ(dz, 12500);
+      ASSERT_EQ(segy_readtrace(fp, i, t.data(), 3600, bsize), SEGY_OK);
+      ASSERT_EQ(segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, m.nz, t.data()), SEGY_OK);
+      for (int z = 0; z < m.nz; ++z) EXPECT_EQ(t[std::size_t(z)], float(v[m.index(z, y, x)]));
+    }
+  segy_close(fp);
+  v[3] = std::nan("");
+  EXPECT_THROW(segy::write_field(path("nan.sgy"), m, v), InputError);
+  EXPECT_FALSE(fs::exists(path("nan.sgy")));
+}
+
+}  // namespace
+}  // namespace starwave::test
