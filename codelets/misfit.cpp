@@ -11,13 +11,19 @@ namespace {
 
 using codelets::vector_ptr;
 
+/// The trace weights of buffer 5 (nrec floats) over buffer 0's nrec × nt samples.
+imaging::TraceWeights weights(void* buffers[]) {
+  const long nrec = long(STARPU_VECTOR_GET_NX(buffers[5]));
+  return {vector_ptr<const float>(buffers[5]), long(STARPU_VECTOR_GET_NX(buffers[0])) / (nrec > 0 ? nrec : 1)};
+}
+
 template <typename T>
 void misfit_cpu_typed(void* buffers[], int mode) {
   const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
   const T* syn = vector_ptr<const T>(buffers[0]);
   const float* obs = vector_ptr<const float>(buffers[1]);
   T* res = vector_ptr<T>(buffers[2]);
-  *vector_ptr<double>(buffers[3]) = imaging::misfit_fixed_order(syn, obs, res, n, mode);
+  *vector_ptr<double>(buffers[3]) = imaging::misfit_fixed_order(syn, obs, res, n, mode, weights(buffers));
 }
 
 void misfit_cpu(void* buffers[], void* cl_arg) {
@@ -33,11 +39,11 @@ void misfit_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void misfit_cuda_typed(void* buffers[], int mode) {
-  codelets::check_cuda(
-      cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]), vector_ptr<T>(buffers[2]),
-                   vector_ptr<double>(buffers[4]), vector_ptr<double>(buffers[3]),
-                   long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()),
-      "misfit task");
+  codelets::check_cuda(cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]),
+                                    vector_ptr<T>(buffers[2]), vector_ptr<double>(buffers[4]),
+                                    vector_ptr<double>(buffers[3]), long(STARPU_VECTOR_GET_NX(buffers[0])), mode,
+                                    weights(buffers).weight, weights(buffers).nt, starpu_cuda_get_local_stream()),
+                       "misfit task");
 }
 
 void misfit_cuda(void* buffers[], void* cl_arg) {
@@ -62,12 +68,13 @@ struct starpu_codelet* misfit_codelet() {
     c.cuda_funcs[0] = misfit_cuda;
     c.cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
-    c.nbuffers = 5;
+    c.nbuffers = 6;
     c.modes[0] = STARPU_R;
     c.modes[1] = STARPU_R;
     c.modes[2] = STARPU_W;
     c.modes[3] = STARPU_W;
     c.modes[4] = STARPU_SCRATCH;
+    c.modes[5] = STARPU_R;
     c.model = &model;
     c.name = "misfit";
     return c;
@@ -79,7 +86,7 @@ struct starpu_codelet* misfit_codelet() {
 
 void insert_misfit(const MisfitHandles& h, int mode) {
   submit_task(misfit_codelet(), "misfit", STARPU_R, h.synthetic, STARPU_R, h.observed, STARPU_W, h.residual, STARPU_W,
-              h.misfit, STARPU_SCRATCH, h.scratch, STARPU_VALUE, &mode, sizeof mode);
+              h.misfit, STARPU_SCRATCH, h.scratch, STARPU_R, h.weights, STARPU_VALUE, &mode, sizeof mode);
 }
 
 }  // namespace starwave

@@ -1,5 +1,5 @@
 // codelets/misfit.hpp — the `misfit` task of DESIGN §3: one shot's adjoint source and
-// ½‖d_syn − d_obs‖² (or, for RTM, the observed data as adjoint source).
+// ½ Σ w (d_syn − d_obs)² (or, for RTM, the data to migrate as adjoint source).
 #pragma once
 
 #include <starpu.h>
@@ -12,6 +12,7 @@ namespace starwave {
 struct MisfitHandles {
   starpu_data_handle_t synthetic, observed, residual, misfit;
   starpu_data_handle_t scratch;  // imaging::kMisfitBlocks doubles (SCRATCH): the CUDA block sums
+  starpu_data_handle_t weights;  // nrec floats (R): each trace's weight (kernels/imaging.hpp TraceWeights)
 };
 
 void insert_misfit(const MisfitHandles& h, int mode);

@@ -18,6 +18,7 @@ struct ShotReads {
   const long* nodes = nullptr;      // ShotProblem<T>::nodes_size(nrec, rows) indices (kernels/shot.hpp)
   const T* source = nullptr;        // nsteps samples of the source term
   const float* observed = nullptr;  // nrec × nt observed traces (gradient and RTM only)
+  const float* weights = nullptr;   // nrec trace weights (gradient and RTM only)
 };
 
 /// The data of a shot's forward task: what `model` computes.
@@ -27,7 +28,7 @@ struct ForwardShot {
 
 /// The data of a shot's forward → misfit → adjoint → image chain (gradient and RTM).
 struct ImagingShot {
-  Data nodes, source, observed;                                          // read-only inputs
+  Data nodes, source, observed, weights;                                 // read-only inputs
   Data traces, residual, store, final_state, correlation, illumination;  // made and used in the shot
   Data misfit;        // ½‖d_syn − d_obs‖², home in the caller's double on the shot's rank
   Data contribution;  // [gradient | illumination] over the model region, for the reduction tree

@@ -44,14 +44,26 @@ constexpr int kMisfitThreads = 256;
 constexpr int kMisfitBlocks = 64;
 constexpr long kMisfitLanes = long(kMisfitThreads) * kMisfitBlocks;
 
-/// Lane `lane`'s sum of squared residuals; writes the residual of its elements.
+/// Trace weights (kernels of the misfit): sample i of a shot's nrec × nt traces belongs to
+/// trace i / nt, whose weight w (0: a dead trace, or a receiver past the shot's count)
+/// makes the residual w · adjoint_source and the misfit ½ Σ w · adjoint_source². A null
+/// `weight` is 1 everywhere; a weight of 1 gives the unweighted bits.
+struct TraceWeights {
+  const float* weight = nullptr;
+  long nt = 1;
+  SW_HD float at(long i) const { return weight ? weight[i / nt] : 1.0f; }
+};
+
+/// Lane `lane`'s sum of weighted squared residuals; writes the residual of its elements.
 template <typename T>
-SW_HD double misfit_lane(const T* synthetic, const float* observed, T* residual, long n, int mode, long lane) {
+SW_HD double misfit_lane(const T* synthetic, const float* observed, T* residual, long n, int mode, long lane,
+                         TraceWeights w = {}) {
   double sum = 0;
   for (long i = lane; i < n; i += kMisfitLanes) {
     const T r = adjoint_source(synthetic[i], observed[i], mode);
-    residual[i] = r;
-    sum += double(r) * double(r);
+    const float wi = w.at(i);
+    residual[i] = T(wi) * r;
+    sum += double(wi) * double(r) * double(r);
   }
   return sum;
 }
@@ -63,17 +75,20 @@ inline double halving_sum(double* v, int count) {
   return v[0];
 }
 
-/// J_s = ½ Σ residual² of one shot, in the fixed order above, on the host; writes the residual.
+/// J_s = ½ Σ w · adjoint_source² of one shot, in the fixed order above, on the host; writes
+/// the residual.
 template <typename T>
-double misfit_fixed_order(const T* synthetic, const float* observed, T* residual, long n, int mode) {
+double misfit_fixed_order(const T* synthetic, const float* observed, T* residual, long n, int mode,
+                          TraceWeights w = {}) {
   static_assert((kMisfitThreads & (kMisfitThreads - 1)) == 0 && (kMisfitBlocks & (kMisfitBlocks - 1)) == 0,
                 "the trees halve");
   std::vector<double> lanes(std::size_t(kMisfitLanes), 0.0);
   long lane = 0;
   for (long i = 0; i < n; ++i) {  // lane by lane in ascending i: the order of misfit_lane, read sequentially
     const T r = adjoint_source(synthetic[i], observed[i], mode);
-    residual[i] = r;
-    lanes[lane] += double(r) * double(r);
+    const float wi = w.at(i);
+    residual[i] = T(wi) * r;
+    lanes[lane] += double(wi) * double(r) * double(r);
     if (++lane == kMisfitLanes) lane = 0;
   }
   double blocks[kMisfitBlocks];

@@ -441,6 +441,24 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
                      ") like /source/position, got " + shape_text(dims));
   }
 
+  if (has_link(f, "/receiver/count")) {
+    const std::vector<double> c = read_dataset(f, path, "/receiver/count", dims);
+    if (dims.size() != 1 || dims[0] != ns)
+      throw InputError(path + ": /receiver/count must have shape (nshots,) = (" + std::to_string(ns) + ",), got " +
+                       shape_text(dims));
+    for (double v : c) {
+      if (v != std::floor(v)) throw InputError(path + ": /receiver/count must hold whole numbers");
+      s.counts.push_back(int64_t(v));
+    }
+  }
+  if (has_link(f, "/receiver/weight")) {
+    const std::vector<double> wt = read_dataset(f, path, "/receiver/weight", dims);
+    const hsize_t nr = hsize_t(s.nrec());
+    if (!((dims.size() == 1 && dims[0] == nr) || (dims.size() == 2 && dims[0] == ns && dims[1] == nr)))
+      throw InputError(path + ": /receiver/weight must have shape (nrec,) or (nshots, nrec), got " + shape_text(dims));
+    s.weights.assign(wt.begin(), wt.end());
+  }
+
   if (need_data || has_link(f, "/data")) {
     if (!has_link(f, "/data")) throw InputError(path + ": missing dataset /data");
     Hid d(H5Dopen2(f, "/data", H5P_DEFAULT), H5Dclose);
@@ -505,6 +523,13 @@ void write_survey_contents(hid_t f, const Survey& s, const Model* model) {
     write_dataset(f, "/receiver/position", {nr, D}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
   else
     write_dataset(f, "/receiver/position", {ns, nr, D}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, rec.data());
+  if (!s.counts.empty()) write_dataset(f, "/receiver/count", {ns}, H5T_STD_I64LE, H5T_NATIVE_INT64, s.counts.data());
+  if (!s.weights.empty()) {
+    if (s.weights.size() == std::size_t(nr))
+      write_dataset(f, "/receiver/weight", {nr}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.weights.data());
+    else
+      write_dataset(f, "/receiver/weight", {ns, nr}, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.weights.data());
+  }
 }
 
 /// /data's dims and chunk: one chunk per shot.

@@ -278,8 +278,11 @@ ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s,
   const long source = node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
   const auto& rec = s.receivers_of(shot);
   std::vector<long> receivers(rec.size());
-  for (std::size_t r = 0; r < rec.size(); ++r)
-    receivers[r] = node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
+  const std::size_t count = std::size_t(s.count(shot));
+  for (std::size_t r = 0; r < rec.size(); ++r)  // padding past the count sits on the first receiver's node
+    receivers[r] =
+        r < count ? node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot))
+                  : receivers[0];
   const ShotProblem<T>& l = med.layout;
   in.nodes.resize(ShotProblem<T>::nodes_size(int(rec.size()), l.rows()));
   fill_nodes(in.nodes.data(), source, receivers.data(), int(rec.size()), l.rows(),

@@ -152,6 +152,7 @@ Survey read_shots(const std::string& path, int dim) {
   s.nt = nt;
   std::vector<std::vector<Position>> receivers;
   std::vector<int32_t> records;
+  std::vector<bool> dead;  // TraceIdentificationCode 2, trace by trace
   std::vector<float> trace(static_cast<std::size_t>(nt));
   double dt = 0;
   for (int i = 0; i < count; ++i) {
@@ -192,18 +193,38 @@ Survey read_shots(const std::string& path, int dim) {
                        "'s");
     }
     receivers.back().push_back(rec);
+    dead.push_back(field(h.data(), SEGY_TR_TRACE_ID) == 2);
     check(segy_readtrace(fp.get(), i, trace.data(), trace0, bsize), path, "reading trace " + std::to_string(i + 1));
     check(segy_to_native(format, nt, trace.data()), path, "converting trace " + std::to_string(i + 1));
     for (float v : trace)
       if (!std::isfinite(v)) throw InputError(where + ": a sample is NaN or Inf");
     s.data.insert(s.data.end(), trace.begin(), trace.end());
   }
-  for (std::size_t k = 0; k < receivers.size(); ++k)
-    if (receivers[k].size() != receivers[0].size())
-      throw InputError(path + ": FieldRecord " + std::to_string(records[k]) + " has " +
-                       std::to_string(receivers[k].size()) + " traces, FieldRecord " + std::to_string(records[0]) +
-                       " " + std::to_string(receivers[0].size()) +
-                       ": shots of different receiver counts are not read yet");
+  // Shots of different trace counts: each padded to the longest with copies of its last
+  // receiver (zero traces), its count recorded (DESIGN §4 /receiver/count).
+  std::size_t nrec = 0;
+  for (const auto& r : receivers) nrec = std::max(nrec, r.size());
+  std::vector<float> data, weights;
+  bool ragged = false, any_dead = false;
+  std::size_t first = 0;
+  for (std::size_t k = 0; k < receivers.size(); ++k) {
+    const std::size_t n = receivers[k].size();
+    ragged = ragged || n != nrec;
+    s.counts.push_back(int64_t(n));
+    data.insert(data.end(), s.data.begin() + long(first * std::size_t(nt)),
+                s.data.begin() + long((first + n) * std::size_t(nt)));
+    data.resize(data.size() + (nrec - n) * std::size_t(nt), 0.0f);
+    for (std::size_t r = 0; r < nrec; ++r) {
+      const bool off = r < n && dead[first + r];
+      any_dead = any_dead || off;
+      weights.push_back(r < n && !off ? 1.0f : 0.0f);
+    }
+    receivers[k].resize(nrec, receivers[k].back());
+    first += n;
+  }
+  s.data = std::move(data);
+  if (!ragged) s.counts.clear();
+  if (any_dead) s.weights = std::move(weights);
   if (dim == 2) {  // one line: y the same everywhere, then dropped
     const double y = s.sources[0].y;
     auto off_line = [&](const Position& p) { return p.y != y; };
@@ -229,6 +250,11 @@ void write_shots(const std::string& path, const Survey& s) {
   if (!(std::nearbyint(us) == us && us >= 1 && us <= 32767))
     throw InputError(path + ": dt = " + std::to_string(s.dt) +
                      " s is not a whole number of microseconds up to 32767: SEG-Y cannot hold it");
+  for (float w : s.weights)
+    if (w != 0 && w != 1)
+      throw InputError(path +
+                       ": /receiver/weight holds weights other than 0 and 1, which SEG-Y cannot carry (only "
+                       "dead traces, TraceIdentificationCode 2)");
   std::vector<double> xy, z;
   for (int shot = 0; shot < s.nshots(); ++shot) {
     xy.push_back(s.sources[std::size_t(shot)].x);
@@ -254,13 +280,14 @@ void write_shots(const std::string& path, const Survey& s) {
                  const float* d = s.observed(shot);
                  if (!d) throw InputError(path + ": shot " + std::to_string(shot) + " has no data to export");
                  const auto& rec = s.receivers_of(shot);
-                 for (std::size_t r = 0; r < rec.size(); ++r, ++i) {
+                 const std::vector<float> w = s.trace_weights(shot);
+                 for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r, ++i) {
                    h.fill(0);
                    segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
                    segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
                    segy_set_field(h.data(), SEGY_TR_FIELD_RECORD, shot + 1);
                    segy_set_field(h.data(), SEGY_TR_NUMBER_ORIG_FIELD, int(r) + 1);
-                   segy_set_field(h.data(), SEGY_TR_TRACE_ID, 1);  // seismic data
+                   segy_set_field(h.data(), SEGY_TR_TRACE_ID, w[r] == 0 ? 2 : 1);  // dead or live seismic data
                    segy_set_field(h.data(), SEGY_TR_OFFSET,
                                   int32_t(std::nearbyint(std::hypot(rec[r].x - src.x, rec[r].y - src.y))));
                    segy_set_field(h.data(), SEGY_TR_ELEV_SCALAR, sz);

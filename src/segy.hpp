@@ -19,14 +19,18 @@
 namespace starwave::segy {
 
 /// The shot records of SEG-Y file `path` as a survey with its data (`dim` 2: points must
-/// share one y, which is dropped; 3: [z, y, x]) and no wavelet (the caller adds it).
+/// share one y, which is dropped; 3: [z, y, x]) and no wavelet (the caller adds it). Shots
+/// of different trace counts are padded to the longest (copies of their last receiver,
+/// zero traces) with /receiver/count; dead traces (TraceIdentificationCode 2) get weight 0.
 /// Samples in IBM or IEEE 4-byte floats. InputError naming the file, and the trace where
 /// one is at fault, for anything the mapping cannot use: a missing sample interval or
 /// count, traces of one FieldRecord apart or with different source positions, shots of
 /// different trace counts, another sample format, NaN or Inf samples.
 Survey read_shots(const std::string& path, int dim);
 
-/// Writes `s` (every shot's data loaded) as SEG-Y rev 1 shot records at `path` (IEEE
+/// Writes `s` (every shot's data loaded) as SEG-Y rev 1 shot records at `path`, each shot's
+/// first count(shot) traces, weight-0 traces marked dead (weights other than 0 and 1 are
+/// refused: SEG-Y cannot carry them) (IEEE
 /// floats; coordinates with the smallest scalar 1, −10, −100, −1000 or −10000 that holds
 /// every value exactly, else −10000 rounded; dt a whole number of µs). `path` is written
 /// whole or not at all.

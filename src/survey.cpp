@@ -24,9 +24,34 @@ void Survey::validate(const std::string& where) const {
   if (receivers[0].empty()) throw InputError(where + ": no receivers in /receiver/position");
   for (const auto& r : receivers)
     if (r.size() != receivers[0].size()) throw InputError(where + ": every shot must have the same receiver count");
+  if (!counts.empty()) {
+    if (counts.size() != sources.size()) throw InputError(where + ": /receiver/count must have shape (nshots,)");
+    for (std::size_t k = 0; k < counts.size(); ++k)
+      if (counts[k] < 1 || counts[k] > nrec())
+        throw InputError(where + ": /receiver/count of shot " + std::to_string(k) + " is " + std::to_string(counts[k]) +
+                         ", not between 1 and nrec = " + std::to_string(nrec()));
+  }
+  if (!weights.empty()) {
+    if (weights.size() != std::size_t(nrec()) && weights.size() != sources.size() * std::size_t(nrec()))
+      throw InputError(where + ": /receiver/weight must have shape (nrec,) or (nshots, nrec)");
+    for (float w : weights)
+      if (!(w >= 0) || !std::isfinite(w))
+        throw InputError(where + ": /receiver/weight holds a negative, NaN or infinite weight");
+  }
   const std::size_t loaded = data_shots.empty() ? std::size_t(nshots()) : data_shots.size();
   if (!data.empty() && data.size() != loaded * std::size_t(nrec()) * std::size_t(nt))
     throw InputError(where + ": /data must have shape (nshots, nrec, nt)");
+}
+
+std::vector<float> Survey::trace_weights(int shot) const {
+  const std::size_t n = std::size_t(nrec());
+  std::vector<float> w(n, 1.0f);
+  if (weights.size() == n)
+    w = weights;
+  else if (!weights.empty())
+    w.assign(weights.begin() + long(std::size_t(shot) * n), weights.begin() + long(std::size_t(shot + 1) * n));
+  for (std::size_t r = std::size_t(count(shot)); r < n; ++r) w[r] = 0;
+  return w;
 }
 
 std::vector<int> Survey::receiver_lines(int shot) const {

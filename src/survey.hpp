@@ -27,6 +27,10 @@ struct Survey {
   std::vector<std::vector<Position>> receivers;  // 1 (shared) or one per shot
   std::vector<float> data;                       // recorded traces, nrec × nt per loaded shot, or empty
   std::vector<int> data_shots;                   // the shots `data` holds, ascending (empty: every shot)
+  std::vector<int64_t> counts;                   // /receiver/count: shot s records with its first counts[s]
+                                                 // receivers, the rest is padding (empty: all of them)
+  std::vector<float> weights;                    // /receiver/weight: nshots × nrec or nrec trace weights ≥ 0
+                                                 // multiplying the residual, 0 a dead trace (empty: 1)
 
   int nshots() const { return int(sources.size()); }
   int nrec() const { return receivers.empty() ? 0 : int(receivers[0].size()); }
@@ -34,6 +38,11 @@ struct Survey {
   const std::vector<Position>& receivers_of(int shot) const {
     return receivers.size() == 1 ? receivers[0] : receivers[shot];
   }
+
+  /// The receivers shot `shot` records with (the first count(shot) of its receivers).
+  int count(int shot) const { return counts.empty() ? nrec() : int(counts[std::size_t(shot)]); }
+  /// Shot `shot`'s nrec trace weights: /receiver/weight's (1 without), 0 past its count.
+  std::vector<float> trace_weights(int shot) const;
 
   /// Each of shot `shot`'s receivers' line in 3-D: a new line starts where y changes (an
   /// areal spread is written line by line); empty in 2-D.

@@ -2,6 +2,7 @@
 // restart state, for the tests that kill a run part-way (test_cli, test_mpi).
 #pragma once
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +22,13 @@ inline int start_in_background(const std::string& command) {
   if (std::fscanf(p, "%d", &pid) != 1) pid = -1;
   pclose(p);
   return pid;
+}
+
+/// Waits (10 s at most) until process `pid` is gone. A command started by
+/// start_in_background() is not this process's child (its shell has exited), so waitpid()
+/// cannot wait for it, and under load a killed run takes a moment to go.
+inline void wait_until_gone(int pid) {
+  for (int tries = 0; tries < 1000 && kill(pid, 0) == 0; ++tries) usleep(10000);
 }
 
 /// Polls the restart state `state` (every 10 ms, 60 s at most) until it records at least

@@ -585,7 +585,7 @@ TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
   ASSERT_GT(pid, 0);
   const int reached = test::wait_for_saved_iteration(state, 2);
   kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
+  test::wait_until_gone(pid);
   ASSERT_GE(reached, 2) << "the inversion never saved iteration 2";
   EXPECT_FALSE(fs::exists(killed)) << "no result before the run ends";
   // Without --resume a second start is refused rather than overwriting the saved state.

@@ -189,7 +189,10 @@ void compare_imaging_kernels() {
   for (int mode : {imaging::kGradient, imaging::kRtm, imaging::kRtmObserved}) {
     const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", mode " + std::to_string(mode);
     std::vector<T> res(count);
-    const double J = imaging::misfit_fixed_order(syn.data(), obs.data(), res.data(), n, mode);
+    std::vector<float> weight(std::size_t(n / 61 + 1));  // traces of 61 samples, some dead, some weighted
+    for (std::size_t t = 0; t < weight.size(); ++t) weight[t] = t % 7 == 2 ? 0.0f : float(1 + t % 4) * 0.25f;
+    const double J = imaging::misfit_fixed_order(syn.data(), obs.data(), res.data(), n, mode,
+                                                 imaging::TraceWeights{weight.data(), 61});
     std::vector<T> out(2 * count);
     for (long k = 0; k < n; ++k)
       imaging::contribution_point(corr.data(), ill.data(), vel.data(), out.data(), n, mode, k);
@@ -197,9 +200,10 @@ void compare_imaging_kernels() {
     for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += part[k];
 
     DeviceArray<T> d_syn(syn), d_res(count), d_corr(corr), d_ill(ill), d_vel(vel), d_out(2 * count), d_part(part);
-    DeviceArray<float> d_obs(obs);
+    DeviceArray<float> d_obs(obs), d_weight(weight);
     DeviceArray<double> d_blocks(std::size_t(imaging::kMisfitBlocks)), d_J(std::size_t(1));
-    ASSERT_TRUE(bool(cuda::misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_blocks.ptr, d_J.ptr, n, mode, nullptr)));
+    ASSERT_TRUE(
+        bool(cuda::misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_blocks.ptr, d_J.ptr, n, mode, d_weight.ptr, 61, nullptr)));
     ASSERT_TRUE(bool(cuda::contribution(d_corr.ptr, d_ill.ptr, d_vel.ptr, d_out.ptr, n, mode, nullptr)));
     const std::vector<T> g_out = d_out.host();
     ASSERT_TRUE(bool(cuda::accumulate(d_out.ptr, d_part.ptr, 2 * n, nullptr)));

@@ -276,6 +276,29 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
     double plain = 0;
     for (float r : res_cpu) plain += double(r) * double(r);
     EXPECT_NEAR(cpu, 0.5 * plain, 1e-12 * plain) << "n = " << n;
+    // With trace weights (traces of 37 samples; dead ones, and weights other than 1): the
+    // same bits on both sides; the residual is w × the unweighted one, J = ½ Σ w r².
+    std::vector<float> weight(std::size_t((n + 36) / 37));
+    for (std::size_t t = 0; t < weight.size(); ++t) weight[t] = t % 5 == 3 ? 0.0f : float(1 + t % 3) * 0.5f;
+    const imaging::TraceWeights w{weight.data(), 37};
+    std::vector<float> wres_cpu(count), wres_dev(count);
+    const double wcpu = imaging::misfit_fixed_order(syn.data(), obs.data(), wres_cpu.data(), n, imaging::kGradient, w);
+    for (long l = 0; l < imaging::kMisfitLanes; ++l)
+      lanes[std::size_t(l)] =
+          imaging::misfit_lane(syn.data(), obs.data(), wres_dev.data(), n, imaging::kGradient, l, w);
+    for (int b = 0; b < imaging::kMisfitBlocks; ++b)
+      blocks[std::size_t(b)] =
+          imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
+    const double wdev = 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    EXPECT_EQ(std::memcmp(&wcpu, &wdev, sizeof wcpu), 0) << "weighted, n = " << n;
+    EXPECT_TRUE(same_bits(wres_cpu.data(), wres_dev.data(), count)) << "weighted, n = " << n;
+    double wplain = 0;
+    for (long i = 0; i < n; ++i) {
+      const float wi = weight[std::size_t(i / 37)];
+      EXPECT_EQ(wres_cpu[std::size_t(i)], wi * res_cpu[std::size_t(i)]) << i;
+      wplain += double(wi) * double(res_cpu[std::size_t(i)]) * double(res_cpu[std::size_t(i)]);
+    }
+    EXPECT_NEAR(wcpu, 0.5 * wplain, 1e-12 * wplain + 1e-300) << "weighted, n = " << n;
   }
 }
 

@@ -60,6 +60,71 @@ ImagingResult run_with(const Case& c, int ncpus, const std::string& sched, bool 
   return rtm ? rtm_stack(c.model, c.survey, c.options) : misfit_gradient(c.model, c.survey, c.options);
 }
 
+TEST(Imaging, RaggedSurveyGradientIsTheSumOfItsShotsAlone) {
+  // Shot 0 records with 6 receivers, one of them dead (weight 0); shot 1 with its first 4
+  // (/receiver/count), its last 2 padding placed far outside the model to show they are
+  // never used. The gradient and misfit equal the sums over each shot alone with only its
+  // live receivers.
+  SynthOptions so;
+  so.kind = "layered";
+  so.nz = 30;
+  so.nx = 60;
+  so.spacing = 10;
+  const Model truth = synthesize(so);
+  const Model start = smoothed(truth, 40);
+  NumericalOptions o;
+  o.double_precision = true;
+  o.pml_width = 10;
+  auto receivers = [](std::initializer_list<double> xs) {
+    std::vector<Position> r;
+    for (double x : xs) r.push_back(Position(10, x));
+    return r;
+  };
+  Survey s = point_survey({20, 150}, {}, 15, 1e-3, 0.35);
+  s.sources = {Position(20, 150), Position(20, 420)};
+  s.receivers = {receivers({50, 130, 210, 290, 370, 450}), receivers({80, 200, 320, 440, -1e6, -1e6})};
+  s.counts = {6, 4};
+  s.weights = {1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  s.data = model_shots(truth, s, o, nullptr);
+  for (std::size_t i = 0; i < 2 * std::size_t(s.nt); ++i)
+    EXPECT_EQ(s.data[(6 + 4) * std::size_t(s.nt) + i], 0.0f) << "padding traces are written as zeros";
+  const ImagingResult all = misfit_gradient(start, s, o);
+
+  // Each shot alone, only its live receivers.
+  const std::vector<std::vector<int>> live = {{0, 1, 3, 4, 5}, {0, 1, 2, 3}};
+  std::vector<double> sum(all.values.size(), 0.0);
+  double misfit = 0;
+  for (int k = 0; k < 2; ++k) {
+    Survey one = s;
+    one.sources = {s.sources[std::size_t(k)]};
+    one.receivers = {{}};
+    one.counts.clear();
+    one.weights.clear();
+    one.data.clear();
+    for (int r : live[std::size_t(k)]) {
+      one.receivers[0].push_back(s.receivers[std::size_t(k)][std::size_t(r)]);
+      const float* t = s.data.data() + (std::size_t(k) * 6 + std::size_t(r)) * std::size_t(s.nt);
+      one.data.insert(one.data.end(), t, t + s.nt);
+    }
+    const ImagingResult r = misfit_gradient(start, one, o);
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += r.values[i];
+    misfit += r.misfit;
+  }
+  double peak = 0, diff = 0;
+  for (std::size_t i = 0; i < sum.size(); ++i) {
+    peak = std::max(peak, std::abs(sum[i]));
+    diff = std::max(diff, std::abs(sum[i] - all.values[i]));
+  }
+  EXPECT_GT(peak, 0);
+  EXPECT_LE(diff, 1e-12 * peak) << "gradient of the ragged survey vs the sum of its shots alone";
+  EXPECT_NEAR(all.misfit, misfit, 1e-12 * misfit);
+  EXPECT_GT(misfit, 0);
+}
+
 bool m_depth_ok(const Model& m, int z, double depth) { return z < m.nz && m.z0 + z * m.dz <= depth; }
 
 TEST(Imaging, GradientAndImageBitForBitAcrossWorkersAndSchedulers) {

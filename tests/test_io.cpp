@@ -89,6 +89,57 @@ Survey small_survey(Model& m) {
   return s;
 }
 
+TEST(Io, ReceiverCountsAndWeightsRoundTripAndAreChecked) {
+  // /receiver/count and /receiver/weight (DESIGN §4) written and read back; a shot's trace
+  // weights are the file's, 0 past its count; bad counts and weights refused by name.
+  Model m;
+  Survey s = small_survey(m);
+  const int nrec = s.nrec();
+  s.counts = {nrec, 2, nrec - 1};
+  s.weights.assign(std::size_t(3 * nrec), 1.0f);
+  s.weights[1] = 0;
+  s.weights[std::size_t(2 * nrec)] = 2.5f;
+  const std::string p = scratch("ragged.h5");
+  io::write_survey(p, s, &m);
+  const Survey r = io::read_survey(p, true);
+  EXPECT_EQ(r.counts, s.counts);
+  EXPECT_EQ(r.weights, s.weights);
+  EXPECT_EQ(r.count(1), 2);
+  const std::vector<float> w1 = r.trace_weights(1), w2 = r.trace_weights(2), w0 = r.trace_weights(0);
+  EXPECT_EQ(w0[1], 0.0f);
+  EXPECT_EQ(w1[1], 1.0f);
+  for (int k = 2; k < nrec; ++k) EXPECT_EQ(w1[std::size_t(k)], 0.0f) << "past the count";
+  EXPECT_EQ(w2[0], 2.5f);
+  EXPECT_EQ(w2[std::size_t(nrec - 1)], 0.0f);
+  // One weight per receiver, shared by every shot.
+  Survey shared = s;
+  shared.weights.assign(std::size_t(nrec), 1.0f);
+  shared.weights[3] = 0;
+  io::write_survey(scratch("shared.h5"), shared, &m);
+  EXPECT_EQ(io::read_survey(scratch("shared.h5"), true).trace_weights(0)[3], 0.0f);
+  // Refused by name.
+  auto refused = [&](Survey bad, const std::string& mention) {
+    try {
+      bad.validate("file.h5");
+      ADD_FAILURE() << "accepted; expected '" << mention << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+    }
+  };
+  Survey bad = s;
+  bad.counts = {nrec, 0, 1};
+  refused(bad, "/receiver/count of shot 1 is 0");
+  bad.counts = {nrec, nrec + 1, 1};
+  refused(bad, "/receiver/count of shot 1 is");
+  bad.counts = {nrec, 1};
+  refused(bad, "/receiver/count must have shape (nshots,)");
+  bad = s;
+  bad.weights[4] = -1;
+  refused(bad, "/receiver/weight holds a negative");
+  bad.weights.resize(5);
+  refused(bad, "/receiver/weight must have shape");
+}
+
 TEST(Io, DataWrittenShotByShotReadsBackLikeAWholeFile) {
   Model m;
   const Survey s = small_survey(m);

@@ -24,10 +24,11 @@ __device__ double block_halving_sum(double* v) {
 
 /// Block b, thread t: lane b·kMisfitThreads + t; the block's sum to block_sums[b].
 template <typename T>
-__global__ void misfit_lanes_kernel(const T* syn, const float* obs, T* res, long n, int mode, double* block_sums) {
+__global__ void misfit_lanes_kernel(const T* syn, const float* obs, T* res, long n, int mode, imaging::TraceWeights w,
+                                    double* block_sums) {
   __shared__ double lanes[kMisfitThreads];
   lanes[threadIdx.x] =
-      imaging::misfit_lane(syn, obs, res, n, mode, long(blockIdx.x) * kMisfitThreads + long(threadIdx.x));
+      imaging::misfit_lane(syn, obs, res, n, mode, long(blockIdx.x) * kMisfitThreads + long(threadIdx.x), w);
   __syncthreads();
   const double sum = block_halving_sum<kMisfitThreads>(lanes);
   if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
@@ -68,9 +69,10 @@ Status launched(const char* name) {
 
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
-              int mode, void* stream) {
+              int mode, const float* weight, long nt, void* stream) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  misfit_lanes_kernel<<<kMisfitBlocks, kMisfitThreads, 0, s>>>(synthetic, observed, residual, n, mode, block_sums);
+  misfit_lanes_kernel<<<kMisfitBlocks, kMisfitThreads, 0, s>>>(synthetic, observed, residual, n, mode,
+                                                               imaging::TraceWeights{weight, nt}, block_sums);
   if (Status st = launched("misfit lanes"); !st) return st;
   misfit_blocks_kernel<<<1, kMisfitBlocks, 0, s>>>(block_sums, misfit);
   return launched("misfit blocks");
@@ -96,9 +98,9 @@ Status accumulate(T* a, const T* b, long n, void* stream) {
   return launched("reduce");
 }
 
-#define STARWAVE_INSTANTIATE(T)                                                              \
-  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, int, void*); \
-  template Status contribution<T>(const T*, const T*, const T*, T*, long, int, void*);       \
+#define STARWAVE_INSTANTIATE(T)                                                                                  \
+  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, int, const float*, long, void*); \
+  template Status contribution<T>(const T*, const T*, const T*, T*, long, int, void*);                           \
   template Status accumulate<T>(T*, const T*, long, void*);
 STARWAVE_INSTANTIATE(float)
 STARWAVE_INSTANTIATE(double)

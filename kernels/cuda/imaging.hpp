@@ -7,12 +7,13 @@
 
 namespace starwave::cuda {
 
-/// residual[i] = adjoint_source(synthetic[i], observed[i]) for i < n, and *misfit = ½ Σ
-/// residual² summed in imaging's fixed order over the whole device (kMisfitBlocks blocks;
+/// residual[i] = w · adjoint_source(synthetic[i], observed[i]) for i < n (w the weight of
+/// trace i / nt, `weight` nrec floats or null for 1), and *misfit = ½ Σ w · adjoint_source²
+/// summed in imaging's fixed order over the whole device (kMisfitBlocks blocks;
 /// `block_sums`: kMisfitBlocks doubles of device scratch) — the CPU's bits.
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
-              int mode, void* stream);
+              int mode, const float* weight, long nt, void* stream);
 
 /// out = [contribution (n) | illumination (n)] (kernels/imaging.hpp).
 template <typename T>

@@ -152,6 +152,13 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   add("data_geometry", "the data's source and receiver positions (--data)", "checksum " + geometry.hex());
   add("data_wavelets", "the data's wavelets (--data)", "checksum " + wavelets.hex());
   add("data_traces", "the observed traces (--data)", traces_checksum(s));
+  if (!s.counts.empty() || !s.weights.empty()) {  // only then, so states made before these existed still resume
+    Checksum traces;
+    for (std::int64_t c : s.counts) traces.add_word(std::uint64_t(c));
+    traces.add_word(s.counts.size());
+    traces.add(s.weights);
+    add("data_trace_weights", "the data's receiver counts and trace weights (--data)", "checksum " + traces.hex());
+  }
   return out;
 }
 

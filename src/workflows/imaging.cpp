@@ -114,17 +114,20 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
     const int shot = shots[std::size_t(i)], owner = graph::owner(shot);
     ShotProblem<T> p = layout;
     ShotInputs<T> inputs;
+    std::vector<float> weights;
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) {
       window.admit();
       inputs = shot_inputs(med, m, s, ts, shot);
-      reads = {inputs.nodes.data(), inputs.source.data(), s.observed(shot)};
+      weights = s.trace_weights(shot);
+      reads = {inputs.nodes.data(), inputs.source.data(), s.observed(shot), weights.data()};
       p.source_index = inputs.nodes[0];
     }
     graph::ImagingShot d = graph::imaging_shot<T>(owner, p, reads, &misfits[std::size_t(i)], reference != nullptr);
     insert_forward<T>({medium, d.nodes, d.source, d.traces, fwork, d.store, d.final_state}, p, o.order);
     if (reference) insert_forward<T>({ref_medium, d.nodes, d.source, d.reference, fwork}, p, o.order);
-    insert_misfit({reference ? d.reference : d.traces, d.observed, d.residual, d.misfit, misfit_scratch}, mode);
+    insert_misfit({reference ? d.reference : d.traces, d.observed, d.residual, d.misfit, misfit_scratch, d.weights},
+                  mode);
     insert_adjoint<T>(
         {medium, d.nodes, d.source, d.residual, d.store, d.final_state, d.correlation, d.illumination, awork}, p,
         o.order);

@@ -59,6 +59,8 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     if (graph::rank() == 0) {
       const graph::Reading r(f.traces);
       for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = float(r.values<T>()[i]);
+      // Receivers past the shot's count are padding: their traces are written as zeros.
+      std::fill(shot_traces.begin() + long(std::size_t(s.count(f.shot)) * std::size_t(s.nt)), shot_traces.end(), 0.0f);
     }
     f.traces.close();  // on the shot's rank: waits for its task (and the send)
     const int shot = f.shot;
@@ -107,7 +109,7 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
   for (int shot = 0; shot < s.nshots(); ++shot) {
     node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
     const auto& rec = s.receivers_of(shot);
-    for (std::size_t r = 0; r < rec.size(); ++r)
+    for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r)  // past the count: padding, never placed
       node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
   }
 }
