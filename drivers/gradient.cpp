@@ -51,13 +51,16 @@ int run(const std::string& command, int argc, char** argv) {
   const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
 
   const Model m = io::read_model(model_path);
-  const Survey s = read_observed_data(data_path);  // this rank's shots (all of them alone)
-  check_imaging_inputs(m, s, o);                   // every refusal before StarPU starts
+  // The survey and /data's shape now; each shot's traces are read as it is submitted
+  // (streamed: peak memory does not grow with the number of shots).
+  const Survey s = io::read_survey(data_path, true, [](int) { return false; });
+  check_imaging_inputs(m, s, o, true);  // every refusal before StarPU starts
+  GradientHooks hooks;
+  hooks.observed = stream_observed_data(data_path, s);  // checks this rank's shots for NaN/Inf
   if (rtm && rtm_options.direct == DirectWave::kSmooth)
     check_smoothing_length(m, rtm_options.smooth, "--direct-smooth");
 
   Runtime rt;
-  GradientHooks hooks;
   if (!flags.quiet)
     hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
       std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")

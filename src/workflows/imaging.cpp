@@ -114,13 +114,21 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
     const int shot = shots[std::size_t(i)], owner = graph::owner(shot);
     ShotProblem<T> p = layout;
     ShotInputs<T> inputs;
-    std::vector<float> weights;
+    std::vector<float> weights, streamed;
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) {
       window.admit();
       inputs = shot_inputs(med, m, s, ts, shot);
       weights = s.trace_weights(shot);
-      reads = {inputs.nodes.data(), inputs.source.data(), s.observed(shot), weights.data()};
+      const float* observed = s.observed(shot);
+      if (!observed && hooks.observed) {  // streamed: read now, copied into the handle below, then dropped
+        streamed = hooks.observed(shot);
+        if (streamed.size() != traces)
+          throw RuntimeError("imaging: shot " + std::to_string(shot) + "'s observed traces have " +
+                             std::to_string(streamed.size()) + " samples, not " + std::to_string(traces));
+        observed = streamed.data();
+      }
+      reads = {inputs.nodes.data(), inputs.source.data(), observed, weights.data()};
       p.source_index = inputs.nodes[0];
     }
     graph::ImagingShot d = graph::imaging_shot<T>(owner, p, reads, &misfits[std::size_t(i)], reference != nullptr);
@@ -161,7 +169,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
 
 ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks,
                       const Model* reference = nullptr) {
-  check_imaging_inputs(m, s, o);
+  check_imaging_inputs(m, s, o, bool(hooks.observed));
   return o.double_precision ? run<double>(m, s, o, mode, hooks, reference)
                             : run<float>(m, s, o, mode, hooks, reference);
 }
@@ -203,9 +211,17 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
 
 Survey read_observed_data(const std::string& path) { return io::read_survey(path, true, graph::mine); }
 
-void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o) {
+std::function<std::vector<float>(int shot)> stream_observed_data(const std::string& path, const Survey& s) {
+  const std::size_t traces = std::size_t(s.nrec()) * std::size_t(s.nt);
+  for (int shot = 0; shot < s.nshots(); ++shot)
+    if (graph::mine(shot) && io::read_slice(path, "/data", shot).values.size() != traces)  // refuses NaN/Inf
+      throw InputError(path + ": /data shot " + std::to_string(shot) + " is not nrec × nt");
+  return [path](int shot) { return io::read_slice(path, "/data", shot).values; };
+}
+
+void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o, bool streamed) {
   check_modeling_inputs(m, s, o);
-  for (int shot = 0; shot < s.nshots(); ++shot)  // this rank's shots (every shot with one process)
+  for (int shot = 0; shot < s.nshots() && !streamed; ++shot)  // this rank's shots (every shot with one process)
     if (graph::mine(shot) && !s.observed(shot))
       throw InputError("--data: the survey carries no observed data of shape (nshots, nrec, nt) = (" +
                        std::to_string(s.nshots()) + ", " + std::to_string(s.nrec()) + ", " + std::to_string(s.nt) +

@@ -37,6 +37,11 @@ struct GradientHooks {
   /// it the forward wavefield kept for the adjoint), what keeping the whole wavefield
   /// instead would take (`full_store` bytes), and how many shots will be in flight.
   std::function<void(const MemoryNeed& need, std::uint64_t full_store, int in_flight)> on_plan;
+  /// Where a shot's observed traces (nrec × nt) come from when the survey does not hold
+  /// them: called on the shot's rank, on the submitting thread, as the shot is submitted;
+  /// the traces are copied into the shot's handle and dropped after its last task, so the
+  /// observed data in memory are those of the shots in flight (streamed from the file).
+  std::function<std::vector<float>(int shot)> observed;
 };
 
 /// J and its exact gradient with respect to the model's velocity (the padding held fixed)
@@ -108,7 +113,13 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
 Survey read_observed_data(const std::string& path);
 
 /// Checks before any work (InputError): options, time step, positions, and that the survey
-/// carries data of the right shape.
-void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o);
+/// carries data of the right shape (`streamed`: the data are read shot by shot as the shots
+/// are submitted, GradientHooks::observed; the caller has checked the file).
+void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o, bool streamed = false);
+
+/// The observed traces of `path`'s shots streamed (GradientHooks::observed) rather than
+/// held: checks every shot this rank owns once, shot by shot (a NaN or Inf is refused
+/// before any work, naming the file and shot), keeping none; returns the reader.
+std::function<std::vector<float>(int shot)> stream_observed_data(const std::string& path, const Survey& s);
 
 }  // namespace starwave
