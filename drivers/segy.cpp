@@ -53,15 +53,7 @@ int import_segy(int argc, char** argv) {
     dim = model->dim;
   }
 
-  Survey s = segy::read_shots(in, dim == 0 ? 3 : dim);
-  if (dim == 0) {  // one line: 2-D
-    bool line = true;
-    for (int shot = 0; shot < s.nshots() && line; ++shot) {
-      line = s.sources[std::size_t(shot)].y == s.sources[0].y;
-      for (const auto& r : s.receivers_of(shot)) line = line && r.y == s.sources[0].y;
-    }
-    if (line) s = segy::read_shots(in, 2);
-  }
+  Survey s = segy::read_shots(in, dim);  // dim 0: 2-D when every point shares one y
   if (!wavelet.empty()) {
     Survey w;
     try {

@@ -225,12 +225,13 @@ Survey read_shots(const std::string& path, int dim) {
   s.data = std::move(data);
   if (!ragged) s.counts.clear();
   if (any_dead) s.weights = std::move(weights);
+  const double y = s.sources[0].y;
+  auto off_line = [&](const Position& p) { return p.y != y; };
+  bool areal = std::any_of(s.sources.begin(), s.sources.end(), off_line);
+  for (const auto& r : receivers) areal = areal || std::any_of(r.begin(), r.end(), off_line);
+  if (dim == 0) s.dim = dim = areal ? 3 : 2;
   if (dim == 2) {  // one line: y the same everywhere, then dropped
-    const double y = s.sources[0].y;
-    auto off_line = [&](const Position& p) { return p.y != y; };
-    bool bad = std::any_of(s.sources.begin(), s.sources.end(), off_line);
-    for (const auto& r : receivers) bad = bad || std::any_of(r.begin(), r.end(), off_line);
-    if (bad)
+    if (areal)
       throw InputError(path +
                        ": sources and receivers are not on one line (their y differ): a 2-D model needs "
                        "one line; give a 3-D model for an areal survey");

@@ -19,7 +19,8 @@
 namespace starwave::segy {
 
 /// The shot records of SEG-Y file `path` as a survey with its data (`dim` 2: points must
-/// share one y, which is dropped; 3: [z, y, x]) and no wavelet (the caller adds it). Shots
+/// share one y, which is dropped; 3: [z, y, x]; 0: 2 when they share one y, else 3) and
+/// no wavelet (the caller adds it). Shots
 /// of different trace counts are padded to the longest (copies of their last receiver,
 /// zero traces) with /receiver/count; dead traces (TraceIdentificationCode 2) get weight 0.
 /// Samples in IBM or IEEE 4-byte floats. InputError naming the file, and the trace where

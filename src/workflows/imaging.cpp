@@ -167,6 +167,13 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   return result;
 }
 
+/// The image's mute at `depth` (m): 0 down to `acquisition`, a sin² taper to 1 at `mute`.
+double mute_weight(double depth, double acquisition, double mute) {
+  if (depth <= acquisition) return 0;
+  if (depth >= mute) return 1;
+  return std::pow(std::sin(M_PI / 2 * (depth - acquisition) / (mute - acquisition)), 2);
+}
+
 ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks,
                       const Model* reference = nullptr) {
   check_imaging_inputs(m, s, o, bool(hooks.observed));
@@ -186,12 +193,7 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
   auto at = [&](int z, int y, int x) { return c[m.index(std::clamp(z, 0, m.nz - 1), y, x)]; };  // edge replication
   std::vector<double> out(raw.size());
   for (int z = 0; z < m.nz; ++z) {
-    const double depth = m.z0 + z * m.dz;
-    double w = 1;
-    if (depth <= acquisition_depth)
-      w = 0;
-    else if (depth < mute_depth)
-      w = std::pow(std::sin(M_PI / 2 * (depth - acquisition_depth) / (mute_depth - acquisition_depth)), 2);
+    const double w = mute_weight(m.z0 + z * m.dz, acquisition_depth, mute_depth);
     for (int y = 0; y < m.ny; ++y)
       for (int x = 0; x < m.nx; ++x) out[m.index(z, y, x)] = w * (at(z + 1, y, x) - at(z - 1, y, x)) / (2 * m.dz);
   }
@@ -250,12 +252,7 @@ Model direct_wave_model(const Model& m, const Survey& s, const RtmOptions& rtm) 
   Model out = m;
   const std::size_t plane = std::size_t(m.ny) * std::size_t(m.nx);
   for (int z = 0; z < m.nz; ++z) {
-    const double depth = m.z0 + z * m.dz;
-    double w = 1;  // the weight of the smoothed copy: finish_rtm_image()'s mute taper
-    if (depth <= acquisition)
-      w = 0;
-    else if (depth < mute)
-      w = std::pow(std::sin(M_PI / 2 * (depth - acquisition) / (mute - acquisition)), 2);
+    const double w = mute_weight(m.z0 + z * m.dz, acquisition, mute);  // the smoothed copy's weight
     for (std::size_t i = std::size_t(z) * plane; i < std::size_t(z + 1) * plane; ++i)
       out.vp[i] = (1 - w) * m.vp[i] + w * smooth.vp[i];
   }
