@@ -25,9 +25,8 @@ struct Unpacked {
 template <typename T>
 Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
   p.attach_medium(vector_ptr<const T>(buffers[0]));
-  const long* nodes = vector_ptr<const long>(buffers[1]);  // source_index comes with the layout
-  p.attach_nodes(nodes);
-  p.source = vector_ptr<const T>(buffers[2]);
+  p.attach_nodes(vector_ptr<const long>(buffers[1]));  // nsrc and nent come with the layout
+  p.attach_signals(vector_ptr<const T>(buffers[2]));
   p.store = vector_ptr<T>(buffers[4]);
   p.final_state = vector_ptr<T>(buffers[5]);
   p.work = vector_ptr<T>(buffers[8]);
@@ -104,7 +103,7 @@ struct starpu_codelet* adjoint_codelet() {
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
   codelets::ShotArgs a = codelets::shot_args(layout, order);
-  submit_task(adjoint_codelet(), "adjoint", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source, STARPU_R,
+  submit_task(adjoint_codelet(), "adjoint", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.signals, STARPU_R,
               h.residual, STARPU_R, h.store, STARPU_R, h.final_state, STARPU_W, h.correlation, STARPU_W, h.illumination,
               STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
 }

@@ -8,12 +8,12 @@
 
 namespace starwave {
 
-/// The handles of one adjoint task. `medium`, `nodes`, `source` as for the forward (R);
+/// The handles of one adjoint task. `medium`, `nodes`, `signals` as for the forward (R);
 /// `residual`: nrec × nt adjoint source samples (R); `store`, `final_state`: what the
 /// shot's forward_keep wrote (R); `correlation`, `illumination`: the model region (W);
 /// `work`: layout.adjoint_work_size() values (SCRATCH).
 struct AdjointHandles {
-  starpu_data_handle_t medium, nodes, source, residual, store, final_state, correlation, illumination, work;
+  starpu_data_handle_t medium, nodes, signals, residual, store, final_state, correlation, illumination, work;
 };
 
 template <typename T>

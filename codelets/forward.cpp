@@ -24,7 +24,7 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, bool keeps) {
   p.attach_medium(medium);
   const long* nodes = reinterpret_cast<const long*>(STARPU_VECTOR_GET_PTR(buffers[1]));
   p.attach_nodes(nodes);
-  p.source = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2]));
+  p.attach_signals(reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2])));
   p.traces = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[3]));
   p.work = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[4]));
   if (keeps) {  // the forward_keep codelet: the store and the final state for the adjoint
@@ -108,11 +108,11 @@ void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int o
   codelets::ShotArgs a = codelets::shot_args(l, order);
   a.keeps = keep;
   if (keep)
-    submit_task(forward_codelet(true), "forward_keep", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source,
+    submit_task(forward_codelet(true), "forward_keep", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.signals,
                 STARPU_W, h.traces, STARPU_SCRATCH, h.work, STARPU_W, h.store, STARPU_W, h.final_state, STARPU_VALUE,
                 &a, sizeof a);
   else
-    submit_task(forward_codelet(false), "forward", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.source, STARPU_W,
+    submit_task(forward_codelet(false), "forward", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.signals, STARPU_W,
                 h.traces, STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
 }
 

@@ -8,13 +8,14 @@
 namespace starwave {
 
 /// The handles of one forward task. `medium`: v²Δt² grid and CPML coefficients (R);
-/// `nodes`: int64 [source index, receiver indices…] (R); `source`: nsteps samples (R);
+/// `nodes`: int64, the source's and receivers' nodes (R); `signals`: the nsteps source
+/// samples and the points' weights (R) (kernels/shot.hpp);
 /// `traces`: nrec × nt (W); `work`: wavefield scratch of layout.work_size() values
 /// (SCRATCH, one per worker). For a gradient or an image, also `store` (W, layout's
 /// store_size() values, strategy in layout.storage) and `final_state` (W, 2 grids); null
 /// for plain modeling.
 struct ForwardHandles {
-  starpu_data_handle_t medium, nodes, source, traces, work;
+  starpu_data_handle_t medium, nodes, signals, traces, work;
   starpu_data_handle_t store = nullptr, final_state = nullptr;
 };
 

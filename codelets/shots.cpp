@@ -5,8 +5,8 @@ namespace starwave::graph {
 template <typename T>
 ForwardShot forward_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>& reads) {
   ForwardShot d;
-  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.rows()), sizeof(long));
-  d.source = input_vector(owner, reads.source, std::size_t(p.nsteps), sizeof(T));
+  d.nodes = input_vector(owner, reads.nodes, p.nodes_size(), sizeof(long));
+  d.signals = input_vector(owner, reads.signals, p.signals_size(), sizeof(T));
   d.traces = owned_vector(owner, nullptr, std::size_t(p.nrec) * std::size_t(p.nt), sizeof(T));
   return d;
 }
@@ -17,8 +17,8 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   const std::size_t traces = std::size_t(p.nrec) * std::size_t(p.nt);
   const std::size_t region = std::size_t(p.model_cells());
   ImagingShot d;  // registered in this order on every rank (the MPI tags follow it)
-  d.nodes = input_vector(owner, reads.nodes, ShotProblem<T>::nodes_size(p.nrec, p.rows()), sizeof(long));
-  d.source = input_vector(owner, reads.source, std::size_t(p.nsteps), sizeof(T));
+  d.nodes = input_vector(owner, reads.nodes, p.nodes_size(), sizeof(long));
+  d.signals = input_vector(owner, reads.signals, p.signals_size(), sizeof(T));
   d.traces = owned_vector(owner, nullptr, traces, sizeof(T));
   d.store = owned_vector(owner, nullptr, p.store_size(), sizeof(T));
   d.final_state = owned_vector(owner, nullptr, 2 * p.grid_size(), sizeof(T));

@@ -15,20 +15,20 @@ namespace starwave::graph {
 /// What one shot reads, on the shot's rank (copied into the handles; nulls elsewhere).
 template <typename T>
 struct ShotReads {
-  const long* nodes = nullptr;      // ShotProblem<T>::nodes_size(nrec, rows) indices (kernels/shot.hpp)
-  const T* source = nullptr;        // nsteps samples of the source term
+  const long* nodes = nullptr;      // ShotProblem<T>::nodes_size() indices (kernels/shot.hpp)
+  const T* signals = nullptr;       // signals_size(): the source term's nsteps samples, the points' weights
   const float* observed = nullptr;  // nrec × nt observed traces (gradient and RTM only)
   const float* weights = nullptr;   // nrec trace weights (gradient and RTM only)
 };
 
 /// The data of a shot's forward task: what `model` computes.
 struct ForwardShot {
-  Data nodes, source, traces;
+  Data nodes, signals, traces;
 };
 
 /// The data of a shot's forward → misfit → adjoint → image chain (gradient and RTM).
 struct ImagingShot {
-  Data nodes, source, observed, weights;                                 // read-only inputs
+  Data nodes, signals, observed, weights;                                // read-only inputs
   Data traces, residual, store, final_state, correlation, illumination;  // made and used in the shot
   Data misfit;        // ½‖d_syn − d_obs‖², home in the caller's double on the shot's rank
   Data contribution;  // [gradient | illumination] over the model region, for the reduction tree

@@ -10,7 +10,7 @@
 // 64-byte aligned allocations every row of the interior loop starts aligned. A plane z
 // holds ny rows and `yhalo` guard rows before and after them (halo in 3-D, 0 in 2-D);
 // `plane` is its length, and `halo` guard planes lie above and below the grid. Indices
-// such as `source_index` address the grid from cell (0, 0, 0):
+// such as the points' nodes address the grid from cell (0, 0, 0):
 // i = z·plane + y·stride + x (in 2-D, plane = stride).
 //
 // The CPML memory variables are compact (DESIGN §2): ψ_z, ζ_z exist only in the top and
@@ -59,13 +59,10 @@ struct ShotProblem {
   const T* a_y = nullptr;
   const T* b_y = nullptr;
 
-  int nsteps = 0;             // internal time steps: computes u[1] … u[nsteps]
-  int record_every = 1;       // k: trace sample n is u[n·k]
-  int nt = 0;                 // samples per trace
-  const T* source = nullptr;  // s[m]·δ_h for m = 0 … nsteps−1 (already divided by the cell volume)
-  long source_index = 0;
+  int nsteps = 0;        // internal time steps: computes u[1] … u[nsteps]
+  int record_every = 1;  // k: trace sample n is u[n·k]
+  int nt = 0;            // samples per trace
   int nrec = 0;
-  const long* receiver_index = nullptr;
   T* traces = nullptr;  // nrec × nt, row per receiver
 
   SW_HD bool three_d() const { return dim == 3; }
@@ -74,27 +71,74 @@ struct ShotProblem {
   /// Grid offset of row (z, y)'s column 0.
   SW_HD long row_offset(int z, int y) const { return long(z) * plane + long(y) * stride; }
 
-  // The receivers as a gather, for the kernels that add every receiver's adjoint source
-  // in the thread that updates its cell (in receiver order, without atomics; several
-  // receivers may share a cell): the unique receiver cells ascending, those of padded row
-  // r = z·ny + y at rec_cell[rec_row[r] … rec_row[r+1]), the receivers of cell c at
-  // rec_order[rec_first[c] … rec_first[c+1]). All of it lives in the shot's nodes buffer:
-  //   [source index | receiver indices (nrec) | rec_row (rows + 1) | rec_cell (≤ nrec) |
-  //    rec_first (≤ nrec + 1) | rec_order (nrec)]   (fill_nodes()).
+  // The shot's points (DESIGN §2): the source is injected at `nsrc` nodes with weights
+  // (one node of weight 1 when it lies on a node; Hicks' windowed sinc otherwise), and
+  // receiver r samples Σ_e w_e u[node_e] over its entries e, with the same kind of weights
+  // (sampling is the transpose of injection). The integers live in the shot's nodes buffer:
+  //   [source_node (nsrc) | source_row (rows + 1) | rec_entries (nrec + 1) |
+  //    entry_node (nent) | entry_receiver (nent) | rec_row (rows + 1) | rec_cell (≤ nent) |
+  //    rec_first (≤ nent + 1) | rec_order (nent)]   (fill_nodes()),
+  // the weights in its signals buffer after the source samples:
+  //   [source (nsteps) | source_weight (nsrc) | entry_weight (nent)]   (fill_weights()).
+  int nsrc = 0;                          // source nodes: distinct, ascending
+  int nent = 0;                          // receiver entries, receiver by receiver
+  const T* source = nullptr;             // s[m]·δ_h for m = 0 … nsteps−1 (already divided by the cell volume)
+  const T* source_weight = nullptr;      // nsrc
+  const T* entry_weight = nullptr;       // nent
+  const long* source_node = nullptr;     // nsrc grid offsets
+  const long* source_row = nullptr;      // the source nodes of padded row r: [source_row[r], source_row[r+1])
+  const long* rec_entries = nullptr;     // receiver r's entries: [rec_entries[r], rec_entries[r+1])
+  const long* entry_node = nullptr;      // nent grid offsets
+  const long* entry_receiver = nullptr;  // nent receivers
+  // The entries as a gather, for the kernels that add every receiver's adjoint source in
+  // the thread that updates its cell (in entry order, without atomics; entries of several
+  // receivers may share a cell): the unique entry cells ascending, those of padded row
+  // r = z·ny + y at rec_cell[rec_row[r] … rec_row[r+1]), the entries of cell c at
+  // rec_order[rec_first[c] … rec_first[c+1]).
   const long* rec_row = nullptr;
   const long* rec_cell = nullptr;
   const long* rec_first = nullptr;
   const long* rec_order = nullptr;
 
-  /// Elements of the nodes buffer for `nrec` receivers on a padded grid of `rows` rows.
-  SW_HD static std::size_t nodes_size(int nrec, int rows) { return 4 * std::size_t(nrec) + std::size_t(rows) + 3; }
-  /// Points receiver_index and the gather into a nodes buffer (nrec and the grid set first).
+  /// Elements of the nodes buffer for a shot's points on a padded grid of `rows` rows.
+  SW_HD static std::size_t nodes_size(int nsrc, int nrec, int nent, int rows) {
+    return std::size_t(nsrc) + 2 * std::size_t(rows) + std::size_t(nrec) + 5 * std::size_t(nent) + 4;
+  }
+  SW_HD std::size_t nodes_size() const { return nodes_size(nsrc, nrec, nent, rows()); }
+  /// Elements of the signals buffer: the source samples, then the points' weights.
+  SW_HD std::size_t signals_size() const { return std::size_t(nsteps) + std::size_t(nsrc) + std::size_t(nent); }
+  /// Points the node arrays into a nodes buffer (nsrc, nrec, nent and the grid set first).
   SW_HD void attach_nodes(const long* nodes) {
-    receiver_index = nodes + 1;
-    rec_row = receiver_index + nrec;
+    source_node = nodes;
+    source_row = source_node + nsrc;
+    rec_entries = source_row + rows() + 1;
+    entry_node = rec_entries + nrec + 1;
+    entry_receiver = entry_node + nent;
+    rec_row = entry_receiver + nent;
     rec_cell = rec_row + rows() + 1;
-    rec_first = rec_cell + nrec;
-    rec_order = rec_first + nrec + 1;
+    rec_first = rec_cell + nent;
+    rec_order = rec_first + nent + 1;
+  }
+  /// Points the source samples and the weights into a signals buffer (nsteps, nsrc, nent set first).
+  SW_HD void attach_signals(const T* signals) {
+    source = signals;
+    source_weight = source + nsteps;
+    entry_weight = source_weight + nsrc;
+  }
+  /// The source node at grid offset i of padded row r (= z·ny + y): its number j < nsrc, or −1.
+  SW_HD int source_at(long i, int r) const {
+    for (long j = source_row[r]; j < source_row[r + 1]; ++j)
+      if (source_node[j] == i) return int(j);
+    return -1;
+  }
+  /// Receiver r's sample of field u (pointer at cell (0, 0, 0)): Σ_e w_e u[node_e] in entry
+  /// order, the sum starting from the first term (0 for a receiver without entries).
+  SW_HD T sample(const T* u, int r) const {
+    const long e0 = rec_entries[r], e1 = rec_entries[r + 1];
+    if (e0 == e1) return T(0);
+    T acc = entry_weight[e0] * u[entry_node[e0]];
+    for (long e = e0 + 1; e < e1; ++e) acc += entry_weight[e] * u[entry_node[e]];
+    return acc;
   }
 
   T* work = nullptr;  // scratch of work_size() values: u, u_prev, the CPML memory variables cpml_z1, cpml_z2, cpml_x1,
@@ -325,36 +369,70 @@ struct ShotProblem {
   }
 };
 
-/// Fills a nodes buffer of ShotProblem::nodes_size(nrec, rows) elements from the source
-/// node and the receiver nodes (grid offsets of a padded grid whose row r = z·ny + y starts
-/// at offset row_start(r), ascending in r).
+/// A point as weighted nodes (grid offsets from cell (0, 0, 0)), built by the propagator.
+struct PointNodes {
+  std::vector<long> node;
+  std::vector<double> weight;
+};
+
+/// Fills a nodes buffer of ShotProblem::nodes_size() elements from the source's nodes
+/// (distinct, ascending) and each receiver's (distinct), on a padded grid whose row
+/// r = z·ny + y starts at offset row_start(r), ascending in r. Returns nent.
 template <typename RowStart>
-void fill_nodes(long* nodes, long source_index, const long* receiver_index, int nrec, int rows, RowStart&& row_start) {
-  nodes[0] = source_index;
-  long* ri = nodes + 1;
-  for (int r = 0; r < nrec; ++r) ri[r] = receiver_index[r];
-  long* row = ri + nrec;
+long fill_nodes(long* nodes, const PointNodes& source, const std::vector<PointNodes>& receivers, int rows,
+                RowStart&& row_start) {
+  const long nsrc = long(source.node.size()), nrec = long(receivers.size());
+  long nent = 0;
+  for (const auto& r : receivers) nent += long(r.node.size());
+  long* src = nodes;
+  long* src_row = src + nsrc;
+  long* entries = src_row + rows + 1;
+  long* ent_node = entries + nrec + 1;
+  long* ent_rec = ent_node + nent;
+  long* row = ent_rec + nent;
   long* cell = row + rows + 1;
-  long* first = cell + nrec;
-  long* order = first + nrec + 1;
-  std::vector<long> by_cell(static_cast<std::size_t>(nrec));
-  for (int r = 0; r < nrec; ++r) by_cell[std::size_t(r)] = r;
-  std::stable_sort(by_cell.begin(), by_cell.end(), [&](long a, long b) { return ri[a] < ri[b]; });
+  long* first = cell + nent;
+  long* order = first + nent + 1;
+  for (long j = 0; j < nsrc; ++j) src[j] = source.node[std::size_t(j)];
+  for (int r = 0; r < rows; ++r) src_row[r] = std::lower_bound(src, src + nsrc, row_start(r)) - src;
+  src_row[rows] = nsrc;
+  long e = 0;
+  for (long r = 0; r < nrec; ++r) {
+    entries[r] = e;
+    for (long n : receivers[std::size_t(r)].node) {
+      ent_node[e] = n;
+      ent_rec[e++] = r;
+    }
+  }
+  entries[nrec] = e;
+  std::vector<long> by_cell(static_cast<std::size_t>(nent));
+  for (long k = 0; k < nent; ++k) by_cell[std::size_t(k)] = k;
+  std::stable_sort(by_cell.begin(), by_cell.end(), [&](long a, long b) { return ent_node[a] < ent_node[b]; });
   long ncell = 0;
-  for (int k = 0; k < nrec; ++k) {
-    const long r = by_cell[std::size_t(k)];
-    if (k == 0 || ri[r] != cell[ncell - 1]) {
-      cell[ncell] = ri[r];
+  for (long k = 0; k < nent; ++k) {
+    const long en = by_cell[std::size_t(k)];
+    if (k == 0 || ent_node[en] != cell[ncell - 1]) {
+      cell[ncell] = ent_node[en];
       first[ncell] = k;
       ++ncell;
     }
-    order[k] = r;
+    order[k] = en;
   }
-  first[ncell] = nrec;
-  for (long c = ncell + 1; c <= nrec; ++c) first[c] = nrec;  // unused tail
-  for (long c = ncell; c < nrec; ++c) cell[c] = -1;
+  first[ncell] = nent;
+  for (long c = ncell + 1; c <= nent; ++c) first[c] = nent;  // unused tail
+  for (long c = ncell; c < nent; ++c) cell[c] = -1;
   for (int r = 0; r < rows; ++r) row[r] = std::lower_bound(cell, cell + ncell, row_start(r)) - cell;
   row[rows] = ncell;
+  return nent;
+}
+
+/// Writes the points' weights, in precision T, after the source samples of a signals buffer.
+template <typename T>
+void fill_weights(T* signals, int nsteps, const PointNodes& source, const std::vector<PointNodes>& receivers) {
+  T* w = signals + nsteps;
+  for (double v : source.weight) *w++ = T(v);
+  for (const auto& r : receivers)
+    for (double v : r.weight) *w++ = T(v);
 }
 
 }  // namespace starwave

@@ -218,29 +218,91 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   return med;
 }
 
+namespace {
+
+/// Hicks' (2002) Kaiser window over ±r nodes: I0(b·√(1 − (d/r)²)) / I0(b).
+double kaiser(double d, int r, double b) {
+  const double q = d / r;
+  return q * q >= 1 ? 0.0 : std::cyl_bessel_i(0.0, b * std::sqrt(1 - q * q)) / std::cyl_bessel_i(0.0, b);
+}
+
+/// The 1-D weights of coordinate f (in cells from model node 0; padded node k + shift) over
+/// a padded grid of n nodes, ascending by node: one node of weight 1 when f is on a node,
+/// else the Kaiser-windowed sinc over the 2·r nearest. With `fold`, nodes above plane
+/// `top` (the free surface) fold onto their mirror images with the opposite sign (the
+/// field is odd about the surface); nodes off the padded grid are dropped.
+std::vector<std::pair<int, double>> weights_1d(double f, int shift, int n, bool fold, int top) {
+  constexpr int r = kHicksRadius;
+  std::vector<std::pair<int, double>> w;
+  auto add = [&](int k, double v) {
+    if (fold && k < top) {
+      k = 2 * top - k;
+      v = -v;
+    }
+    if (k < 0 || k >= n) return;
+    for (auto& e : w)
+      if (e.first == k) {
+        e.second += v;
+        return;
+      }
+    w.emplace_back(k, v);
+  };
+  const double c = std::round(f);
+  if (std::abs(f - c) <= kOnNode) {
+    add(int(c) + shift, 1.0);
+  } else {
+    const int lo = int(std::floor(f)) - r + 1;
+    for (int k = lo; k < lo + 2 * r; ++k) {
+      const double d = k - f;
+      add(k + shift, std::sin(M_PI * d) / (M_PI * d) * kaiser(d, r, kHicksBeta));
+    }
+  }
+  std::sort(w.begin(), w.end());
+  return w;
+}
+
+}  // namespace
+
+int most_point_nodes(const Model& m, const Survey& s) {
+  auto on = [](double v, double o, double h) { return std::abs((v - o) / h - std::round((v - o) / h)) <= kOnNode; };
+  auto on_node = [&](const Position& p) {
+    return on(p.z, m.z0, m.dz) && on(p.x, m.x0, m.dx) && (!m.three_d() || on(p.y, m.y0, m.dy));
+  };
+  bool all = std::all_of(s.sources.begin(), s.sources.end(), on_node);
+  for (const auto& spread : s.receivers) all = all && std::all_of(spread.begin(), spread.end(), on_node);
+  return all ? 1 : int(std::pow(2 * kHicksRadius, m.three_d() ? 3 : 2));
+}
+
 template <typename T>
-long node_index(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what) {
+PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what) {
   const bool three = m.three_d();
   const double fz = (pos.z - m.z0) / m.dz, fy = three ? (pos.y - m.y0) / m.dy : 0.0, fx = (pos.x - m.x0) / m.dx;
-  const double iz = std::round(fz), iy = std::round(fy), ix = std::round(fx);
-  std::ostringstream os;
-  os << what << " at (z=" << pos.z << " m, ";
-  if (three) os << "y=" << pos.y << " m, ";
-  os << "x=" << pos.x << " m)";
-  auto range = [](const char* name, double o, int n, double h) {
-    return std::string(name) + " " + std::to_string(o) + "…" + std::to_string(o + (n - 1) * h) + " m";
-  };
-  const bool outside_y = three && (!std::isfinite(fy) || iy < 0 || iy > m.ny - 1 || fy < -1e-6);
-  if (!std::isfinite(fz) || !std::isfinite(fx) || iz < 0 || iz > m.nz - 1 || ix < 0 || ix > m.nx - 1 ||
-      (fz < -1e-6 || fx < -1e-6) || outside_y)
+  auto outside = [](double f, int n) { return !std::isfinite(f) || f < -kOnNode || f > n - 1 + kOnNode; };
+  if (outside(fz, m.nz) || outside(fx, m.nx) || (three && outside(fy, m.ny))) {
+    std::ostringstream os;
+    os << what << " at (z=" << pos.z << " m, ";
+    if (three) os << "y=" << pos.y << " m, ";
+    os << "x=" << pos.x << " m)";
+    auto range = [](const char* name, double o, int n, double h) {
+      return std::string(name) + " " + std::to_string(o) + "…" + std::to_string(o + (n - 1) * h) + " m";
+    };
     throw InputError(os.str() + " lies outside the model (" + range("z", m.z0, m.nz, m.dz) + ", " +
                      (three ? range("y", m.y0, m.ny, m.dy) + ", " : std::string()) + range("x", m.x0, m.nx, m.dx) +
                      ")");
-  if (std::abs(fz - iz) > 1e-6 || std::abs(fx - ix) > 1e-6 || std::abs(fy - iy) > 1e-6)
-    throw InputError(os.str() + " is not on a grid node (spacing " + std::to_string(m.dz) + " × " +
-                     (three ? std::to_string(m.dy) + " × " : std::string()) + std::to_string(m.dx) +
-                     " m); off-grid positions are not supported yet");
-  return med.layout.row_offset(int(iz) + med.model_top, int(iy) + med.model_front) + long(ix + med.model_left);
+  }
+  const ShotProblem<T>& l = med.layout;
+  const auto wz = weights_1d(fz, med.model_top, l.nz, l.free_surface, l.pml_top);
+  const auto wy =
+      three ? weights_1d(fy, med.model_front, l.ny, false, 0) : std::vector<std::pair<int, double>>{{0, 1.0}};
+  const auto wx = weights_1d(fx, med.model_left, l.nx, false, 0);
+  PointNodes p;  // z, then y, then x: ascending grid offsets
+  for (const auto& [z, a] : wz)
+    for (const auto& [y, b] : wy)
+      for (const auto& [x, c] : wx) {
+        p.node.push_back(l.row_offset(z, y) + x);
+        p.weight.push_back(a * b * c);
+      }
+  return p;
 }
 
 std::vector<double> upsample(const std::vector<float>& w, int k, int count) {
@@ -273,29 +335,47 @@ ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s,
   ShotInputs<T> in;
   const std::vector<double> src = upsample(s.wavelet(shot), ts.k, ts.nsteps);
   const double delta_h = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
-  in.source.resize(src.size());
-  for (std::size_t i = 0; i < src.size(); ++i) in.source[i] = T(src[i] * delta_h);
-  const long source = node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
+  const PointNodes source = point_nodes(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
   const auto& rec = s.receivers_of(shot);
-  std::vector<long> receivers(rec.size());
+  std::vector<PointNodes> receivers(rec.size());
   const std::size_t count = std::size_t(s.count(shot));
-  for (std::size_t r = 0; r < rec.size(); ++r)  // padding past the count sits on the first receiver's node
-    receivers[r] =
-        r < count ? node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot))
-                  : receivers[0];
+  for (std::size_t r = 0; r < count; ++r)  // padding past the count has no nodes (it records zeros)
+    receivers[r] = point_nodes(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
   const ShotProblem<T>& l = med.layout;
-  in.nodes.resize(ShotProblem<T>::nodes_size(int(rec.size()), l.rows()));
-  fill_nodes(in.nodes.data(), source, receivers.data(), int(rec.size()), l.rows(),
-             [&](int r) { return l.row_offset(r / l.ny, r % l.ny); });
+  in.nsrc = int(source.node.size());
+  in.nent = 0;
+  for (const auto& r : receivers) in.nent += int(r.node.size());
+  in.nodes.resize(ShotProblem<T>::nodes_size(in.nsrc, int(rec.size()), in.nent, l.rows()));
+  fill_nodes(in.nodes.data(), source, receivers, l.rows(), [&](int r) { return l.row_offset(r / l.ny, r % l.ny); });
+  in.signals.resize(src.size() + std::size_t(in.nsrc) + std::size_t(in.nent));
+  for (std::size_t i = 0; i < src.size(); ++i) in.signals[i] = T(src[i] * delta_h);
+  fill_weights(in.signals.data(), int(src.size()), source, receivers);
   return in;
 }
 
-#define STARWAVE_INSTANTIATE(T)                                                                                \
-  template struct Medium<T>;                                                                                   \
-  template Medium<T> medium_layout<T>(const Model&, const NumericalOptions&);                                  \
-  template Medium<T> build_medium<T>(const Model&, const NumericalOptions&, const TimeStepping&, int, double); \
-  template long node_index<T>(const Medium<T>&, const Model&, const Position&, const std::string&);            \
-  template ShotInputs<T> shot_inputs<T>(const Medium<T>&, const Model&, const Survey&, const TimeStepping&, int);
+template <typename T>
+ShotInputs<T> point_counts(const Medium<T>& med, const Model& m, const Survey& s, int shot,
+                           const ShotInputs<T>& built) {
+  ShotInputs<T> c;
+  if (!built.nodes.empty()) {
+    c.nsrc = built.nsrc;
+    c.nent = built.nent;
+    return c;
+  }
+  c.nsrc = int(point_nodes(med, m, s.sources[std::size_t(shot)], "source").node.size());
+  const auto& rec = s.receivers_of(shot);
+  for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r)
+    c.nent += int(point_nodes(med, m, rec[r], "receiver").node.size());
+  return c;
+}
+
+#define STARWAVE_INSTANTIATE(T)                                                                                   \
+  template struct Medium<T>;                                                                                      \
+  template Medium<T> medium_layout<T>(const Model&, const NumericalOptions&);                                     \
+  template Medium<T> build_medium<T>(const Model&, const NumericalOptions&, const TimeStepping&, int, double);    \
+  template PointNodes point_nodes<T>(const Medium<T>&, const Model&, const Position&, const std::string&);        \
+  template ShotInputs<T> shot_inputs<T>(const Medium<T>&, const Model&, const Survey&, const TimeStepping&, int); \
+  template ShotInputs<T> point_counts<T>(const Medium<T>&, const Model&, const Survey&, int, const ShotInputs<T>&);
 STARWAVE_INSTANTIATE(float)
 STARWAVE_INSTANTIATE(double)
 #undef STARWAVE_INSTANTIATE

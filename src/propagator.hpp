@@ -3,6 +3,7 @@
 // step, per-shot source samples and node indices.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -73,20 +74,51 @@ Medium<T> medium_layout(const Model& m, const NumericalOptions& o);
 template <typename T>
 Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStepping& ts, int nt, double pml_frequency);
 
-/// Node index (padded-grid, from the first non-guard cell) of a position in the model, or
-/// InputError naming `what` when it is off the grid's nodes or outside the model.
+/// Hicks' (2002) windowed sinc for points off the grid's nodes (DESIGN §2): 2·r nodes per
+/// dimension, Kaiser parameter b; a coordinate within kOnNode cells of a node is on it.
+inline constexpr int kHicksRadius = 4;
+inline constexpr double kHicksBeta = 6.31;
+inline constexpr double kOnNode = 1e-6;
+
+/// The weighted nodes (padded-grid offsets from the first non-guard cell, ascending) at
+/// which a position in the model is injected and sampled: one node of weight 1 on a node,
+/// else the product of each dimension's windowed sinc (mirrored, odd, about a free
+/// surface); InputError naming `what` when it lies outside the model.
 template <typename T>
-long node_index(const Medium<T>& med, const Model& m, const Position& p, const std::string& what);
+PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& p, const std::string& what);
+
+/// The most nodes one of the survey's positions takes: 1 when every position lies on a
+/// node, else (2·kHicksRadius)^D (for memory estimates).
+int most_point_nodes(const Model& m, const Survey& s);
+
+/// Bytes of a shot's nodes and weights when each position takes at most `nodes` nodes.
+template <typename T>
+std::uint64_t points_bytes(const ShotProblem<T>& layout, int nodes) {
+  return sizeof(long) * ShotProblem<T>::nodes_size(nodes, layout.nrec, nodes * layout.nrec, layout.rows()) +
+         sizeof(T) * std::uint64_t(nodes) * std::uint64_t(layout.nrec + 1);
+}
 
 /// The per-shot inputs of the forward task.
 template <typename T>
 struct ShotInputs {
-  std::vector<T> source;    // nsteps samples of s(t)·δ_h at the internal step
-  std::vector<long> nodes;  // [source index, receiver indices…, the receiver gather] (kernels/shot.hpp)
+  std::vector<T> signals;   // nsteps samples of s(t)·δ_h at the internal step, then the points' weights
+  std::vector<long> nodes;  // the points' nodes and the receivers' gather (kernels/shot.hpp)
+  int nsrc = 0, nent = 0;   // source nodes and receiver entries
+  /// Sets the shot's point counts in `p` (its nrec set already).
+  void apply(ShotProblem<T>& p) const {
+    p.nsrc = nsrc;
+    p.nent = nent;
+  }
 };
 
 template <typename T>
 ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s, const TimeStepping& ts, int shot);
+
+/// Shot `shot`'s point counts: those of `built` when it holds the shot's inputs (nodes not
+/// empty), else counted from the positions (a rank that does not own the shot registers
+/// its handles with the same sizes).
+template <typename T>
+ShotInputs<T> point_counts(const Medium<T>& med, const Model& m, const Survey& s, int shot, const ShotInputs<T>& built);
 
 /// Band-limited resampling of `w` (interval dt) at interval dt/k, `count` samples
 /// (windowed-sinc interpolation; exact at the original samples).

@@ -78,9 +78,9 @@ std::unique_ptr<PreparedShot<T>> prepare_shot(const Model& m, const Survey& s, c
   ps->traces.resize(std::size_t(s.nrec()) * s.nt);
   p.work = ps->work.data();
   p.traces = ps->traces.data();
-  p.source = ps->in.source.data();
-  p.source_index = ps->in.nodes[0];
   p.nrec = s.nrec();
+  ps->in.apply(p);
+  p.attach_signals(ps->in.signals.data());
   p.attach_nodes(ps->in.nodes.data());
   return ps;
 }

@@ -27,13 +27,19 @@ Model test_model(int dim = 2) {
   return m;
 }
 
-Survey test_survey(const Model& m, bool free_surface) {
+/// Sources and receivers on the nodes, or `off_grid`: off them in every dimension (Hicks'
+/// windowed sinc), within 4 nodes of a free surface (mirrored weights) when there is one.
+Survey test_survey(const Model& m, bool free_surface, bool off_grid = false) {
   std::vector<Position> rec;
-  const double zr = free_surface ? 20.0 : 30.0;
-  for (int x = 2; x < m.nx - 2; x += 3)
-    rec.push_back(m.three_d() ? Position{zr, x % 2 ? 30.0 : 80.0, 10.0 * x} : Position{zr, 10.0 * x});
-  if (m.three_d()) return test::point_survey({50, 60, 90}, rec, 15, 2e-3, 0.3, true);
-  return test::point_survey({50, 170}, rec, 15, 2e-3, 0.36);
+  const double zr = free_surface ? (off_grid ? 13.3 : 20.0) : 30.0;
+  for (int x = 2; x < m.nx - 2; x += 3) {
+    const double dz = off_grid ? 0.7 * (x % 4) : 0, dx = off_grid ? 6.1 - 0.9 * (x % 5) : 0;
+    rec.push_back(m.three_d() ? Position{zr + dz, (x % 2 ? 30.0 : 80.0) + (off_grid ? 2.7 : 0), 10.0 * x + dx}
+                              : Position{zr + dz, 10.0 * x + dx});
+  }
+  const double zs = off_grid ? (free_surface ? 23.7 : 53.7) : 50.0, ds = off_grid ? 4.1 : 0;
+  if (m.three_d()) return test::point_survey({zs, 60 - ds, 90 + ds}, rec, 15, 2e-3, 0.3, true);
+  return test::point_survey({zs, 170 + ds}, rec, 15, 2e-3, 0.36);
 }
 
 /// The dimensions the tests below run in.
@@ -91,8 +97,7 @@ template <int Order, typename T>
 double source_receiver_dot(const Model& m, const Survey& sv, const NumericalOptions& o) {
   Shot<T> s(m, sv, o, ShotProblem<T>::kStoreBoundary);
   const std::vector<T> src = random_vector<T>(std::size_t(s.p().nsteps), 1);
-  s.ps->in.source = src;
-  s.p().source = s.ps->in.source.data();
+  std::copy(src.begin(), src.end(), s.ps->in.signals.begin());  // the samples; the points' weights follow
   forward<Order>(s);
   const std::vector<T> r = random_vector<T>(s.ps->traces.size(), 2);
   std::vector<T> corr, illum, adj;
@@ -104,13 +109,13 @@ double source_receiver_dot(const Model& m, const Survey& sv, const NumericalOpti
 }
 
 template <int Order, typename T>
-double source_receiver_dot(bool free_surface, int dim) {
+double source_receiver_dot(bool free_surface, int dim, bool off_grid = false) {
   const Model m = test_model(dim);
   NumericalOptions o;
   o.order = Order;
   o.pml_width = dim == 3 ? 6 : 10;
   o.free_surface = free_surface;
-  return source_receiver_dot<Order, T>(m, test_survey(m, free_surface), o);
+  return source_receiver_dot<Order, T>(m, test_survey(m, free_surface, off_grid), o);
 }
 
 TEST(Adjoint, SourceToReceiverMapDotProductInOddGeometries) {
@@ -205,7 +210,8 @@ std::vector<T> born_traces(const Model& m, const Survey& sv, const NumericalOpti
     each_model_cell([&](long g, std::size_t k) {
       const long i = o0 + g;
       T lap = stencil::laplacian<Order>(u + i, pb.plane, sy, cz, cy, cx);
-      if (g == pb.source_index) lap += pb.source[mstep];
+      for (int j = 0; j < pb.nsrc; ++j)
+        if (g == pb.source_node[j]) lap += pb.source_weight[j] * pb.source[mstep];
       const T dw = T(2 * double(pb.vdt2[i]) * dv[k] / m.vp[k]);
       sec[k] = dw * lap;
     });
@@ -220,7 +226,7 @@ std::vector<T> born_traces(const Model& m, const Survey& sv, const NumericalOpti
     std::swap(du, dup);
     if ((mstep + 1) % pd.record_every == 0 && (mstep + 1) / pd.record_every < pd.nt)
       for (int r = 0; r < pd.nrec; ++r)
-        traces[std::size_t(r) * pd.nt + (mstep + 1) / pd.record_every] = du[o0 + pd.receiver_index[r]];
+        traces[std::size_t(r) * pd.nt + (mstep + 1) / pd.record_every] = pd.sample(du + o0, r);
   }
   return traces;
 }
@@ -242,13 +248,13 @@ std::vector<double> bump(const Model& m, double amplitude) {
 
 /// ⟨B δv, δr⟩ against ⟨δv, Bᵀ δr⟩ for the Born map B = ∂(traces)/∂v.
 template <int Order, typename T>
-double born_dot(bool free_surface, int dim) {
+double born_dot(bool free_surface, int dim, bool off_grid = false) {
   const Model m = test_model(dim);
   NumericalOptions o;
   o.order = Order;
   o.pml_width = dim == 3 ? 6 : 10;
   o.free_surface = free_surface;
-  const Survey sv = test_survey(m, free_surface);
+  const Survey sv = test_survey(m, free_surface, off_grid);
   std::vector<double> dv = bump(m, 1.0);
   std::mt19937 gen(3);  // plus roughness everywhere, edges included
   std::uniform_real_distribution<double> rough(-0.3, 0.3);
@@ -281,6 +287,22 @@ TEST(Adjoint, BornMapDotProduct) {
     }
 }
 
+TEST(Adjoint, OffGridPointsDotProducts) {
+  // Hicks' weights at the source and every receiver, mirrored next to the free surface:
+  // sampling must stay the transpose of injection, in both maps.
+  for (int dim : kDims)
+    for (bool fs : {false, true}) {
+      const std::string what = std::to_string(dim) + "-D, free surface " + std::to_string(fs);
+      const Model m = test_model(dim);
+      const Survey sv = test_survey(m, fs, true);
+      ASSERT_GT(test::prepare_shot<double>(m, sv, NumericalOptions{})->p.nsrc, 1) << "the source is off the nodes";
+      EXPECT_LE((source_receiver_dot<8, double>(fs, dim, true)), 1e-10) << "order 8, " << what;
+      EXPECT_LE((source_receiver_dot<4, float>(fs, dim, true)), 1e-4) << "float order 4, " << what;
+      EXPECT_LE((born_dot<8, double>(fs, dim, true)), 1e-10) << "Born, order 8, " << what;
+      EXPECT_LE((born_dot<2, float>(fs, dim, true)), 1e-4) << "Born, float order 2, " << what;
+    }
+}
+
 /// J(v) = ½ ‖d(v) − d_obs‖² and, when asked, its gradient, through the kernels in double.
 double misfit(const Model& m, const Survey& sv, const NumericalOptions& o, const std::vector<double>& obs, int storage,
               std::vector<double>* gradient) {
@@ -300,10 +322,15 @@ double misfit(const Model& m, const Survey& sv, const NumericalOptions& o, const
   return J;
 }
 
-class Taylor : public ::testing::TestWithParam<int> {};
+struct TaylorCase {
+  int dim;
+  bool off_grid, free_surface;
+};
+
+class Taylor : public ::testing::TestWithParam<TaylorCase> {};
 
 TEST_P(Taylor, TestOfTheGradient) {
-  const int dim = GetParam();
+  const int dim = GetParam().dim;
   const Model m = test_model(dim);
   Model truth = m;
   const bool three = dim == 3;
@@ -318,7 +345,8 @@ TEST_P(Taylor, TestOfTheGradient) {
   o.order = 8;
   o.pml_width = three ? 6 : 10;
   o.double_precision = true;
-  const Survey sv = test_survey(m, false);
+  o.free_surface = GetParam().free_surface;
+  const Survey sv = test_survey(m, o.free_surface, GetParam().off_grid);
   const std::vector<double> obs = test::run_shot<double>(truth, sv, o);
   std::vector<double> g;
   const double J0 = misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &g);
@@ -340,8 +368,13 @@ TEST_P(Taylor, TestOfTheGradient) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dimensions, Taylor, ::testing::Values(2, 3),
-                         [](const ::testing::TestParamInfo<int>& i) { return std::to_string(i.param) + "D"; });
+INSTANTIATE_TEST_SUITE_P(Dimensions, Taylor,
+                         ::testing::Values(TaylorCase{2, false, false}, TaylorCase{3, false, false},
+                                           TaylorCase{2, true, true}, TaylorCase{3, true, false}),
+                         [](const ::testing::TestParamInfo<TaylorCase>& i) {
+                           return std::to_string(i.param.dim) + "D" + (i.param.off_grid ? "OffGrid" : "") +
+                                  (i.param.free_surface ? "FreeSurface" : "");
+                         });
 
 TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradient) {
   for (int dim : kDims) {

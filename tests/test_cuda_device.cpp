@@ -110,11 +110,11 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   ShotProblem<T> p = g->p;
   p.storage = storage;
   p.column_planes = column_planes;
-  DeviceArray<T> medium(g->med.buffer), source(g->in.source), work(p.adjoint_work_size()), traces(g->traces.size()),
+  DeviceArray<T> medium(g->med.buffer), signals(g->in.signals), work(p.adjoint_work_size()), traces(g->traces.size()),
       d_store(p.store_size()), d_final(2 * p.grid_size()), d_res(residual), d_corr(region), d_illum(region);
   DeviceArray<long> nodes(g->in.nodes);
   g->med.attach(p, medium.ptr);
-  p.source = source.ptr;
+  p.attach_signals(signals.ptr);
   p.attach_nodes(nodes.ptr);
   p.work = work.ptr;
   p.traces = traces.ptr;
@@ -257,13 +257,14 @@ TEST(CudaDevice, RefusedLaunchIsReportedWithItsName) {
   p.nsteps = 3;
   p.nt = 4;
   p.dz = p.dx = 1;
-  DeviceArray<float> medium(p.medium_size()), work(p.work_size()), source(std::size_t(3));
-  std::vector<long> host_nodes(ShotProblem<float>::nodes_size(0, p.rows()));
-  fill_nodes(host_nodes.data(), 0, nullptr, 0, p.rows(), [&](int r) { return p.row_offset(r, 0); });
+  DeviceArray<float> medium(p.medium_size()), work(p.work_size()), source(std::size_t(4));
+  p.nsrc = 1;
+  std::vector<long> host_nodes(p.nodes_size());
+  fill_nodes(host_nodes.data(), PointNodes{{0}, {1.0}}, {}, p.rows(), [&](int r) { return p.row_offset(r, 0); });
   DeviceArray<long> nodes(host_nodes);
   p.attach_medium(medium.ptr);
   p.attach_nodes(nodes.ptr);
-  p.source = source.ptr;
+  p.attach_signals(source.ptr);
   p.work = work.ptr;
   const cuda::Status st = cuda::forward<2, float>(p, nullptr);
   EXPECT_FALSE(bool(st));

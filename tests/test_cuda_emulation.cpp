@@ -183,6 +183,41 @@ TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
     for (int ny : {3, 10}) compare_3d<float, 8>(ny, pml, pml == 5);
 }
 
+/// Points off the nodes (Hicks' weights): a source and receivers whose windows cross the
+/// free surface (folded weights) and reach into the side layer, two receivers whose
+/// windows overlap (their adjoint sources add up cell by cell in entry order).
+template <typename T, int Order>
+void compare_off_grid(int dim, bool free_surface) {
+  const bool three = dim == 3;
+  Model m = three ? constant_model_3d(19, 9, 23, 10, 1800) : constant_model(37, 53, 10, 1800);
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1800 + 25 * z + 3 * x + 5 * y;
+  auto at = [&](double z, double y, double x) { return three ? Position{z, y, x} : Position{z, x}; };
+  const Survey s = point_survey(
+      at(21.3, 41.7, 63.4),
+      {at(12.6, 33.3, 13.1), at(14.1, 36.4, 31.7), at(17.2, 44.9, 35.5), at(150.5, 57.1, 200.25), at(80, 40, 100)}, 15,
+      1e-3, three ? 0.12 : 0.3, three);
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = 7;
+  o.free_surface = free_surface;
+  o.double_precision = sizeof(T) == 8;
+  const std::string context = std::to_string(dim) + "-D, off the nodes, free surface " + std::to_string(free_surface);
+  expect_emulation_matches_cpu<T, Order>(m, s, o, context);
+  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context);
+}
+
+TEST(CudaEmulation, OffGridPointsSameBitsAsCpuKernel) {
+  for (int dim : {2, 3})
+    for (bool fs : {false, true}) {
+      compare_off_grid<float, 8>(dim, fs);
+      compare_off_grid<double, 4>(dim, fs);
+      compare_off_grid<float, 2>(dim, fs);
+    }
+}
+
 TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {
   // The 3-D u and μ launches stream down runs of planes per column: runs of 2, 5 and 11
   // planes cut the grid (29 planes with layers of 10, 19 under a free surface) unevenly, and a run of 40 is

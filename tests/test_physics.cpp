@@ -53,6 +53,41 @@ TEST(Physics, Order8MatchesAnalyticGreensFunctionAt6CellsPerWavelength) {
   EXPECT_LT(err, 0.01);
 }
 
+/// Off the grid's nodes (Hicks' windowed sinc at the source and the receivers), in a whole
+/// space and next to a free surface, where the analytic trace is the source's minus its
+/// image's (the free surface at z = 0 makes the field odd in z).
+TEST(Physics, OffGridPointsMatchAnalyticGreensFunction) {
+  const double v = 2000, f = 10, h = v / (2.5 * f * 6);
+  const int n = 121;
+  const Model m = constant_model(n, n, h, v);
+  const double dt = 1e-3, t_max = 0.6;
+  for (bool free_surface : {false, true}) {
+    const Position src = free_surface ? Position{2.37 * h, 45.61 * h} : Position{60.37 * h, 40.71 * h};
+    const std::vector<Position> rec = free_surface
+                                          ? std::vector<Position>{{1.55 * h, 75.25 * h}, {3.8 * h, 70.4 * h}}
+                                          : std::vector<Position>{{60.5 * h, 70.25 * h}, {80.13 * h, 62.66 * h}};
+    const Survey s = point_survey(src, rec, f, dt, t_max);
+    NumericalOptions o;
+    o.double_precision = true;
+    o.free_surface = free_surface;
+    const std::vector<double> num = run_shot<double>(m, s, o);
+    for (std::size_t k = 0; k < rec.size(); ++k) {
+      const std::vector<double> trace(num.begin() + long(k * s.nt), num.begin() + long((k + 1) * s.nt));
+      std::vector<double> ref(trace.size());
+      const double r = std::hypot(rec[k].z - src.z, rec[k].x - src.x);
+      const double ri = std::hypot(rec[k].z + src.z, rec[k].x - src.x);  // the image source at −z
+      for (std::size_t i = 0; i < ref.size(); ++i) {
+        ref[i] = analytic_trace(r, v, f, 1.5 / f, double(i) * dt);
+        if (free_surface) ref[i] -= analytic_trace(ri, v, f, 1.5 / f, double(i) * dt);
+      }
+      const double err = diff_norm(trace, ref) / norm(ref);
+      std::printf("off the nodes, free surface %d, receiver %zu: relative L2 error %.4f%%\n", int(free_surface), k,
+                  100 * err);
+      EXPECT_LT(err, 0.01) << "free surface " << free_surface << ", receiver " << k;
+    }
+  }
+}
+
 /// The order of convergence from three runs at h, h/2, h/4 (`run(level)` gives the
 /// traces of level 0, 1, 2): log2 of the ratio of successive differences.
 template <typename Run>
@@ -163,6 +198,29 @@ TEST(Physics3D, Order8MatchesAnalyticGreensFunctionAt6CellsPerWavelength) {
   const double err = diff_norm(num, ref) / norm(ref);
   std::printf("3-D, order 8, 6 cells/wavelength at %.0f Hz: relative L2 error %.4f%%\n", 2.5 * f, 100 * err);
   EXPECT_LT(err, 0.01);
+}
+
+TEST(Physics3D, OffGridPointsMatchAnalyticGreensFunction) {
+  const double v = 2000, f = 10, h = v / (2.5 * f * 6);
+  const Model m = constant_model_3d(51, 51, 91, h, v);
+  const Position src{25.3 * h, 24.6 * h, 30.45 * h};
+  const std::vector<Position> rec{{25.7 * h, 26.2 * h, 60.15 * h}, {35.45 * h, 20.8 * h, 55.5 * h}};
+  const double dt = 1e-3, t_max = 0.5;
+  const Survey s = point_survey(src, rec, f, dt, t_max, true);
+  NumericalOptions o;
+  o.double_precision = true;
+  const std::vector<double> num = run_shot<double>(m, s, o);
+  for (std::size_t k = 0; k < rec.size(); ++k) {
+    const std::vector<double> trace(num.begin() + long(k * s.nt), num.begin() + long((k + 1) * s.nt));
+    const double r =
+        std::sqrt(std::pow(rec[k].z - src.z, 2) + std::pow(rec[k].y - src.y, 2) + std::pow(rec[k].x - src.x, 2));
+    std::vector<double> ref(trace.size());
+    for (std::size_t i = 0; i < ref.size(); ++i)
+      ref[i] = ricker_at(f, 1.5 / f, double(i) * dt - r / v) / (4 * M_PI * r);
+    const double err = diff_norm(trace, ref) / norm(ref);
+    std::printf("3-D, off the nodes, receiver %zu: relative L2 error %.4f%%\n", k, 100 * err);
+    EXPECT_LT(err, 0.01) << "receiver " << k;
+  }
 }
 
 /// Self-convergence in space in 3-D, as in 2-D (h, h/2, h/4 at one dt), on a small cube.

@@ -179,7 +179,8 @@ void restore_slot(const ShotProblem<T>& p, T* u, int m) {
   for_slot_runs(p, [&](long g, long k, long n) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
 }
 
-/// Adds v²Δt² × the adjoint source of internal step m at the receivers (μ grid allocation).
+/// Adds v²Δt² × the adjoint source of internal step m at the receivers' entries, receiver
+/// by receiver (μ grid allocation): the transpose of sampling.
 template <typename T>
 void inject_residual(const ShotProblem<T>& p, const T* residual, T* mu, int m) {
   if (m % p.record_every != 0 || m / p.record_every >= p.nt) return;
@@ -187,8 +188,11 @@ void inject_residual(const ShotProblem<T>& p, const T* residual, T* mu, int m) {
   T* mo = mu + p.origin();
   const T* v = p.vdt2 + p.origin();
   for (int r = 0; r < p.nrec; ++r) {
-    const long i = p.receiver_index[r];
-    mo[i] += v[i] * residual[long(r) * p.nt + n];
+    const T g = residual[long(r) * p.nt + n];
+    for (long e = p.rec_entries[r]; e < p.rec_entries[r + 1]; ++e) {
+      const long i = p.entry_node[e];
+      mo[i] += v[i] * (p.entry_weight[e] * g);
+    }
   }
 }
 
@@ -302,7 +306,6 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
   const int w = x1 - x0, hy = y1 - y0;
   const long o = p.origin();
   const T* v = p.vdt2 + o;
-  const long src = p.source_index;
 
   inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
   mirror(p, mu);
@@ -321,14 +324,24 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
     adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
       if (z >= z0 && z < z1 && y >= y0 && y < y1) image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
     });
-    corr[o + src] += mu[o + src] * p.source[m];
+    for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes
+      const long i = o + p.source_node[j];
+      corr[i] += mu[i] * (p.source_weight[j] * p.source[m]);
+    }
     if (recreate) {
-      u_next[o + src] += v[src] * p.source[m];
+      for (int j = 0; j < p.nsrc; ++j) {
+        const long i = p.source_node[j];
+        u_next[o + i] += v[i] * (p.source_weight[j] * p.source[m]);
+      }
       mirror(p, u_next);
       restore_slot(p, u_next, m - 1);
       std::swap(u, u_next);
     }
-    if (source_adjoint) source_adjoint[m] = mu[o + src];
+    if (source_adjoint) {  // the transpose of the injection: Σ_j w_j μ[m+1] at node j
+      T acc = p.nsrc > 0 ? p.source_weight[0] * mu[o + p.source_node[0]] : T(0);
+      for (int j = 1; j < p.nsrc; ++j) acc += p.source_weight[j] * mu[o + p.source_node[j]];
+      source_adjoint[m] = acc;
+    }
     inject_residual(p, residual, mu_next, m);
     mirror(p, mu_next);
     std::swap(mu, mu_next);

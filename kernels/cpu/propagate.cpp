@@ -185,7 +185,10 @@ void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
     }
   }
 
-  a.u_prev_next[p.source_index] += a.vdt2[p.source_index] * source_value;
+  for (int j = 0; j < p.nsrc; ++j) {  // the source at its nodes (distinct cells)
+    const long i = p.source_node[j];
+    a.u_prev_next[i] += a.vdt2[i] * (p.source_weight[j] * source_value);
+  }
 
   if (p.free_surface)
     for (int y = 0; y < p.ny; ++y)
@@ -201,7 +204,7 @@ void forward(const ShotProblem<T>& p) {
   T* up = p.u1();
   const long o = p.origin();
   auto record = [&](int n) {
-    for (int r = 0; r < p.nrec; ++r) p.traces[long(r) * p.nt + n] = u[o + p.receiver_index[r]];
+    for (int r = 0; r < p.nrec; ++r) p.traces[long(r) * p.nt + n] = p.sample(u + o, r);
   };
   record(0);
   if (p.store) save_slot(p, u, 0);

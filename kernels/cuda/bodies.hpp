@@ -95,8 +95,9 @@ SW_HD void model_cell(const ShotProblem<T>& p, long t, int& z, int& y, int& x) {
   y = p.my0() + int(hy == 1 ? 0 : r % hy);
 }
 
-/// The adjoint sources of receiver cell `i` (grid offset, in grid row r) at trace sample n,
-/// added to `out` in receiver order: v²Δt² × residual (the CPU kernel's inject_residual).
+/// The adjoint sources of entry cell `i` (grid offset, in grid row r) at trace sample n,
+/// added to `out` in entry order: v²Δt² × (weight × residual) (the CPU kernel's
+/// inject_residual).
 template <typename T>
 SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, long i, int r, T v, T out) {
   long lo = p.rec_row[r], hi = p.rec_row[r + 1];
@@ -110,7 +111,10 @@ SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, 
       hi = mid;
   }
   if (lo == end || p.rec_cell[lo] != i) return out;
-  for (long k = p.rec_first[lo]; k < p.rec_first[lo + 1]; ++k) out += v * residual[p.rec_order[k] * p.nt + n];
+  for (long k = p.rec_first[lo]; k < p.rec_first[lo + 1]; ++k) {
+    const long e = p.rec_order[k];
+    out += v * (p.entry_weight[e] * residual[p.entry_receiver[e] * p.nt + n]);
+  }
   return out;
 }
 
@@ -143,7 +147,7 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, lon
   const int m = step.m();
   if (t < p.nrec) {
     const int n = sample_at(p, m);
-    if (n >= 0) p.traces[t * p.nt + n] = a.u[p.receiver_index[t]];
+    if (n >= 0) p.traces[t * p.nt + n] = p.sample(a.u, int(t));
     return;
   }
   t -= p.nrec;
@@ -151,7 +155,7 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, lon
 }
 
 /// Launch 2 of forward step m, thread (row r, x): for each cell of its column run, top
-/// down, u[m+1], then the source s[m] at its node, then the free surface (whose mirror
+/// down, u[m+1], then the source s[m] if the cell is one of its nodes, then the free surface (whose mirror
 /// writes only the guard planes above plane 0, which no thread computes).
 template <int Order, typename T>
 SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int run, int r, int x) {
@@ -163,7 +167,8 @@ SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, S
     stencil::update_point<Order>(a, z, y, x);
     const long i = a.cell(z, y, x);
     T* out = a.u_prev_next + i;
-    if (i == p.source_index) out[0] += a.vdt2[i] * p.source[m];
+    const int j = p.source_at(i, z * p.ny + y);
+    if (j >= 0) out[0] += a.vdt2[i] * (p.source_weight[j] * p.source[m]);
     if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
   }
   if (r == 0 && x == 0) step.move_on(m);
@@ -260,9 +265,11 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
     b.illum[t] += u[0] * u[0];
     const T v = b.a.vdt2[i];
     if (recreate) b.u_next[i] = T(2) * u[0] - b.u_next[i] + v * lap;
-    if (i == p.source_index) {
-      b.corr[t] += b.a.u[i] * p.source[m];
-      if (recreate) b.u_next[i] += v * p.source[m];
+    const int j = p.source_at(i, z * p.ny + y);
+    if (j >= 0) {
+      const T f = p.source_weight[j] * p.source[m];
+      b.corr[t] += b.a.u[i] * f;
+      if (recreate) b.u_next[i] += v * f;
     }
     if (recreate && p.free_surface && z == p.pml_top) b.u_next[i] = T(0);
     return;

@@ -78,8 +78,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   const std::uint64_t t = sizeof(T);
   need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
   need.per_shot = need.store + t * (std::uint64_t(ts.nsteps) + (reference ? 3 : 2) * traces + 4 * region) +
-                  sizeof(float) * traces + sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.rows()) +
-                  sizeof(double);
+                  sizeof(float) * traces + points_bytes<T>(layout, most_point_nodes(m, s)) + sizeof(double);
   need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
   need.shared =
       t * (med.buffer.size() + ref_med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
@@ -128,16 +127,16 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
                              std::to_string(streamed.size()) + " samples, not " + std::to_string(traces));
         observed = streamed.data();
       }
-      reads = {inputs.nodes.data(), inputs.source.data(), observed, weights.data()};
-      p.source_index = inputs.nodes[0];
+      reads = {inputs.nodes.data(), inputs.signals.data(), observed, weights.data()};
     }
+    point_counts(med, m, s, shot, inputs).apply(p);  // the handles' sizes, on every rank
     graph::ImagingShot d = graph::imaging_shot<T>(owner, p, reads, &misfits[std::size_t(i)], reference != nullptr);
-    insert_forward<T>({medium, d.nodes, d.source, d.traces, fwork, d.store, d.final_state}, p, o.order);
-    if (reference) insert_forward<T>({ref_medium, d.nodes, d.source, d.reference, fwork}, p, o.order);
+    insert_forward<T>({medium, d.nodes, d.signals, d.traces, fwork, d.store, d.final_state}, p, o.order);
+    if (reference) insert_forward<T>({ref_medium, d.nodes, d.signals, d.reference, fwork}, p, o.order);
     insert_misfit({reference ? d.reference : d.traces, d.observed, d.residual, d.misfit, misfit_scratch, d.weights},
                   mode);
     insert_adjoint<T>(
-        {medium, d.nodes, d.source, d.residual, d.store, d.final_state, d.correlation, d.illumination, awork}, p,
+        {medium, d.nodes, d.signals, d.residual, d.store, d.final_state, d.correlation, d.illumination, awork}, p,
         o.order);
     insert_image({d.correlation, d.illumination, vel, d.contribution}, mode, &graph::Window::done, &window);
     tree.add(std::move(d.contribution));  // each sum runs where its left part lives

@@ -35,8 +35,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   // hold one shot is refused before any work or handle.
   const int workers = graph::workers();
   MemoryNeed need;
-  need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) +
-                  sizeof(long) * ShotProblem<T>::nodes_size(layout.nrec, layout.rows());
+  need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) + points_bytes<T>(layout, most_point_nodes(m, s));
   need.per_worker = sizeof(T) * layout.work_size();
   need.shared = sizeof(T) * med.buffer.size() + sizeof(float) * per_shot;
   const int window =
@@ -79,11 +78,11 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     if (owner == graph::rank()) {
       inputs = shot_inputs(med, m, s, ts, shot);
       reads.nodes = inputs.nodes.data();
-      reads.source = inputs.source.data();
-      p.source_index = inputs.nodes[0];
+      reads.signals = inputs.signals.data();
     }
+    point_counts(med, m, s, shot, inputs).apply(p);  // the handles' sizes, on every rank
     graph::ForwardShot d = graph::forward_shot<T>(owner, p, reads);
-    insert_forward<T>({medium, d.nodes, d.source, d.traces, work}, p, o.order);
+    insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, p, o.order);
     graph::send_to(d.traces, 0);
     in_flight.push_back({shot, std::move(d.traces)});
     if (int(in_flight.size()) >= window) finish_oldest();
@@ -107,10 +106,10 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
   choose_time_step(m, s, o);                             // refuses an unstable or non-dividing --internal-dt
   const Medium<float> med = medium_layout<float>(m, o);  // only the layout is needed to check positions
   for (int shot = 0; shot < s.nshots(); ++shot) {
-    node_index(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
+    point_nodes(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
     const auto& rec = s.receivers_of(shot);
     for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r)  // past the count: padding, never placed
-      node_index(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
+      point_nodes(med, m, rec[r], "receiver " + std::to_string(r) + " of shot " + std::to_string(shot));
   }
 }
 
