@@ -120,7 +120,10 @@ int fwi(int argc, char** argv) {
   figures::Folder pictures(figures_dir, "--figures", drawings, flags.overwrite || f.resume, inputs, root);
 
   const Model initial = io::read_model(model_path);
-  const Survey s = read_observed_data(data_path);  // this rank's shots (all of them alone)
+  // The survey and /data's shape now; each shot's traces are read (and band-filtered) as it
+  // is submitted, every evaluation (streamed: peak memory does not grow with the shots).
+  const Survey s = io::read_survey(data_path, true, [](int) { return false; });
+  f.observed = stream_observed_data(data_path, s);  // checks this rank's shots for NaN/Inf
   Model truth;
   if (!true_path.empty()) {
     truth = io::read_model(true_path);

@@ -73,16 +73,23 @@ std::string shape_text(const std::vector<double>& v) {
 
 /// The checksum of every shot's observed traces, in shot order. Collective under MPI: each
 /// rank holds its own shots' traces, rank 0 gets the result (others: meaningless).
-std::string traces_checksum(const Survey& s) {
+std::string traces_checksum(const Survey& s, const FwiOptions& f) {
   const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
   std::vector<double> halves(2 * std::size_t(s.nshots()), 0.0);  // 32-bit halves: exact in a double sum
-  for (int k = 0; k < s.nshots(); ++k)
-    if (const float* d = s.observed(k)) {
+  for (int k = 0; k < s.nshots(); ++k) {
+    std::vector<float> streamed;
+    const float* d = s.observed(k);
+    if (!d && f.observed && graph::mine(k)) {  // streamed: read one shot at a time
+      streamed = f.observed(k);
+      d = streamed.data();
+    }
+    if (d) {
       Checksum c;
       c.add_bytes(d, per_shot * sizeof(float));
       halves[2 * std::size_t(k)] = double(c.value() >> 32);
       halves[2 * std::size_t(k) + 1] = double(c.value() & 0xFFFFFFFFull);
     }
+  }
   mpi::sum_to_root(halves);
   Checksum all;
   for (int k = 0; k < s.nshots(); ++k)
@@ -151,7 +158,7 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   for (const auto& w : s.wavelets) wavelets.add(w);
   add("data_geometry", "the data's source and receiver positions (--data)", "checksum " + geometry.hex());
   add("data_wavelets", "the data's wavelets (--data)", "checksum " + wavelets.hex());
-  add("data_traces", "the observed traces (--data)", traces_checksum(s));
+  add("data_traces", "the observed traces (--data)", traces_checksum(s, f));
   if (!s.counts.empty() || !s.weights.empty()) {  // only then, so states made before these existed still resume
     Checksum traces;
     for (std::int64_t c : s.counts) traces.add_word(std::uint64_t(c));
@@ -275,6 +282,19 @@ void announce(Announcement kind, int band, const std::vector<int>& shots, const 
   mpi::broadcast(order);
 }
 
+/// Band `band`'s source of streamed observed traces: f.observed low-passed as each shot is
+/// read (as filters::lowpassed does to data held in memory); none when the data are held.
+std::function<std::vector<float>(int)> band_observed(const Survey& s, const FwiOptions& f, int band) {
+  if (!f.observed || f.bands.empty()) return f.observed;
+  const double fc = f.bands[std::size_t(band)], dt = s.dt;
+  const std::size_t nt = std::size_t(s.nt);
+  return [&f, fc, dt, nt](int shot) {
+    std::vector<float> d = f.observed(shot);
+    for (std::size_t t = 0; t + nt <= d.size(); t += nt) filters::lowpass(d.data() + t, nt, dt, fc);
+    return d;
+  };
+}
+
 /// The other ranks' part: each evaluation rank 0 announces, on this rank's shots, until
 /// rank 0 is done. The optimiser runs on rank 0 alone.
 FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
@@ -296,6 +316,7 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
     Model m = initial;
     m.vp.assign(order.begin() + 3 + nbatch, order.end());
     GradientHooks hooks;
+    hooks.observed = band_observed(s, f, band);
     for (int k = 0; k < nbatch; ++k) hooks.shots.push_back(int(order[std::size_t(3 + k)]));
     misfit_gradient(m, band_survey, o, hooks);
   }
@@ -519,7 +540,7 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
-  check_imaging_inputs(initial, s, o);
+  check_imaging_inputs(initial, s, o, bool(f.observed));
 }
 
 void check_resume(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
@@ -565,6 +586,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     hooks.on_shot_done = f.on_shot_done;
     hooks.on_plan = f.on_plan;
     hooks.shots = shots;
+    hooks.observed = band_observed(s, f, st.band);
     return misfit_gradient(m, survey, o, hooks);
   };
   FwiResult result;

@@ -51,6 +51,10 @@ struct FwiOptions {
   std::function<void(int done, int total)> on_shot_done;               // within an evaluation (a StarPU callback)
   std::function<void(const MemoryNeed&, std::uint64_t, int)> on_plan;  // each evaluation: GradientHooks::on_plan
   std::function<bool()> stop_requested;                                // checked between evaluations
+  // Where a shot's observed traces come from when the survey does not hold them: read as
+  // the shot is submitted (and band-filtered then), dropped after its misfit, so the data
+  // in memory are those of the shots in flight (GradientHooks::observed).
+  std::function<std::vector<float>(int shot)> observed;
 };
 
 struct FwiResult {

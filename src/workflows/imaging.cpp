@@ -210,8 +210,6 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
   return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
 }
 
-Survey read_observed_data(const std::string& path) { return io::read_survey(path, true, graph::mine); }
-
 std::function<std::vector<float>(int shot)> stream_observed_data(const std::string& path, const Survey& s) {
   const std::size_t traces = std::size_t(s.nrec()) * std::size_t(s.nt);
   for (int shot = 0; shot < s.nshots(); ++shot)

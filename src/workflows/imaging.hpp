@@ -108,10 +108,6 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
 /// the slowest velocity of the model's top row: the mute of finish_rtm_image().
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
 
-/// The survey of `path` with the observed data of this rank's shots (every shot's in one
-/// process): under MPI each rank reads only the shots it owns (DESIGN §3).
-Survey read_observed_data(const std::string& path);
-
 /// Checks before any work (InputError): options, time step, positions, and that the survey
 /// carries data of the right shape (`streamed`: the data are read shot by shot as the shots
 /// are submitted, GradientHooks::observed; the caller has checked the file).
