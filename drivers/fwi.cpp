@@ -150,18 +150,12 @@ int fwi(int argc, char** argv) {
   pictures.create();
   const Model& scale_model = f.true_model ? truth : initial;
   const double lo = scale_model.vmin(), hi = scale_model.vmax();
-  auto image = [&](const std::vector<double>& v) {  // a 3-D model's section through its middle row (y)
-    figures::Image2D img;
-    img.rows = initial.nz;
-    img.cols = initial.nx;
-    const int y = initial.ny / 2;
-    for (int z = 0; z < initial.nz; ++z)
-      img.values.insert(img.values.end(), v.begin() + long(initial.index(z, y, 0)),
-                        v.begin() + long(initial.index(z, y, 0)) + initial.nx);
-    return img;
+  auto field = [&](const std::vector<double>& v) {  // a 3-D model shows three slices through its middle
+    return figures::Field{initial.nz, initial.ny, initial.nx, initial.dz, initial.dy,
+                          initial.dx, initial.z0, initial.y0, initial.x0, std::vector<float>(v.begin(), v.end())};
   };
-  if (f.true_model) figures::plot_model(pictures.file("true.png"), image(truth.vp), lo, hi);
-  figures::plot_model(pictures.file("initial.png"), image(initial.vp), lo, hi);
+  if (f.true_model) figures::plot_model(pictures.file("true.png"), field(truth.vp), "true model", lo, hi);
+  figures::plot_model(pictures.file("initial.png"), field(initial.vp), "initial model", lo, hi);
 
   Survey one;  // the middle shot, for its residual gather
   one.dim = s.dim;
@@ -178,16 +172,25 @@ int fwi(int argc, char** argv) {
   observed.values.assign(shown_traces, shown_traces + per_shot);
   const double data_scale = figures::clip_amplitude(observed.values, 0.98);
   const std::vector<int> lines = s.receiver_lines(shown);  // 3-D: the receiver lines side by side
-  auto gather = [&](const figures::Image2D& traces) {
-    return lines.empty() ? traces : figures::gather_lines(traces, lines);
-  };
-  figures::plot_gather(pictures.file("observed.png"), gather(observed));
+  const std::string shot_name = "shot " + std::to_string(shown);
+  figures::plot_gather(pictures.file("observed.png"), observed, s.dt, "observed data, " + shot_name, lines);
   auto figures_now = [&](const FwiProgress& p) {
-    figures::plot_model(pictures.file("current.png"), image(*p.model), lo, hi);
+    const std::string when =
+        "iteration " + std::to_string(p.iteration) +
+        (f.bands.empty() ? std::string()
+                         : " (band " + std::to_string(p.band + 1) + ": " + number_text(p.frequency) + " Hz)");
+    figures::plot_model(pictures.file("current.png"), field(*p.model), "model after " + when, lo, hi);
     std::vector<double> pg(p.gradient->size());  // the preconditioned gradient: what moves the model
     for (std::size_t i = 0; i < pg.size(); ++i) pg[i] = (*p.precond)[i] * (*p.gradient)[i];
-    figures::plot_section(pictures.file("gradient.png"), image(pg));
-    figures::plot_curve(pictures.file("misfit.png"), *p.history, true);
+    figures::plot_section(pictures.file("gradient.png"), field(pg), "preconditioned gradient, " + when,
+                          "dJ/dv, preconditioned");
+    figures::Curve curve{"misfit", "iteration", "misfit J (log scale)", *p.history, true, {}};
+    for (std::size_t k = 0; k < p.history_band->size(); ++k)
+      if (!f.bands.empty() && (k == 0 || (*p.history_band)[k] != (*p.history_band)[k - 1])) {
+        const int b = int((*p.history_band)[k]);
+        curve.marks.emplace_back(int(k), number_text(f.bands[std::size_t(b)]) + " Hz");
+      }
+    figures::plot_curve(pictures.file("misfit.png"), curve);
     Model m = initial;
     m.vp = *p.model;
     const std::vector<float> syn = model_shots_alone(m, one, o);  // the other ranks wait meanwhile
@@ -195,8 +198,11 @@ int fwi(int argc, char** argv) {
     res.rows = s.nrec();
     res.cols = int(s.nt);
     res.values.resize(per_shot);
-    for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = syn[i] - shown_traces[i];
-    figures::plot_gather(pictures.file("residual.png"), gather(res), 0.98, data_scale);
+    const std::vector<float> w = s.trace_weights(shown);  // dead traces and padding: none
+    for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = w[i / std::size_t(s.nt)] * (syn[i] - shown_traces[i]);
+    figures::plot_gather(pictures.file("residual.png"), res, s.dt,
+                         "weighted residual (modeled − observed), " + shot_name + ", after " + when, lines, 0.98,
+                         data_scale);
   };
   files::arm_graceful_stop(true);  // a first SIGINT/SIGTERM ends the run at the next iteration, saved
   f.stop_requested = [] { return files::stop_requested(); };
@@ -221,7 +227,7 @@ int fwi(int argc, char** argv) {
   const int nbands = std::max<int>(1, int(f.bands.size()));
   struct Undrawn {  // the latest iteration, when its pictures were skipped (--figures-every)
     FwiProgress p;
-    std::vector<double> model, gradient, precond, history;
+    std::vector<double> model, gradient, precond, history, history_band;
   };
   std::unique_ptr<Undrawn> undrawn;
   double total = 0;
@@ -234,11 +240,12 @@ int fwi(int argc, char** argv) {
       figures_now(p);
       undrawn.reset();
     } else {  // kept for the drawing at the end
-      undrawn = std::make_unique<Undrawn>(Undrawn{p, *p.model, *p.gradient, *p.precond, *p.history});
+      undrawn = std::make_unique<Undrawn>(Undrawn{p, *p.model, *p.gradient, *p.precond, *p.history, *p.history_band});
       undrawn->p.model = &undrawn->model;
       undrawn->p.gradient = &undrawn->gradient;
       undrawn->p.precond = &undrawn->precond;
       undrawn->p.history = &undrawn->history;
+      undrawn->p.history_band = &undrawn->history_band;
     }
     total += p.seconds;
     if (first < 0) first = p.iteration;

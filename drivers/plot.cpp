@@ -3,8 +3,10 @@
 // by side, or one of them), or three orthogonal slices of a 3-D array.
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <tuple>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -39,19 +41,21 @@ std::array<int, 3> slice_point(const io::Volume& v, const std::string& at) {
   return cell;
 }
 
-/// Each receiver's line in a 3-D data file's shot (Survey::receiver_lines); empty for a
-/// 2-D survey, or a file with no positions.
-std::vector<int> receiver_lines(const std::string& path, int shot) {
-  if (!io::has_dataset(path, "/receiver/position")) return {};
+/// A data file's sample interval and each receiver's line in shot `shot` (3-D:
+/// Survey::receiver_lines; empty in 2-D); dt 0 for a file with no survey.
+std::pair<double, std::vector<int>> gather_geometry(const std::string& path, int shot) {
+  if (!io::has_dataset(path, "/receiver/position")) return {0, {}};
   const Survey s = io::read_survey(path, false, [](int) { return false; });  // positions only
-  return shot < s.nshots() ? s.receiver_lines(shot) : std::vector<int>{};
+  return {s.dt, shot < s.nshots() ? s.receiver_lines(shot) : std::vector<int>{}};
 }
 
-/// The traces of receiver line `keep` alone (InputError when there is no such line).
-figures::Image2D one_line(const figures::Image2D& traces, const std::vector<int>& line, int keep) {
+/// The traces of receiver line `keep` alone (InputError when there is no such line), and
+/// the number of the line's first receiver (from 1).
+figures::Image2D one_line(const figures::Image2D& traces, const std::vector<int>& line, int keep, int& first) {
   figures::Image2D out{0, traces.cols, {}};
   for (int r = 0; r < traces.rows; ++r)
     if (line[std::size_t(r)] == keep) {
+      if (out.rows == 0) first = r + 1;
       out.values.insert(out.values.end(), traces.values.begin() + long(r) * traces.cols,
                         traces.values.begin() + long(r + 1) * traces.cols);
       ++out.rows;
@@ -65,7 +69,7 @@ figures::Image2D one_line(const figures::Image2D& traces, const std::vector<int>
 }  // namespace
 
 int plot(int argc, char** argv) {
-  std::string in, out, dataset, at;
+  std::string in, out, dataset, at, title;
   int shot = 0, line = -1;
   double vmin = 0, vmax = 0;
   cli::CommonFlags flags;
@@ -79,7 +83,8 @@ int plot(int argc, char** argv) {
       "vmin", cli::po::value<double>(&vmin)->default_value(0), "colour scale minimum (models)")(
       "vmax", cli::po::value<double>(&vmax)->default_value(0), "colour scale maximum (models)")(
       "at", cli::po::value<std::string>(&at),
-      "3-D arrays: the point z,y,x in m the three slices go through (default: the middle)");
+      "3-D arrays: the point z,y,x in m the three slices go through (default: the middle)")(
+      "title", cli::po::value<std::string>(&title), "the picture's title (default: the file and what is drawn)");
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("plot", argc, argv, desc, vm);
@@ -100,18 +105,34 @@ int plot(int argc, char** argv) {
   }
   const std::string name = !dataset.empty() ? dataset : gather ? "/data" : "/vp";
   const bool volume = !gather && io::dataset_rank(in, name) == 3;  // a 3-D model, gradient or image
-  figures::Image2D img;
+  const std::string file = std::filesystem::path(in).filename().string();
+  figures::Field field;  // a model, gradient or image
+  figures::Image2D img;  // a gather
   int layers = 1;
+  std::array<int, 3> c{0, 0, 0};
   if (volume) {
     cli::refuse_if_given(vm, "shot", false, "on a 3-D array (it picks a shot of /data; --at places the slices)");
-    const io::Volume v = io::read_volume(in, name);
-    const std::array<int, 3> c = slice_point(v, at);
-    img = figures::three_slices(v.values, v.nz, v.ny, v.nx, c[0], c[1], c[2]);
+    io::Volume v = io::read_volume(in, name);
+    c = slice_point(v, at);
+    field = {v.nz,         v.ny,        v.nx,        v.spacing[0], v.spacing[1],
+             v.spacing[2], v.origin[0], v.origin[1], v.origin[2],  std::move(v.values)};
   } else {
     cli::refuse_if_given(vm, "at", false, "on " + name + " (it places the slices of a 3-D array)");
-    const io::Array2D a = io::read_slice(in, name, shot);
-    img = figures::Image2D{a.rows, a.cols, a.values};
+    io::Array2D a = io::read_slice(in, name, shot);
     layers = a.layers;
+    if (gather) {
+      img = figures::Image2D{a.rows, a.cols, std::move(a.values)};
+    } else {  // a section: its spacing and origin when the file gives them (else 1 m, 0)
+      field = {a.rows, 1, a.cols, 1, 1, 1, 0, 0, 0, std::move(a.values)};
+      if (layers == 1) try {
+          const io::Volume v = io::read_field(in, name);
+          field.dz = v.spacing[0];
+          field.dx = v.spacing[2];
+          field.z0 = v.origin[0];
+          field.x0 = v.origin[2];
+        } catch (const InputError&) {  // no spacing attribute: cells of 1 m from 0
+        }
+    }
   }
   const bool velocity = !gather && (dataset.empty() || dataset == "/vp");
   cli::refuse_if_given(
@@ -119,16 +140,35 @@ int plot(int argc, char** argv) {
       "on " + (dataset.empty() ? std::string("/data") : dataset) + " (the colour scale of a velocity model)");
   cli::refuse_if_given(vm, "shot", gather || layers > 1,
                        "on a 2-D dataset (it picks a shot of /data or a slice of a 3-D dataset)");
+  double dt = 0;
   std::vector<int> lines;
-  if (gather) lines = receiver_lines(in, shot);
+  if (gather) std::tie(dt, lines) = gather_geometry(in, shot);
   cli::refuse_if_given(vm, "line", !lines.empty(), "on " + name + " (it picks a receiver line of 3-D data)");
-  if (!lines.empty()) img = cli::given(vm, "line") ? one_line(img, lines, line) : figures::gather_lines(img, lines);
-  if (gather)
-    figures::plot_gather(out, img);
-  else if (velocity)
-    figures::plot_model(out, img, vmin, vmax);
-  else  // gradients, images, illumination: grey-scale about zero
-    figures::plot_section(out, img);
+  if (gather) {
+    int first = 1;
+    if (cli::given(vm, "line")) {
+      img = one_line(img, lines, line, first);
+      lines.clear();
+    }
+    if (title.empty())
+      title =
+          file + ": shot " + std::to_string(shot) + (cli::given(vm, "line") ? ", line " + std::to_string(line) : "");
+    figures::plot_gather(out, img, dt, title, lines, 0.98, 0, first);
+  } else {
+    if (title.empty()) title = file + ": " + name + (layers > 1 ? " [" + std::to_string(shot) + "]" : "");
+    if (volume)
+      title += " (slices through z = " + std::to_string(int(std::lround(field.z0 + c[0] * field.dz))) +
+               ", y = " + std::to_string(int(std::lround(field.y0 + c[1] * field.dy))) +
+               ", x = " + std::to_string(int(std::lround(field.x0 + c[2] * field.dx))) + " m)";
+    if (velocity)
+      figures::plot_model(out, field, title, vmin, vmax, c);
+    else  // gradients, images, illumination: grey scale about zero
+      figures::plot_section(out, field, title,
+                            name == "/gradient" ? "gradient dJ/dv"
+                            : name == "/vp"     ? "m/s"
+                                                : "amplitude",
+                            0.98, c);
+  }
   if (!flags.quiet) std::cout << "wrote " << out << "\n";
   return 0;
 }

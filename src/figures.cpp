@@ -1,13 +1,16 @@
 #include "src/figures.hpp"
 
-#include <png.h>
+#include <cairo.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <iomanip>
 #include <set>
+#include <sstream>
 
 #include "src/error.hpp"
 #include "src/files.hpp"
@@ -16,7 +19,7 @@ namespace starwave::figures {
 namespace {
 
 struct Rgb {
-  unsigned char r, g, b;
+  double r, g, b;  // 0…255
 };
 
 Rgb lerp(const Rgb* stops, int n, double t) {
@@ -24,8 +27,8 @@ Rgb lerp(const Rgb* stops, int n, double t) {
   t = std::clamp(t, 0.0, 1.0) * (n - 1);
   const int i = std::min(int(t), n - 2);
   const double f = t - i;
-  auto mix = [&](unsigned char a, unsigned char b) { return (unsigned char)std::lround(a + f * (b - a)); };
-  return {mix(stops[i].r, stops[i + 1].r), mix(stops[i].g, stops[i + 1].g), mix(stops[i].b, stops[i + 1].b)};
+  return {stops[i].r + f * (stops[i + 1].r - stops[i].r), stops[i].g + f * (stops[i + 1].g - stops[i].g),
+          stops[i].b + f * (stops[i + 1].b - stops[i].b)};
 }
 
 Rgb colour(Colormap c, double t) {
@@ -36,183 +39,385 @@ Rgb colour(Colormap c, double t) {
   return c == Colormap::Velocity ? lerp(velocity, 5, t) : lerp(seismic, 3, t);
 }
 
-/// libpng reports an error by calling this, which must not return: the message is kept
-/// for ours and control goes back to write_rgb's setjmp. Warnings are dropped (libpng
-/// would print them on stderr; a picture's warning is not the user's business).
-struct PngFailure {
-  char message[256] = "unknown error";
-};
-extern "C" void on_png_error(png_structp png, png_const_charp message) {
-  auto* failure = static_cast<PngFailure*>(png_get_error_ptr(png));
-  std::snprintf(failure->message, sizeof failure->message, "%s", message ? message : "unknown error");
-  png_longjmp(png, 1);
+unsigned pack(const Rgb& c) {
+  auto b = [](double v) { return unsigned(std::lround(std::clamp(v, 0.0, 255.0))); };
+  return (b(c.r) << 16) | (b(c.g) << 8) | b(c.b);
 }
-extern "C" void on_png_warning(png_structp, png_const_charp) {}
 
-/// Writes RGB pixels (row-major, 3 bytes each) as a PNG, atomically (temporary + rename).
-void write_rgb(const std::string& path, int width, int height, std::vector<unsigned char>& pixels) {
-  files::Temporary tmp(path);
-  FILE* f = std::fopen(tmp.path().c_str(), "wb");
-  if (!f) throw InputError(path + ": cannot create the picture: " + files::os_cause(errno));
-  PngFailure failure;
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &failure, on_png_error, on_png_warning);
-  png_infop info = png ? png_create_info_struct(png) : nullptr;
-  if (!png || !info || setjmp(png_jmpbuf(png))) {
-    const int err = errno;
-    png_destroy_write_struct(&png, &info);
-    std::fclose(f);
-    throw RuntimeError(path + ": cannot write the picture: " +
-                       (err == ENOSPC || err == EDQUOT || err == EFBIG ? files::os_cause(err) : failure.message));
-  }
-  png_init_io(png, f);
-  png_set_IHDR(png, info, png_uint_32(width), png_uint_32(height), 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (int y = 0; y < height; ++y) png_write_row(png, &pixels[std::size_t(y) * width * 3]);
-  png_write_end(png, nullptr);
-  png_destroy_write_struct(&png, &info);
-  if (std::fflush(f) != 0 || std::ferror(f)) {
-    const int err = errno;
-    std::fclose(f);
-    throw RuntimeError(path + ": cannot write the picture: " + files::os_cause(err));
-  }
-  if (std::fclose(f) != 0) throw RuntimeError(path + ": cannot write the picture: " + files::os_cause(errno));
-  tmp.commit();
+/// Tick values: multiples of 1, 2 or 5 × 10^k inside [a, b], about `target` of them.
+std::vector<double> nice_ticks(double a, double b, int target) {
+  if (!(b > a) || !std::isfinite(a) || !std::isfinite(b)) return {a};
+  const double raw = (b - a) / target, mag = std::pow(10.0, std::floor(std::log10(raw))), f = raw / mag;
+  const double step = (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
+  std::vector<double> t;
+  for (double k = std::ceil(a / step - 1e-9); k * step <= b + 1e-9 * step; k += 1)
+    t.push_back(std::abs(k) < 1e-9 ? 0.0 : k * step);
+  return t;
 }
+
+std::string number(double v) {
+  std::ostringstream os;
+  os << std::setprecision(4) << v;
+  return os.str();
+}
+
+/// A Cairo surface and context, written to a PNG atomically.
+class Canvas {
+ public:
+  Canvas(int width, int height)
+      : surface_(cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height)), cr_(cairo_create(surface_)) {
+    cairo_set_source_rgb(cr_, 1, 1, 1);
+    cairo_paint(cr_);
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  }
+  ~Canvas() {
+    cairo_destroy(cr_);
+    cairo_surface_destroy(surface_);
+  }
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+  cairo_t* cr() { return cr_; }
+
+  /// Text of `size` px anchored at (x, y): ax, ay ∈ {0, 0.5, 1} place the anchor at the
+  /// text's left/centre/right and top/middle/bottom; `angle` turns it (−π/2: upwards).
+  void text(const std::string& s, double x, double y, double size, double ax, double ay, double angle = 0,
+            bool bold = false) {
+    cairo_save(cr_);
+    cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
+                           bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr_, size);
+    cairo_text_extents_t e;
+    cairo_text_extents(cr_, s.c_str(), &e);
+    cairo_translate(cr_, x, y);
+    cairo_rotate(cr_, angle);
+    cairo_move_to(cr_, -ax * e.x_advance, -ay * size * 0.75 + size * 0.75);
+    cairo_set_source_rgb(cr_, 0, 0, 0);
+    cairo_show_text(cr_, s.c_str());
+    cairo_restore(cr_);
+  }
+  void line(double x0, double y0, double x1, double y1, double width = 1, double grey = 0) {
+    cairo_set_source_rgb(cr_, grey, grey, grey);
+    cairo_set_line_width(cr_, width);
+    cairo_move_to(cr_, x0, y0);
+    cairo_line_to(cr_, x1, y1);
+    cairo_stroke(cr_);
+  }
+  void write(const std::string& path) {
+    cairo_surface_flush(surface_);
+    files::Temporary tmp(path);
+    const cairo_status_t st = cairo_surface_write_to_png(surface_, tmp.path().c_str());
+    if (st != CAIRO_STATUS_SUCCESS) {
+      const int err = errno;
+      throw RuntimeError(path + ": cannot write the picture: " +
+                         (st == CAIRO_STATUS_WRITE_ERROR && err != 0 ? files::os_cause(err)
+                                                                     : std::string(cairo_status_to_string(st))));
+    }
+    tmp.commit();
+  }
+
+ private:
+  cairo_surface_t* surface_;
+  cairo_t* cr_;
+};
+
+/// Paints `img` into box b, each value its colour (NaN white), scaled: nearest cell when
+/// the cells are enlarged, averaged when many cells share a pixel (long traces).
+void paint_image(cairo_t* cr, const Image2D& img, const ColourScale& sc, const Box& b) {
+  cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, img.cols, img.rows);
+  const int stride = cairo_image_surface_get_stride(s);
+  unsigned char* data = cairo_image_surface_get_data(s);
+  const double span = sc.hi > sc.lo ? sc.hi - sc.lo : 1.0;
+  for (int r = 0; r < img.rows; ++r) {
+    auto* row = reinterpret_cast<std::uint32_t*>(data + std::size_t(r) * std::size_t(stride));
+    for (int c = 0; c < img.cols; ++c) {
+      const float v = img.values[std::size_t(r) * std::size_t(img.cols) + std::size_t(c)];
+      row[c] = std::isnan(v) ? 0xFFFFFFu : pack(colour(sc.map, (v - sc.lo) / span));
+    }
+  }
+  cairo_surface_mark_dirty(s);
+  cairo_save(cr);
+  cairo_rectangle(cr, b.x, b.y, b.w, b.h);
+  cairo_clip(cr);
+  cairo_translate(cr, b.x, b.y);
+  cairo_scale(cr, double(b.w) / img.cols, double(b.h) / img.rows);
+  cairo_set_source_surface(cr, s, 0, 0);
+  const bool enlarged = b.w >= img.cols && b.h >= img.rows;
+  cairo_pattern_set_filter(cairo_get_source(cr), enlarged ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_GOOD);
+  cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD);
+  cairo_paint(cr);
+  cairo_restore(cr);
+  cairo_surface_destroy(s);
+}
+
+/// The ticks of an axis of n cells over `length` px from `start`: (pixel, value) pairs.
+std::vector<std::pair<double, double>> axis_ticks(const Axis& a, int n, double start, double length) {
+  const double lo = a.origin - 0.5 * a.step, hi = a.origin + (n - 0.5) * a.step;
+  std::vector<std::pair<double, double>> out;
+  for (double v : nice_ticks(std::min(lo, hi), std::max(lo, hi), std::max(2, int(length / 90))))
+    out.emplace_back(std::floor(start + (v - lo) / (hi - lo) * length) + 0.5, v);  // a pixel's centre: crisp
+  return out;
+}
+
+constexpr double kTitle = 17, kLabel = 13, kTick = 11;
 
 }  // namespace
+
+unsigned colour_of(Colormap map, double t) { return pack(colour(map, t)); }
+
+Axis distance_axis(const std::string& name, double origin, double step, int n) {
+  if (std::abs(step) * std::max(1, n - 1) >= 5000) return {origin / 1000, step / 1000, name + " (km)"};
+  return {origin, step, name + " (m)"};
+}
 
 double clip_amplitude(const std::vector<float>& values, double clip) {
   std::vector<float> mag;
   mag.reserve(values.size());
   for (float v : values)
-    if (!std::isnan(v)) mag.push_back(std::abs(v));  // NaN: the blank between panels
+    if (!std::isnan(v)) mag.push_back(std::abs(v));  // NaN: blank
   if (mag.empty()) return 1.0;
   const std::size_t k = std::min(mag.size() - 1, std::size_t(clip * double(mag.size())));
   std::nth_element(mag.begin(), mag.begin() + long(k), mag.end());
   return mag[k] > 0 ? mag[k] : 1.0;
 }
 
-void write_png(const std::string& path, const Image2D& img, Colormap cmap, double lo, double hi, int min_width) {
-  if (img.rows <= 0 || img.cols <= 0) throw InputError(path + ": nothing to draw (empty array)");
-  const int scale = std::max(1, (min_width + img.cols - 1) / img.cols);
-  const int width = img.cols * scale;
-  const int bar = std::max(12, width / 40), gap = bar / 2;
-  const int height = img.rows * scale + gap + bar;
-  const double span = hi > lo ? hi - lo : 1.0;
-
-  std::vector<unsigned char> pixels(std::size_t(width) * height * 3, 255);
-  for (int y = 0; y < img.rows * scale; ++y)
-    for (int x = 0; x < width; ++x) {
-      const float v = img.values[std::size_t(y / scale) * img.cols + x / scale];
-      if (std::isnan(v)) continue;  // blank (white): the gaps between the panels of a 3-D picture
-      const Rgb c = colour(cmap, (v - lo) / span);
-      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
-      p[0] = c.r, p[1] = c.g, p[2] = c.b;
+Layout draw(const std::string& path, const std::string& title, const std::vector<Panel>& panels,
+            const ColourScale& scale) {
+  if (panels.empty()) throw InputError(path + ": nothing to draw");
+  for (const Panel& p : panels)
+    if (p.values.rows <= 0 || p.values.cols <= 0 ||
+        p.values.values.size() != std::size_t(p.values.rows) * std::size_t(p.values.cols))
+      throw InputError(path + ": nothing to draw (empty array)");
+  // Sizes: panels drawn to scale share one pixels-per-unit, chosen so that they fill about
+  // 900 px across and at most 620 px down; the others share the width left, 560 px tall.
+  const double target_w = 900, max_h = 620, free_h = 560;
+  double scaled_extent = 0, tallest = 0;
+  int free_cols = 0;
+  for (const Panel& p : panels) {
+    if (p.to_scale) {
+      scaled_extent += std::abs(p.across.step) * p.values.cols;
+      tallest = std::max(tallest, std::abs(p.down.step) * p.values.rows);
+    } else {
+      free_cols += p.values.cols;
     }
-  for (int y = img.rows * scale + gap; y < height; ++y)  // colour bar, lo at the left
-    for (int x = 0; x < width; ++x) {
-      const Rgb c = colour(cmap, double(x) / (width - 1));
-      unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
-      p[0] = c.r, p[1] = c.g, p[2] = c.b;
+  }
+  double ppu = scaled_extent > 0 ? target_w / scaled_extent : 0;
+  if (tallest * ppu > max_h) ppu = max_h / tallest;
+  const double free_w = scaled_extent > 0 ? target_w / 2 : target_w;
+  // Margins: the title and captions above, tick labels and the axis label below and to the
+  // left, the colour bar with its values and label on the right.
+  const int left = 78, top = 62, bottom = 58, gap_same = 14, gap_new = 70, right = 140;
+  Layout L;
+  int x = left, height = 0;
+  for (std::size_t i = 0; i < panels.size(); ++i) {
+    const Panel& p = panels[i];
+    Box b;
+    if (p.to_scale) {
+      b.w = std::max(40, int(std::lround(std::abs(p.across.step) * p.values.cols * ppu)));
+      b.h = std::max(40, int(std::lround(std::abs(p.down.step) * p.values.rows * ppu)));
+    } else {
+      b.w = std::max(40, int(std::lround(free_w * p.values.cols / std::max(1, free_cols))));
+      b.h = int(free_h);
     }
+    if (i > 0) x += panels[i].down.label == panels[i - 1].down.label ? gap_same : gap_new;
+    b.x = x;
+    b.y = top;
+    x += b.w;
+    height = std::max(height, b.h);
+    L.panels.push_back(b);
+  }
+  L.bar = {x + 24, top, 18, height};
+  L.width = x + right;
+  L.height = top + height + bottom;
 
-  write_rgb(path, width, height, pixels);
+  Canvas canvas(L.width, L.height);
+  cairo_t* cr = canvas.cr();
+  canvas.text(title, L.width / 2.0, 10, kTitle, 0.5, 0, 0, true);
+  for (std::size_t i = 0; i < panels.size(); ++i) {
+    const Panel& p = panels[i];
+    const Box& b = L.panels[i];
+    paint_image(cr, p.values, scale, b);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, b.x + 0.5, b.y + 0.5, b.w - 1, b.h - 1);
+    cairo_stroke(cr);
+    if (!p.caption.empty()) canvas.text(p.caption, b.x + b.w / 2.0, b.y - 20, kLabel, 0.5, 0);
+    for (const auto& [px, v] : axis_ticks(p.across, p.values.cols, b.x, b.w)) {  // across: below
+      canvas.line(px, b.y + b.h, px, b.y + b.h + 5);
+      canvas.text(number(v), px, b.y + b.h + 8, kTick, 0.5, 0);
+    }
+    canvas.text(p.across.label, b.x + b.w / 2.0, b.y + b.h + 28, kLabel, 0.5, 0);
+    if (i == 0 || p.down.label != panels[i - 1].down.label) {  // down: on the left, once per kind
+      for (const auto& [py, v] : axis_ticks(p.down, p.values.rows, b.y, b.h)) {
+        canvas.line(b.x - 5, py, b.x, py);
+        canvas.text(number(v), b.x - 8, py, kTick, 1, 0.5);
+      }
+      canvas.text(p.down.label, b.x - 58, b.y + b.h / 2.0, kLabel, 0.5, 0.5, -M_PI / 2);
+    }
+  }
+  // The colour bar: hi at the top.
+  const Box& bar = L.bar;
+  for (int r = 0; r < bar.h; ++r) {
+    const unsigned c = colour_of(scale.map, 1.0 - (r + 0.5) / bar.h);
+    cairo_set_source_rgb(cr, ((c >> 16) & 255) / 255.0, ((c >> 8) & 255) / 255.0, (c & 255) / 255.0);
+    cairo_rectangle(cr, bar.x, bar.y + r, bar.w, 1);
+    cairo_fill(cr);
+  }
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_rectangle(cr, bar.x + 0.5, bar.y + 0.5, bar.w - 1, bar.h - 1);
+  cairo_stroke(cr);
+  if (scale.hi > scale.lo)
+    for (double v : nice_ticks(scale.lo, scale.hi, 6)) {
+      const double py = std::floor(bar.y + bar.h * (scale.hi - v) / (scale.hi - scale.lo)) + 0.5;
+      canvas.line(bar.x + bar.w, py, bar.x + bar.w + 5, py);
+      canvas.text(number(v), bar.x + bar.w + 8, py, kTick, 0, 0.5);
+    }
+  canvas.text(scale.label, bar.x + bar.w + 80, bar.y + bar.h / 2.0, kLabel, 0.5, 0.5, -M_PI / 2);
+  canvas.write(path);
+  return L;
 }
 
-void plot_model(const std::string& path, const Image2D& vp, double lo, double hi) {
+std::vector<Panel> field_panels(const Field& f, int iz, int iy, int ix) {
+  auto at = [&](int z, int y, int x) {
+    return f.values[(std::size_t(z) * std::size_t(f.ny) + std::size_t(y)) * std::size_t(f.nx) + std::size_t(x)];
+  };
+  const Axis depth = distance_axis("depth", f.z0, f.dz, f.nz), xs = distance_axis("x", f.x0, f.dx, f.nx),
+             ys = distance_axis("y", f.y0, f.dy, f.ny);
+  Panel zx{{f.nz, f.nx, {}}, depth, xs, "", true};
+  for (int z = 0; z < f.nz; ++z)
+    for (int x = 0; x < f.nx; ++x) zx.values.values.push_back(at(z, f.ny > 1 ? iy : 0, x));
+  if (f.ny == 1) return {zx};
+  auto where = [](const char* name, double v) { return std::string(name) + " = " + number(v) + " m"; };
+  zx.caption = where("y", f.y0 + iy * f.dy);
+  Panel zy{{f.nz, f.ny, {}}, depth, ys, where("x", f.x0 + ix * f.dx), true};
+  for (int z = 0; z < f.nz; ++z)
+    for (int y = 0; y < f.ny; ++y) zy.values.values.push_back(at(z, y, ix));
+  Panel yx{{f.ny, f.nx, {}}, ys, xs, where("depth", f.z0 + iz * f.dz), true};
+  for (int y = 0; y < f.ny; ++y)
+    for (int x = 0; x < f.nx; ++x) yx.values.values.push_back(at(iz, y, x));
+  return {zx, zy, yx};
+}
+
+namespace {
+std::vector<Panel> panels_at(const Field& f, std::array<int, 3> at) {
+  return field_panels(f, at[0] < 0 ? f.nz / 2 : at[0], at[1] < 0 ? f.ny / 2 : at[1], at[2] < 0 ? f.nx / 2 : at[2]);
+}
+}  // namespace
+
+Layout plot_model(const std::string& path, const Field& vp, const std::string& title, double lo, double hi,
+                  std::array<int, 3> at) {
   if (!(hi > lo)) {
     lo = INFINITY;
     hi = -INFINITY;
     for (float v : vp.values)
       if (!std::isnan(v)) lo = std::min(lo, double(v)), hi = std::max(hi, double(v));
+    if (!(hi > lo)) hi = lo + 1;  // one velocity everywhere
   }
-  write_png(path, vp, Colormap::Velocity, lo, hi);
+  return draw(path, title, panels_at(vp, at), {Colormap::Velocity, lo, hi, "velocity (m/s)"});
 }
 
-void plot_gather(const std::string& path, const Image2D& traces, double clip, double amplitude) {
-  // Transpose (nrec, nt) → (nt, nrec) so time runs downwards, keeping every `step`-th
-  // sample so the picture is at most about 1.5 times taller than wide.
-  const int step = std::max(1, int(std::ceil(traces.cols / (1.5 * traces.rows))));
-  Image2D t;
-  t.rows = (traces.cols + step - 1) / step;
-  t.cols = traces.rows;
-  t.values.resize(std::size_t(t.rows) * t.cols);
-  for (int r = 0; r < traces.rows; ++r)
-    for (int n = 0; n < t.rows; ++n)
-      t.values[std::size_t(n) * t.cols + r] = traces.values[std::size_t(r) * traces.cols + std::size_t(n) * step];
-  const double a = amplitude > 0 ? amplitude : clip_amplitude(t.values, clip);
-  write_png(path, t, Colormap::Seismic, -a, a, 800);
+Layout plot_section(const std::string& path, const Field& f, const std::string& title, const std::string& label,
+                    double clip, std::array<int, 3> at) {
+  const double a = clip_amplitude(f.values, clip);
+  return draw(path, title, panels_at(f, at), {Colormap::Seismic, -a, a, label});
 }
 
-Image2D gather_lines(const Image2D& traces, const std::vector<int>& line) {
-  const int gap = std::max(2, traces.rows / 100);
-  int breaks = 0;
-  for (std::size_t r = 1; r < line.size(); ++r) breaks += line[r] != line[r - 1] ? 1 : 0;
-  Image2D out;
-  out.rows = traces.rows + breaks * gap;
-  out.cols = traces.cols;
-  out.values.assign(std::size_t(out.rows) * out.cols, NAN);
-  int row = 0;
-  for (int r = 0; r < traces.rows; ++r) {
-    if (r > 0 && line[std::size_t(r)] != line[std::size_t(r) - 1]) row += gap;
-    std::copy_n(traces.values.begin() + long(r) * traces.cols, traces.cols, out.values.begin() + long(row) * out.cols);
-    ++row;
+Layout plot_gather(const std::string& path, const Image2D& traces, double dt, const std::string& title,
+                   const std::vector<int>& line, double clip, double amplitude, int first) {
+  // One panel per receiver line (one in 2-D): traces across, time down.
+  std::vector<Panel> panels;
+  int r0 = 0;
+  while (r0 < traces.rows) {
+    int r1 = r0 + 1;
+    while (r1 < traces.rows && !line.empty() && line[std::size_t(r1)] == line[std::size_t(r0)]) ++r1;
+    if (line.empty()) r1 = traces.rows;
+    const Axis time = dt > 0 ? Axis{0, dt, "time (s)"} : Axis{0, 1, "sample"};
+    Panel p{{traces.cols, r1 - r0, {}}, time, {double(first + r0), 1, "receiver"}, "", false};
+    p.values.values.resize(std::size_t(p.values.rows) * std::size_t(p.values.cols));
+    for (int r = r0; r < r1; ++r)
+      for (int n = 0; n < traces.cols; ++n)
+        p.values.values[std::size_t(n) * std::size_t(p.values.cols) + std::size_t(r - r0)] =
+            traces.values[std::size_t(r) * std::size_t(traces.cols) + std::size_t(n)];
+    if (!line.empty()) p.caption = "line " + std::to_string(line[std::size_t(r0)]);
+    panels.push_back(std::move(p));
+    r0 = r1;
   }
-  return out;
+  const double a = amplitude > 0 ? amplitude : clip_amplitude(traces.values, clip);
+  return draw(path, title, panels, {Colormap::Seismic, -a, a, "amplitude"});
 }
 
-void plot_section(const std::string& path, const Image2D& img, double clip) {
-  const double a = clip_amplitude(img.values, clip);
-  write_png(path, img, Colormap::Seismic, -a, a, 800);
-}
-
-Image2D three_slices(const std::vector<float>& v, int nz, int ny, int nx, int iz, int iy, int ix) {
-  const int gap = std::max(2, (nx + ny) / 40);
-  Image2D out;
-  out.rows = std::max(nz, ny);
-  out.cols = nx + gap + ny + gap + nx;
-  out.values.assign(std::size_t(out.rows) * out.cols, NAN);
-  auto at = [&](int z, int y, int x) { return v[(std::size_t(z) * ny + y) * nx + x]; };
-  auto put = [&](int r, int c, float value) { out.values[std::size_t(r) * out.cols + c] = value; };
-  for (int z = 0; z < nz; ++z) {
-    for (int x = 0; x < nx; ++x) put(z, x, at(z, iy, x));             // section (z, x) at row iy
-    for (int y = 0; y < ny; ++y) put(z, nx + gap + y, at(z, y, ix));  // section (z, y) at column ix
+Layout plot_curve(const std::string& path, const Curve& c) {
+  Layout L;
+  L.width = 800;
+  L.height = 400;
+  const Box plot{90, 40, 800 - 90 - 30, 400 - 40 - 60};
+  L.panels = {plot};
+  Canvas canvas(L.width, L.height);
+  cairo_t* cr = canvas.cr();
+  canvas.text(c.title, L.width / 2.0, 10, kTitle, 0.5, 0, 0, true);
+  std::vector<std::pair<double, double>> pts;  // (index, value or log10 value)
+  for (std::size_t i = 0; i < c.values.size(); ++i)
+    if (std::isfinite(c.values[i]) && (!c.log_scale || c.values[i] > 0))
+      pts.emplace_back(double(i), c.log_scale ? std::log10(c.values[i]) : c.values[i]);
+  double lo = 0, hi = 1;
+  if (!pts.empty()) {
+    lo = hi = pts[0].second;
+    for (const auto& p : pts) lo = std::min(lo, p.second), hi = std::max(hi, p.second);
   }
-  for (int y = 0; y < ny; ++y)
-    for (int x = 0; x < nx; ++x) put(y, nx + gap + ny + gap + x, at(iz, y, x));  // plan (y, x) at depth iz
-  return out;
-}
-
-void plot_curve(const std::string& path, const std::vector<double>& values, bool log_scale) {
-  const int width = 800, height = 400, margin = 30;
-  std::vector<unsigned char> pixels(std::size_t(width) * height * 3, 255);
-  auto put = [&](int x, int y, unsigned char v) {
-    if (x < 0 || y < 0 || x >= width || y >= height) return;
-    unsigned char* p = &pixels[(std::size_t(y) * width + x) * 3];
-    p[0] = p[1] = p[2] = v;
-  };
-  for (int x = margin; x <= width - margin; ++x) put(x, height - margin, 0), put(x, margin, 160);
-  for (int y = margin; y <= height - margin; ++y) put(margin, y, 0), put(width - margin, y, 160);
-  std::vector<double> v;
-  for (double x : values)
-    if (std::isfinite(x) && (!log_scale || x > 0)) v.push_back(log_scale ? std::log10(x) : x);
-  if (v.size() >= 2) {
-    const auto mm = std::minmax_element(v.begin(), v.end());
-    const double lo = *mm.first, span = *mm.second > lo ? *mm.second - lo : 1.0;
-    auto px = [&](double i) { return margin + (width - 2 * margin) * i / double(v.size() - 1); };
-    auto py = [&](double y) { return height - margin - (height - 2 * margin) * (y - lo) / span; };
-    for (std::size_t i = 0; i + 1 < v.size(); ++i)
-      for (int k = 0; k <= 200; ++k) {  // the segment, densely sampled, 2 pixels thick
-        const double t = k / 200.0;
-        const int x = int(std::lround(px(double(i) + t))), y = int(std::lround(py(v[i] + t * (v[i + 1] - v[i]))));
-        put(x, y, 0), put(x, y + 1, 0);
-      }
-    for (std::size_t i = 0; i < v.size(); ++i)  // a dot per value
-      for (int dx = -2; dx <= 2; ++dx)
-        for (int dy = -2; dy <= 2; ++dy) put(int(std::lround(px(double(i)))) + dx, int(std::lround(py(v[i]))) + dy, 0);
+  if (c.log_scale) {  // whole decades
+    lo = std::floor(lo);
+    hi = std::max(std::ceil(hi), lo + 1);
+  } else if (!(hi > lo)) {
+    hi = lo + 1;
   }
-  write_rgb(path, width, height, pixels);
+  const double n = std::max<double>(1, double(c.values.size()) - 1);
+  auto px = [&](double i) { return plot.x + plot.w * i / n; };
+  auto py = [&](double v) { return plot.y + plot.h * (hi - v) / (hi - lo); };
+  // Axes with ticks: iterations below, values (decades on a log scale) on the left.
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_set_line_width(cr, 1);
+  cairo_rectangle(cr, plot.x + 0.5, plot.y + 0.5, plot.w, plot.h);
+  cairo_stroke(cr);
+  for (double i : nice_ticks(0, n, 8)) {
+    if (i != std::floor(i)) continue;
+    canvas.line(px(i), plot.y + plot.h, px(i), plot.y + plot.h + 5);
+    canvas.text(number(i), px(i), plot.y + plot.h + 8, kTick, 0.5, 0);
+  }
+  canvas.text(c.xlabel, plot.x + plot.w / 2.0, plot.y + plot.h + 28, kLabel, 0.5, 0);
+  if (c.log_scale) {
+    for (double d = lo; d <= hi + 1e-9; d += 1) {
+      canvas.line(plot.x - 5, py(d), plot.x, py(d));
+      canvas.text("1e" + number(d), plot.x - 8, py(d), kTick, 1, 0.5);
+      for (int k = 2; k < 10 && d < hi; ++k)
+        canvas.line(plot.x - 3, py(d + std::log10(k)), plot.x, py(d + std::log10(k)));
+    }
+  } else {
+    for (double v : nice_ticks(lo, hi, 6)) {
+      canvas.line(plot.x - 5, py(v), plot.x, py(v));
+      canvas.text(number(v), plot.x - 8, py(v), kTick, 1, 0.5);
+    }
+  }
+  canvas.text(c.ylabel, 22, plot.y + plot.h / 2.0, kLabel, 0.5, 0.5, -M_PI / 2);
+  // Band boundaries: dashed, labelled at the top.
+  for (const auto& [i, label] : c.marks) {
+    cairo_save(cr);
+    const double dash[] = {5, 4};
+    cairo_set_dash(cr, dash, 2, 0);
+    canvas.line(px(i), plot.y, px(i), plot.y + plot.h, 1, 0.45);
+    cairo_restore(cr);
+    canvas.text(label, px(i) + 4, plot.y + 4, kTick, 0, 0);
+  }
+  // The curve: a line through the values, a dot at each.
+  cairo_set_source_rgb(cr, 0.05, 0.2, 0.6);
+  cairo_set_line_width(cr, 2);
+  for (std::size_t k = 0; k < pts.size(); ++k)
+    (k == 0 ? cairo_move_to : cairo_line_to)(cr, px(pts[k].first), py(pts[k].second));
+  cairo_stroke(cr);
+  for (const auto& p : pts) {
+    cairo_arc(cr, px(p.first), py(p.second), 3, 0, 2 * M_PI);
+    cairo_fill(cr);
+  }
+  canvas.write(path);
+  return L;
 }
 
 Folder::Folder(const std::string& dir, const std::string& option, const std::vector<std::string>& names, bool overwrite,

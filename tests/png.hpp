@@ -47,11 +47,49 @@ inline Picture read_png(const std::string& path) {
   return p;
 }
 
-/// The height write_png gives a section of `rows` × `cols` cells drawn `width` pixels wide:
-/// the cells, a gap and the colour bar (src/figures.cpp).
-inline int section_height(int rows, int cols, int width) {
-  const int scale = width / cols, bar = width / 40 > 12 ? width / 40 : 12;
-  return rows * scale + bar / 2 + bar;
+/// The panels of a figure, by their frames (src/figures.cpp draws each panel framed in
+/// black): dark runs of at least `min_width` pixels along a row with white above them (a
+/// frame's top edge) and dark pixels 40 rows below both ends (its sides); the most on one
+/// row. The colour bar is narrower; text and the data inside make no such frame.
+inline int panels(const Picture& p, int min_width = 30) {
+  auto dark = [&](int x, int y) {
+    const unsigned c = p.pixel(x, y);
+    return ((c >> 16) & 255) < 60 && ((c >> 8) & 255) < 60 && (c & 255) < 60;
+  };
+  int most = 0;
+  for (int y = 1; y + 40 < p.height; ++y) {
+    int frames = 0, run = 0;
+    for (int x = 0; x <= p.width; ++x) {
+      if (x < p.width && dark(x, y)) {
+        ++run;
+        continue;
+      }
+      const int a = x - run, b = x - 1;
+      if (run >= min_width && p.pixel((a + b) / 2, y - 1) == 0xFFFFFFu && dark(a, y + 40) && dark(b, y + 40)) ++frames;
+      run = 0;
+    }
+    most = frames > most ? frames : most;
+  }
+  return most;
+}
+
+/// Pixels of colour `rgb` in the picture.
+inline long count_colour(const Picture& p, unsigned rgb) {
+  long n = 0;
+  for (int y = 0; y < p.height; ++y)
+    for (int x = 0; x < p.width; ++x) n += p.pixel(x, y) == rgb ? 1 : 0;
+  return n;
+}
+
+/// Dark pixels (text, frames, ticks) in rows [y0, y1).
+inline long dark_rows(const Picture& p, int y0, int y1) {
+  long n = 0;
+  for (int y = y0; y < y1 && y < p.height; ++y)
+    for (int x = 0; x < p.width; ++x) {
+      const unsigned c = p.pixel(x, y);
+      n += ((c >> 16) & 255) < 90 && ((c >> 8) & 255) < 90 && (c & 255) < 90 ? 1 : 0;
+    }
+  return n;
 }
 
 }  // namespace starwave::test

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "src/figures.hpp"
 #include "src/io.hpp"
 #include "src/synth.hpp"
 #include "src/workflows/imaging.hpp"
@@ -117,21 +118,23 @@ TEST_F(Cli, ModelWritesDataAndPicturesEndToEnd) {
   EXPECT_GT(peak, 0.f);
   ASSERT_EQ(run("plot --in " + out + " --shot 1 --out " + path("gather.png")).status, 0);
   ASSERT_EQ(run("plot --in " + model_ + " --out " + path("model.png")).status, 0);
-  // The model (40 × 60 layered): whole cells per pixel block, its colour bar beneath;
-  // each row one colour (the layers are flat), the top layer's not the bottom's.
+  // The model (40 × 60 layered): one panel at least 800 pixels wide, whose slowest and
+  // fastest layers show the ends of the colour scale (its minimum and maximum), a title
+  // above, text below (tick values, the axis label).
   const test::Picture model = test::read_png(path("model.png"));
-  ASSERT_EQ(model.width % 60, 0) << model.width;
-  const int cell = model.width / 60;
-  EXPECT_EQ(model.height, test::section_height(40, 60, model.width));
-  for (int y = 0; y < 40 * cell; y += cell) EXPECT_EQ(model.colours(y, y + 1), 1u) << "row " << y;
-  EXPECT_NE(model.pixel(0, 0), model.pixel(0, 40 * cell - 1)) << "top and bottom layers look the same";
-  EXPECT_NE(model.pixel(0, model.height - 1), model.pixel(model.width - 1, model.height - 1)) << "colour bar";
-  // The gather (a receiver per column, time down): at least 800 pixels wide, and the wavefield shows
-  // as many shades, not one background colour.
+  EXPECT_GE(model.width, 800);
+  EXPECT_EQ(test::panels(model), 1);
+  EXPECT_GT(test::count_colour(model, figures::colour_of(figures::Colormap::Velocity, 0)), 1000) << "the slowest layer";
+  EXPECT_GT(test::count_colour(model, figures::colour_of(figures::Colormap::Velocity, 1)), 1000) << "the fastest layer";
+  EXPECT_GT(test::dark_rows(model, 0, 40), 100) << "a title";
+  EXPECT_GT(test::dark_rows(model, model.height - 50, model.height), 100) << "x ticks and label";
+  // The gather (a receiver per column, time down): at least 800 pixels wide, and the
+  // wavefield shows as many shades, not one background colour.
   const test::Picture gather = test::read_png(path("gather.png"));
   EXPECT_GE(gather.width, 800);
-  EXPECT_EQ(gather.width % d.nrec(), 0);
-  EXPECT_GT(gather.colours(0, gather.height - 30), 20u);
+  EXPECT_EQ(test::panels(gather), 1);
+  EXPECT_GT(gather.colours(70, gather.height - 60), 20u);
+  EXPECT_GT(test::dark_rows(gather, 0, 40), 100) << "a title";
   // The output is not overwritten without --overwrite.
   const auto size = fs::file_size(out);
   const Result again = run(model_cmd(model_, survey_, out));
@@ -363,44 +366,30 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   }
   ASSERT_EQ(run("fwi --quiet --model " + smooth + " --data " + d3 + " --out " + inv + " --iterations 1").status, 0);
   EXPECT_EQ(io::read_model(inv).shape_text(), "(14, 10, 12)");
-  for (const char* gather : {"observed.png", "residual.png"}) {  // the receiver lines side by side
+  for (const char* gather : {"observed.png", "residual.png"}) {  // the 4 receiver lines side by side
     const test::Picture g = test::read_png(path(std::string("inv3_figures/") + gather));
-    ASSERT_EQ(g.width % 22, 0) << gather;
-    EXPECT_EQ(g.pixel(4 * (g.width / 22) + g.width / 44, g.height / 3), 0xffffffu) << gather << ": the first gap";
+    EXPECT_EQ(test::panels(g), 4) << gather;
   }
+  for (const char* drawn : {"initial.png", "current.png", "gradient.png"})  // three slices each
+    EXPECT_EQ(test::panels(test::read_png(path(std::string("inv3_figures/") + drawn))), 3) << drawn;
 
-  // plot: three orthogonal slices side by side, blank between them — (z, x) | (z, y) | (y, x),
-  // 12 + 2 + 10 + 2 + 12 cells wide and max(14, 10) tall.
+  // plot: three orthogonal slices side by side, blank between them — (z, x) | (z, y) | (y, x).
   ASSERT_EQ(run("plot --in " + m3 + " --out " + path("m3.png")).status, 0);
   const test::Picture pic = test::read_png(path("m3.png"));
-  const int cols = 12 + 2 + 10 + 2 + 12, scale = pic.width / cols;
-  ASSERT_EQ(pic.width, cols * scale);
-  EXPECT_EQ(pic.height, test::section_height(14, cols, pic.width));
+  EXPECT_EQ(test::panels(pic), 3);
+  EXPECT_GT(test::dark_rows(pic, 0, 58), 200) << "the title and the slices' captions";
   const unsigned white = 0xffffff;
-  EXPECT_EQ(pic.pixel(12 * scale + scale / 2, 3 * scale), white) << "the gap after the (z, x) section";
-  EXPECT_NE(pic.pixel(6 * scale, 3 * scale), white);
-  EXPECT_NE(pic.pixel(6 * scale, 3 * scale), pic.pixel(6 * scale, 12 * scale)) << "layers down the section";
-  EXPECT_NE(pic.pixel(30 * scale, 5 * scale), white) << "the plan (y, x)";
-  EXPECT_EQ(pic.pixel(30 * scale, 12 * scale), white) << "below the plan's 10 rows";
   ASSERT_EQ(run("plot --in " + g3 + " --dataset /gradient --at 100,60,120 --out " + path("g3.png")).status, 0);
   expect_refused("plot --in " + m3 + " --at 0,0,9999 --out " + path("far.png"), path("far.png"), "--at");
   expect_refused("plot --in " + m3 + " --shot 1 --out " + path("shot.png"), path("shot.png"), "--shot");
 
-  // A 3-D shot's gather: its 4 receiver lines of 4 side by side, 2 blank traces between
-  // them (22 columns); or one line alone.
+  // A 3-D shot's gather: its 4 receiver lines of 4 as panels side by side; or one line alone.
   ASSERT_EQ(run("plot --in " + d3 + " --shot 3 --out " + path("d3.png")).status, 0);
   const test::Picture lines = test::read_png(path("d3.png"));
-  const int gscale = lines.width / 22;
-  ASSERT_EQ(lines.width, 22 * gscale);
-  for (int gap : {4, 10, 16})
-    for (int row : {lines.height / 4, lines.height / 2})
-      EXPECT_EQ(lines.pixel(gap * gscale + gscale / 2, row), white) << "the gap at column " << gap;
-  int inked = 0;
-  for (int y = 0; y < lines.height / 2; ++y) inked += lines.pixel(2 * gscale, y) != white ? 1 : 0;
-  EXPECT_GT(inked, 0) << "the first line's traces";
+  EXPECT_EQ(test::panels(lines), 4);
   ASSERT_EQ(run("plot --in " + d3 + " --shot 3 --line 2 --out " + path("line.png")).status, 0);
   const test::Picture one = test::read_png(path("line.png"));
-  EXPECT_EQ(one.width % 4, 0);
+  EXPECT_EQ(test::panels(one), 1);
   EXPECT_NE(one.pixel(one.width / 2, one.height / 4), white) << "no gap inside one line";
   expect_refused("plot --in " + d3 + " --line 4 --out " + path("l4.png"), path("l4.png"), "--line");
   expect_refused("plot --in " + m3 + " --line 0 --out " + path("l0.png"), path("l0.png"), "--line");
@@ -495,7 +484,11 @@ TEST_F(Cli, GradientPeakMemoryIsFlatInTheShots) {
   const double added = (shots[1] - shots[0]) * 400 * 3001 * 4 / 1048576.0;  // MB of traces added
   std::printf("gradient peak RSS: %d shots %.0f MB, %d shots %.0f MB (%.0f MB of traces added)\n", shots[0], peak[0],
               shots[1], peak[1], added);
-  EXPECT_LT(peak[1] - peak[0], 0.2 * added) << "peak memory grows with the shots in the file";
+  // Quiet, the two peaks are within a few MB; on a loaded machine the window's shots overlap
+  // differently (+28 MB seen while another build ran). Holding the data (the old path)
+  // adds 1.6 × the traces; the allocator's kept heaps (before the mmap threshold) +65 MB
+  // on bench/stream_memory.sh.
+  EXPECT_LT(peak[1] - peak[0], 0.35 * added) << "peak memory grows with the shots in the file";
 }
 
 TEST_F(Cli, GradientNeedsObservedData) {

@@ -477,6 +477,7 @@ FwiProgress progress(const State& st, const FwiOptions& f, int evaluations,
   p.gradient = &st.g;
   p.precond = &st.precond;
   p.history = &st.history;
+  p.history_band = &st.history_band;
   return p;
 }
 

@@ -26,10 +26,11 @@ struct FwiProgress {
   double model_error = -1;  // ‖v − v_true‖ / ‖v_true‖ when a true model is known, else −1
   double seconds = 0;       // this iteration
   int evaluations = 0;      // gradients computed in it (line-search trials)
-  const std::vector<double>* model = nullptr;     // the current velocity (valid during the call)
-  const std::vector<double>* gradient = nullptr;  // ∂J/∂v there
-  const std::vector<double>* precond = nullptr;   // the preconditioner (0 on fixed cells)
-  const std::vector<double>* history = nullptr;   // J before the first iteration, then after each
+  const std::vector<double>* model = nullptr;         // the current velocity (valid during the call)
+  const std::vector<double>* gradient = nullptr;      // ∂J/∂v there
+  const std::vector<double>* precond = nullptr;       // the preconditioner (0 on fixed cells)
+  const std::vector<double>* history = nullptr;       // J before the first iteration, then after each
+  const std::vector<double>* history_band = nullptr;  // the band of each history value
 };
 
 struct FwiOptions {
