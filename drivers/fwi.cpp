@@ -184,12 +184,15 @@ int fwi(int argc, char** argv) {
     for (std::size_t i = 0; i < pg.size(); ++i) pg[i] = (*p.precond)[i] * (*p.gradient)[i];
     figures::plot_section(pictures.file("gradient.png"), field(pg), "preconditioned gradient, " + when,
                           "dJ/dv, preconditioned");
-    figures::Curve curve{"misfit", "iteration", "misfit J (log scale)", *p.history, true, {}};
-    for (std::size_t k = 0; k < p.history_band->size(); ++k)
-      if (!f.bands.empty() && (k == 0 || (*p.history_band)[k] != (*p.history_band)[k - 1])) {
-        const int b = int((*p.history_band)[k]);
-        curve.marks.emplace_back(int(k), number_text(f.bands[std::size_t(b)]) + " Hz");
-      }
+    // J at the start, then after each iteration; a band starts with J of its own data at
+    // the iteration the last one ended (so the curve jumps there, upwards).
+    figures::Curve curve{"misfit", "iteration", "misfit J (log scale)", *p.history, true, {}, {}};
+    for (std::size_t k = 0; k < p.history_band->size(); ++k) {
+      const double band = (*p.history_band)[k], at = double(k) - band;
+      curve.x.push_back(at);
+      if (!f.bands.empty() && (k == 0 || band != (*p.history_band)[k - 1]))
+        curve.marks.emplace_back(at, number_text(f.bands[std::size_t(band)]) + " Hz");
+    }
     figures::plot_curve(pictures.file("misfit.png"), curve);
     Model m = initial;
     m.vp = *p.model;

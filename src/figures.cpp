@@ -357,7 +357,8 @@ Layout plot_curve(const std::string& path, const Curve& c) {
   std::vector<std::pair<double, double>> pts;  // (index, value or log10 value)
   for (std::size_t i = 0; i < c.values.size(); ++i)
     if (std::isfinite(c.values[i]) && (!c.log_scale || c.values[i] > 0))
-      pts.emplace_back(double(i), c.log_scale ? std::log10(c.values[i]) : c.values[i]);
+      pts.emplace_back(c.x.size() == c.values.size() ? c.x[i] : double(i),
+                       c.log_scale ? std::log10(c.values[i]) : c.values[i]);
   double lo = 0, hi = 1;
   if (!pts.empty()) {
     lo = hi = pts[0].second;
@@ -369,7 +370,8 @@ Layout plot_curve(const std::string& path, const Curve& c) {
   } else if (!(hi > lo)) {
     hi = lo + 1;
   }
-  const double n = std::max<double>(1, double(c.values.size()) - 1);
+  double n = 1;  // the last abscissa
+  for (const auto& p : pts) n = std::max(n, p.first);
   auto px = [&](double i) { return plot.x + plot.w * i / n; };
   auto py = [&](double v) { return plot.y + plot.h * (hi - v) / (hi - lo); };
   // Axes with ticks: iterations below, values (decades on a log scale) on the left.

@@ -100,12 +100,14 @@ Layout plot_gather(const std::string& path, const Image2D& traces, double dt, co
                    const std::vector<int>& line = {}, double clip = 0.98, double amplitude = 0, int first = 1);
 
 /// A curve (the misfit per iteration) on a log scale or not, 800 × 400, with the axes'
-/// labels, and a dashed line with a label at each `marks` index (e.g. where a band starts).
+/// labels, and a dashed line with a label at each `marks` abscissa (e.g. where a band
+/// starts). Value k lies at abscissa x[k] (k when x is empty).
 struct Curve {
   std::string title, xlabel, ylabel;
   std::vector<double> values;
   bool log_scale = true;
-  std::vector<std::pair<int, std::string>> marks;
+  std::vector<std::pair<double, std::string>> marks;
+  std::vector<double> x;
 };
 Layout plot_curve(const std::string& path, const Curve& c);
 
