@@ -153,7 +153,7 @@ void paint_image(cairo_t* cr, const Image2D& img, const ColourScale& sc, const B
 std::vector<std::pair<double, double>> axis_ticks(const Axis& a, int n, double start, double length) {
   const double lo = a.origin - 0.5 * a.step, hi = a.origin + (n - 0.5) * a.step;
   std::vector<std::pair<double, double>> out;
-  for (double v : nice_ticks(std::min(lo, hi), std::max(lo, hi), std::max(2, int(length / 90))))
+  for (double v : nice_ticks(std::min(lo, hi), std::max(lo, hi), std::max(3, int(length / 80))))
     out.emplace_back(std::floor(start + (v - lo) / (hi - lo) * length) + 0.5, v);  // a pixel's centre: crisp
   return out;
 }
@@ -164,9 +164,13 @@ constexpr double kTitle = 17, kLabel = 13, kTick = 11;
 
 unsigned colour_of(Colormap map, double t) { return pack(colour(map, t)); }
 
-Axis distance_axis(const std::string& name, double origin, double step, int n) {
-  if (std::abs(step) * std::max(1, n - 1) >= 5000) return {origin / 1000, step / 1000, name + " (km)"};
+Axis distance_axis(const std::string& name, double origin, double step, bool km) {
+  if (km) return {origin / 1000, step / 1000, name + " (km)"};
   return {origin, step, name + " (m)"};
+}
+
+Axis distance_axis(const std::string& name, double origin, double step, int n) {
+  return distance_axis(name, origin, step, std::abs(step) * std::max(1, n - 1) >= 5000);
 }
 
 double clip_amplitude(const std::vector<float>& values, double clip) {
@@ -280,8 +284,11 @@ std::vector<Panel> field_panels(const Field& f, int iz, int iy, int ix) {
   auto at = [&](int z, int y, int x) {
     return f.values[(std::size_t(z) * std::size_t(f.ny) + std::size_t(y)) * std::size_t(f.nx) + std::size_t(x)];
   };
-  const Axis depth = distance_axis("depth", f.z0, f.dz, f.nz), xs = distance_axis("x", f.x0, f.dx, f.nx),
-             ys = distance_axis("y", f.y0, f.dy, f.ny);
+  // One unit for every axis, so the panels drawn to scale keep the field's proportions.
+  const bool km =
+      std::max({std::abs(f.dz) * (f.nz - 1), std::abs(f.dy) * (f.ny - 1), std::abs(f.dx) * (f.nx - 1)}) >= 5000;
+  const Axis depth = distance_axis("depth", f.z0, f.dz, km), xs = distance_axis("x", f.x0, f.dx, km),
+             ys = distance_axis("y", f.y0, f.dy, km);
   Panel zx{{f.nz, f.nx, {}}, depth, xs, "", true};
   for (int z = 0; z < f.nz; ++z)
     for (int x = 0; x < f.nx; ++x) zx.values.values.push_back(at(z, f.ny > 1 ? iy : 0, x));

@@ -26,8 +26,9 @@ struct Axis {
 };
 
 /// A distance axis of n cells from `origin` in m, every `step` m: in km when it spans 5 km
-/// or more. `name` is e.g. "x", "y", "depth".
+/// or more (or when `km` says so). `name` is e.g. "x", "y", "depth".
 Axis distance_axis(const std::string& name, double origin, double step, int n);
+Axis distance_axis(const std::string& name, double origin, double step, bool km);
 
 /// One picture in a figure: a 2-D array with rows downwards, its two axes and a caption
 /// above it; `to_scale` panels keep the axes' physical proportions (sections), the others

@@ -104,6 +104,17 @@ TEST_F(Figures, LongDistancesInKilometres) {
   EXPECT_DOUBLE_EQ(distance_axis("x", 2000, 10, 600).origin, 2.0);
   EXPECT_DOUBLE_EQ(distance_axis("x", 0, 10, 600).step, 0.01);
   EXPECT_EQ(distance_axis("depth", 0, 10, 300).label, "depth (m)");
+  // A field 12 km wide and 3 km deep: both axes in km, so the section keeps its proportions.
+  Field wide;
+  wide.nz = 151;
+  wide.nx = 601;
+  wide.dz = wide.dx = 20;
+  wide.values.assign(std::size_t(151 * 601), 2000.f);
+  const std::vector<Panel> p = field_panels(wide, 0, 0, 0);
+  EXPECT_EQ(p[0].down.label, "depth (km)");
+  EXPECT_EQ(p[0].across.label, "x (km)");
+  const Layout L = plot_model(path("wide.png"), wide, "wide", 1500, 2500);
+  EXPECT_NEAR(double(L.panels[0].w) / L.panels[0].h, 601.0 / 151.0, 0.05);
 }
 
 TEST_F(Figures, ThreeSlicesOfAVolume) {
