@@ -123,14 +123,19 @@ class Canvas {
 /// Paints `img` into box b, each value its colour (NaN white), scaled: nearest cell when
 /// the cells are enlarged, averaged when many cells share a pixel (long traces).
 void paint_image(cairo_t* cr, const Image2D& img, const ColourScale& sc, const Box& b) {
-  cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, img.cols, img.rows);
+  // Cairo's image surfaces hold at most 32767 pixels a side: longer arrays (a trace of a
+  // minute at 1 ms) are decimated to at most 16384 a side, far more than the box shows.
+  const int sr = (img.rows + 16383) / 16384, sx = (img.cols + 16383) / 16384;
+  const int rows = (img.rows + sr - 1) / sr, cols = (img.cols + sx - 1) / sx;
+  cairo_surface_t* s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, cols, rows);
   const int stride = cairo_image_surface_get_stride(s);
   unsigned char* data = cairo_image_surface_get_data(s);
   const double span = sc.hi > sc.lo ? sc.hi - sc.lo : 1.0;
-  for (int r = 0; r < img.rows; ++r) {
+  for (int r = 0; r < rows; ++r) {
     auto* row = reinterpret_cast<std::uint32_t*>(data + std::size_t(r) * std::size_t(stride));
-    for (int c = 0; c < img.cols; ++c) {
-      const float v = img.values[std::size_t(r) * std::size_t(img.cols) + std::size_t(c)];
+    for (int c = 0; c < cols; ++c) {
+      const float v =
+          img.values[std::size_t(r) * std::size_t(sr) * std::size_t(img.cols) + std::size_t(c) * std::size_t(sx)];
       row[c] = std::isnan(v) ? 0xFFFFFFu : pack(colour(sc.map, (v - sc.lo) / span));
     }
   }
@@ -139,9 +144,9 @@ void paint_image(cairo_t* cr, const Image2D& img, const ColourScale& sc, const B
   cairo_rectangle(cr, b.x, b.y, b.w, b.h);
   cairo_clip(cr);
   cairo_translate(cr, b.x, b.y);
-  cairo_scale(cr, double(b.w) / img.cols, double(b.h) / img.rows);
+  cairo_scale(cr, double(b.w) / cols, double(b.h) / rows);
   cairo_set_source_surface(cr, s, 0, 0);
-  const bool enlarged = b.w >= img.cols && b.h >= img.rows;
+  const bool enlarged = b.w >= cols && b.h >= rows;
   cairo_pattern_set_filter(cairo_get_source(cr), enlarged ? CAIRO_FILTER_NEAREST : CAIRO_FILTER_GOOD);
   cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD);
   cairo_paint(cr);

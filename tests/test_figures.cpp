@@ -177,6 +177,17 @@ TEST_F(Figures, GatherLinesArePanelsWithATimeAxis) {
       << "time ticks and label";
 }
 
+TEST_F(Figures, ALongRecordIsDrawn) {
+  // 3 traces of 40 001 samples (40 s at 1 ms): longer than a Cairo surface's side.
+  Image2D traces{3, 40001, std::vector<float>(3 * 40001, 0.f)};
+  for (int r = 0; r < 3; ++r) traces.values[std::size_t(r) * 40001 + 20000] = 1.f;
+  const Layout L = plot_gather(path("long.png"), traces, 0.001, "a long record");
+  const test::Picture p = test::read_png(path("long.png"));
+  EXPECT_EQ(p.width, L.width);
+  const Box& b = L.panels[0];
+  EXPECT_TRUE(near(p.pixel(b.x + b.w / 2, b.y + b.h / 4), colour_of(Colormap::Seismic, 0.5), 3)) << "zero, mid-grey";
+}
+
 TEST_F(Figures, MisfitCurveWithLogAxisAndBandMarks) {
   Curve c{"misfit", "iteration", "misfit J", {8, 4, 2, 1, 30, 10, 3}, true, {{0, "4 Hz"}, {4, "8 Hz"}}};
   const Layout L = plot_curve(path("c.png"), c);
