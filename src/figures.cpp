@@ -335,13 +335,22 @@ Layout plot_section(const std::string& path, const Field& f, const std::string& 
 
 Layout plot_gather(const std::string& path, const Image2D& traces, double dt, const std::string& title,
                    const std::vector<int>& line, double clip, double amplitude, int first) {
-  // One panel per receiver line (one in 2-D): traces across, time down.
-  std::vector<Panel> panels;
-  int r0 = 0;
-  while (r0 < traces.rows) {
+  // Receiver lines (one in 2-D) as runs of traces [start, end).
+  std::vector<std::pair<int, int>> runs;
+  for (int r0 = 0; r0 < traces.rows;) {
     int r1 = r0 + 1;
     while (r1 < traces.rows && !line.empty() && line[std::size_t(r1)] == line[std::size_t(r0)]) ++r1;
     if (line.empty()) r1 = traces.rows;
+    runs.emplace_back(r0, r1);
+    r0 = r1;
+  }
+  // One panel per line, traces across and time down; past kMaxGatherPanels lines (a field
+  // survey's hundreds), consecutive lines share a panel, so the picture keeps its width.
+  const std::size_t groups = std::min(runs.size(), std::size_t(kMaxGatherPanels));
+  std::vector<Panel> panels;
+  for (std::size_t g = 0; g < groups; ++g) {
+    const std::size_t l0 = g * runs.size() / groups, l1 = (g + 1) * runs.size() / groups;
+    const int r0 = runs[l0].first, r1 = runs[l1 - 1].second;
     const Axis time = dt > 0 ? Axis{0, dt, "time (s)"} : Axis{0, 1, "sample"};
     Panel p{{traces.cols, r1 - r0, {}}, time, {double(first + r0), 1, "receiver"}, "", false};
     p.values.values.resize(std::size_t(p.values.rows) * std::size_t(p.values.cols));
@@ -349,9 +358,11 @@ Layout plot_gather(const std::string& path, const Image2D& traces, double dt, co
       for (int n = 0; n < traces.cols; ++n)
         p.values.values[std::size_t(n) * std::size_t(p.values.cols) + std::size_t(r - r0)] =
             traces.values[std::size_t(r) * std::size_t(traces.cols) + std::size_t(n)];
-    if (!line.empty()) p.caption = "line " + std::to_string(line[std::size_t(r0)]);
+    if (!line.empty()) {
+      const int a = line[std::size_t(r0)], b = line[std::size_t(r1 - 1)];
+      p.caption = l1 - l0 == 1 ? "line " + std::to_string(a) : "lines " + std::to_string(a) + "–" + std::to_string(b);
+    }
     panels.push_back(std::move(p));
-    r0 = r1;
   }
   const double a = amplitude > 0 ? amplitude : clip_amplitude(traces.values, clip);
   return draw(path, title, panels, {Colormap::Seismic, -a, a, "amplitude"});

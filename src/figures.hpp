@@ -95,8 +95,10 @@ Layout plot_section(const std::string& path, const Field& f, const std::string& 
 /// A shot gather: nrec traces of nt samples every dt s, time downwards, grey scale
 /// symmetric about zero clipped at the `clip` quantile of |amplitude| (or at ±`amplitude`
 /// when given, to show residuals on their data's scale). `line` (3-D) gives each
-/// receiver's line: the lines are drawn as panels side by side, captioned; `first` is the
+/// receiver's line: the lines are drawn as panels side by side, captioned; beyond
+/// kMaxGatherPanels lines, consecutive lines share a panel ("lines 9–16"). `first` is the
 /// receiver number of trace 0 (for one line drawn alone).
+constexpr int kMaxGatherPanels = 8;
 Layout plot_gather(const std::string& path, const Image2D& traces, double dt, const std::string& title,
                    const std::vector<int>& line = {}, double clip = 0.98, double amplitude = 0, int first = 1);
 

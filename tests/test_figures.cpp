@@ -177,6 +177,35 @@ TEST_F(Figures, GatherLinesArePanelsWithATimeAxis) {
       << "time ticks and label";
 }
 
+TEST_F(Figures, AFieldSurveysManyLinesShareAFewPanels) {
+  // 700 receiver lines of 3 (a panel each would be ~38 000 px wide, beyond Cairo's
+  // surface): consecutive lines share at most kMaxGatherPanels panels, captioned with the
+  // lines they hold, every line in one of them and the picture of ordinary width.
+  const int lines = 700, per = 3, nt = 200;
+  Image2D traces{lines * per, nt, std::vector<float>(std::size_t(lines * per * nt), 0.f)};
+  std::vector<int> line;
+  for (int l = 0; l < lines; ++l)
+    for (int k = 0; k < per; ++k) line.push_back(l + 1);
+  for (int r = lines * per - 30; r < lines * per; ++r)
+    traces.values[std::size_t(r) * nt + 100] = 1.f;  // the last lines'
+  const Layout L = plot_gather(path("many.png"), traces, 0.004, "a field survey", line);
+  ASSERT_EQ(L.panels.size(), std::size_t(kMaxGatherPanels));
+  EXPECT_LT(L.width, 2000);
+  const test::Picture p = test::read_png(path("many.png"));
+  EXPECT_EQ(p.width, L.width);
+  const Box& b = L.panels.back();
+  bool bright = false;  // the last lines are in the last panel, at its right edge
+  for (int y = b.y + b.h / 2 - 3; y <= b.y + b.h / 2 + 3; ++y)
+    bright = bright || near(p.pixel(b.x + b.w - 3, y), 0xFFFFFF, 60);
+  EXPECT_TRUE(bright);
+  for (const Box& c : L.panels) EXPECT_GT(dark_pixels(p, c.x, c.y - 22, c.x + c.w, c.y - 4), 20) << "caption";
+  // Few lines keep a panel each.
+  const std::vector<int> few = {1, 1, 1, 2, 2, 2};
+  EXPECT_EQ(plot_gather(path("few.png"), Image2D{6, nt, std::vector<float>(6 * nt, 0.f)}, 0.004, "two lines", few)
+                .panels.size(),
+            2u);
+}
+
 TEST_F(Figures, ALongRecordIsDrawn) {
   // 3 traces of 40 001 samples (40 s at 1 ms): longer than a Cairo surface's side.
   Image2D traces{3, 40001, std::vector<float>(3 * 40001, 0.f)};
