@@ -124,14 +124,13 @@ int plot(int argc, char** argv) {
       img = figures::Image2D{a.rows, a.cols, std::move(a.values)};
     } else {  // a section: its spacing and origin when the file gives them (else 1 m, 0)
       field = {a.rows, 1, a.cols, 1, 1, 1, 0, 0, 0, std::move(a.values)};
-      if (layers == 1) try {
-          const io::Volume v = io::read_field(in, name);
-          field.dz = v.spacing[0];
-          field.dx = v.spacing[2];
-          field.z0 = v.origin[0];
-          field.x0 = v.origin[2];
-        } catch (const InputError&) {  // no spacing attribute: cells of 1 m from 0
-        }
+      if (layers == 1) {
+        const io::Geometry g = io::read_geometry(in, name);
+        field.dz = g.spacing[0];
+        field.dx = g.spacing[2];
+        field.z0 = g.origin[0];
+        field.x0 = g.origin[2];
+      }
     }
   }
   const bool velocity = !gather && (dataset.empty() || dataset == "/vp");

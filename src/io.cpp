@@ -628,36 +628,32 @@ int dataset_rank(const std::string& path, const std::string& dataset) {
   return H5Sget_simple_extent_ndims(space);
 }
 
-Volume read_volume(const std::string& path, const std::string& dataset) {
-  Hid f = open_file(path);
-  std::vector<hsize_t> dims;
-  const std::vector<double> v = read_dataset(f, path, dataset, dims);
-  if (dims.size() != 3 || std::find(dims.begin(), dims.end(), 0) != dims.end())
-    throw InputError(path + ": " + dataset + " is not a non-empty 3-D array (shape " + shape_text(dims) + ")");
-  for (hsize_t n : dims)
-    if (n > hsize_t(INT32_MAX))
-      throw InputError(path + ": " + dataset + " of shape " + shape_text(dims) + " is too large");
-  Volume out;
-  out.nz = int(dims[0]);
-  out.ny = int(dims[1]);
-  out.nx = int(dims[2]);
-  out.values.assign(v.begin(), v.end());
-  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  for (const char* name : {"spacing", "origin"}) {  // a model's or a model-sized field's, when present
+namespace {
+
+/// The spacing and origin attributes of open dataset `d` of `rank` 2 or 3 (the 2-D ones
+/// hold [z, x]); where absent, 1 m and 0 (`has_spacing` false).
+Geometry geometry_of(hid_t d, const std::string& path, const std::string& dataset, int rank) {
+  Geometry g;
+  for (const char* name : {"spacing", "origin"}) {
     if (H5Aexists(d, name) <= 0) continue;
-    const std::vector<double> a = read_attribute(d, path, dataset, name, 3);
-    std::copy(a.begin(), a.end(), (std::string(name) == "spacing" ? out.spacing : out.origin).begin());
+    const std::vector<double> a = read_attribute(d, path, dataset, name, rank);
+    const bool spacing = std::string(name) == "spacing";
+    auto& to = spacing ? g.spacing : g.origin;
+    to = rank == 3 ? std::array<double, 3>{a[0], a[1], a[2]} : std::array<double, 3>{a[0], to[1], a[1]};
+    g.has_spacing = g.has_spacing || spacing;
   }
-  return out;
+  return g;
 }
 
-Volume read_field(const std::string& path, const std::string& dataset) {
+/// A whole 3-D dataset (or 2-D, when `two_d`) with its shape and geometry (also in `g`).
+Volume read_values(const std::string& path, const std::string& dataset, bool two_d, Geometry& g) {
   Hid f = open_file(path);
   if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
   std::vector<hsize_t> dims;
   const std::vector<double> v = read_dataset(f, path, dataset, dims);
-  if ((dims.size() != 2 && dims.size() != 3) || std::find(dims.begin(), dims.end(), 0) != dims.end())
-    throw InputError(path + ": " + dataset + " is not a non-empty 2-D or 3-D array (shape " + shape_text(dims) + ")");
+  if ((dims.size() != 3 && !(two_d && dims.size() == 2)) || std::find(dims.begin(), dims.end(), 0) != dims.end())
+    throw InputError(path + ": " + dataset + " is not a non-empty " + (two_d ? "2-D or " : "") + "3-D array (shape " +
+                     shape_text(dims) + ")");
   for (hsize_t n : dims)
     if (n > hsize_t(INT32_MAX))
       throw InputError(path + ": " + dataset + " of shape " + shape_text(dims) + " is too large");
@@ -668,16 +664,34 @@ Volume read_field(const std::string& path, const std::string& dataset) {
   out.nx = int(dims[three ? 2 : 1]);
   out.values.assign(v.begin(), v.end());
   Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  for (const char* name : {"spacing", "origin"}) {
-    if (H5Aexists(d, name) <= 0) {
-      if (std::string(name) == "spacing")
-        throw InputError(path + ": " + dataset + " has no spacing attribute (the grid's cell size)");
-      continue;
-    }
-    const std::vector<double> a = read_attribute(d, path, dataset, name, int(dims.size()));
-    auto& to = std::string(name) == "spacing" ? out.spacing : out.origin;
-    to = three ? std::array<double, 3>{a[0], a[1], a[2]} : std::array<double, 3>{a[0], to[1], a[1]};
-  }
+  g = geometry_of(d, path, dataset, int(dims.size()));
+  out.spacing = g.spacing;
+  out.origin = g.origin;
+  return out;
+}
+
+}  // namespace
+
+Geometry read_geometry(const std::string& path, const std::string& dataset) {
+  Hid f = open_file(path);
+  if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
+  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
+  Hid space(H5Dget_space(d), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank != 2 && rank != 3) throw InputError(path + ": " + dataset + " is not a 2-D or 3-D array");
+  return geometry_of(d, path, dataset, rank);
+}
+
+Volume read_volume(const std::string& path, const std::string& dataset) {
+  Geometry g;
+  return read_values(path, dataset, false, g);
+}
+
+Volume read_field(const std::string& path, const std::string& dataset) {
+  Geometry g;
+  Volume out = read_values(path, dataset, true, g);
+  if (!g.has_spacing) throw InputError(path + ": " + dataset + " has no spacing attribute (the grid's cell size)");
   return out;
 }
 

@@ -101,6 +101,14 @@ Volume read_volume(const std::string& path, const std::string& dataset);
 /// A 2-D (ny = 1) or 3-D dataset with its spacing (required) and origin attributes.
 Volume read_field(const std::string& path, const std::string& dataset);
 
+/// The `spacing` and `origin` attributes ([z, y, x], m) of a 2-D or 3-D dataset, without
+/// reading its values: 1 m and 0 where absent (`has_spacing` false).
+struct Geometry {
+  std::array<double, 3> spacing{1, 1, 1}, origin{0, 0, 0};
+  bool has_spacing = false;
+};
+Geometry read_geometry(const std::string& path, const std::string& dataset);
+
 /// A 2-D dataset, or slice `index` of a 3-D one (only that slice is read). Non-finite
 /// values are refused (InputError naming the file and dataset).
 Array2D read_slice(const std::string& path, const std::string& dataset, int index);

@@ -230,8 +230,9 @@ double kaiser(double d, int r, double b) {
 /// a padded grid of n nodes, ascending by node: one node of weight 1 when f is on a node,
 /// else the Kaiser-windowed sinc over the 2·r nearest. With `fold`, nodes above plane
 /// `top` (the free surface) fold onto their mirror images with the opposite sign (the
-/// field is odd about the surface); nodes off the padded grid are dropped.
-std::vector<std::pair<int, double>> weights_1d(double f, int shift, int n, bool fold, int top) {
+/// field is odd about the surface); nodes off the padded grid are dropped. Without
+/// `values` only the nodes are right (the weights are 0: for counting).
+std::vector<std::pair<int, double>> weights_1d(double f, int shift, int n, bool fold, int top, bool values) {
   constexpr int r = kHicksRadius;
   std::vector<std::pair<int, double>> w;
   auto add = [&](int k, double v) {
@@ -247,14 +248,13 @@ std::vector<std::pair<int, double>> weights_1d(double f, int shift, int n, bool 
       }
     w.emplace_back(k, v);
   };
-  const double c = std::round(f);
-  if (std::abs(f - c) <= kOnNode) {
-    add(int(c) + shift, 1.0);
+  if (on_node(f)) {
+    add(int(std::round(f)) + shift, 1.0);
   } else {
     const int lo = int(std::floor(f)) - r + 1;
     for (int k = lo; k < lo + 2 * r; ++k) {
       const double d = k - f;
-      add(k + shift, std::sin(M_PI * d) / (M_PI * d) * kaiser(d, r, kHicksBeta));
+      add(k + shift, values ? std::sin(M_PI * d) / (M_PI * d) * kaiser(d, r, kHicksBeta) : 0.0);
     }
   }
   std::sort(w.begin(), w.end());
@@ -264,17 +264,20 @@ std::vector<std::pair<int, double>> weights_1d(double f, int shift, int n, bool 
 }  // namespace
 
 int most_point_nodes(const Model& m, const Survey& s) {
-  auto on = [](double v, double o, double h) { return std::abs((v - o) / h - std::round((v - o) / h)) <= kOnNode; };
-  auto on_node = [&](const Position& p) {
-    return on(p.z, m.z0, m.dz) && on(p.x, m.x0, m.dx) && (!m.three_d() || on(p.y, m.y0, m.dy));
+  auto on = [&](const Position& p) {
+    return on_node((p.z - m.z0) / m.dz) && on_node((p.x - m.x0) / m.dx) &&
+           (!m.three_d() || on_node((p.y - m.y0) / m.dy));
   };
-  bool all = std::all_of(s.sources.begin(), s.sources.end(), on_node);
-  for (const auto& spread : s.receivers) all = all && std::all_of(spread.begin(), spread.end(), on_node);
+  bool all = std::all_of(s.sources.begin(), s.sources.end(), on);
+  for (const auto& spread : s.receivers) all = all && std::all_of(spread.begin(), spread.end(), on);
   return all ? 1 : int(std::pow(2 * kHicksRadius, m.three_d() ? 3 : 2));
 }
 
+namespace {
+
+/// point_nodes(), or without `values` only its nodes (the weights 0: for counting).
 template <typename T>
-PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what) {
+PointNodes nodes_of(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what, bool values) {
   const bool three = m.three_d();
   const double fz = (pos.z - m.z0) / m.dz, fy = three ? (pos.y - m.y0) / m.dy : 0.0, fx = (pos.x - m.x0) / m.dx;
   auto outside = [](double f, int n) { return !std::isfinite(f) || f < -kOnNode || f > n - 1 + kOnNode; };
@@ -291,10 +294,10 @@ PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos
                      ")");
   }
   const ShotProblem<T>& l = med.layout;
-  const auto wz = weights_1d(fz, med.model_top, l.nz, l.free_surface, l.pml_top);
+  const auto wz = weights_1d(fz, med.model_top, l.nz, l.free_surface, l.pml_top, values);
   const auto wy =
-      three ? weights_1d(fy, med.model_front, l.ny, false, 0) : std::vector<std::pair<int, double>>{{0, 1.0}};
-  const auto wx = weights_1d(fx, med.model_left, l.nx, false, 0);
+      three ? weights_1d(fy, med.model_front, l.ny, false, 0, values) : std::vector<std::pair<int, double>>{{0, 1.0}};
+  const auto wx = weights_1d(fx, med.model_left, l.nx, false, 0, values);
   PointNodes p;  // z, then y, then x: ascending grid offsets
   for (const auto& [z, a] : wz)
     for (const auto& [y, b] : wy)
@@ -303,6 +306,13 @@ PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos
         p.weight.push_back(a * b * c);
       }
   return p;
+}
+
+}  // namespace
+
+template <typename T>
+PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what) {
+  return nodes_of(med, m, pos, what, true);
 }
 
 std::vector<double> upsample(const std::vector<float>& w, int k, int count) {
@@ -362,10 +372,10 @@ ShotInputs<T> point_counts(const Medium<T>& med, const Model& m, const Survey& s
     c.nent = built.nent;
     return c;
   }
-  c.nsrc = int(point_nodes(med, m, s.sources[std::size_t(shot)], "source").node.size());
+  c.nsrc = int(nodes_of(med, m, s.sources[std::size_t(shot)], "source", false).node.size());
   const auto& rec = s.receivers_of(shot);
   for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r)
-    c.nent += int(point_nodes(med, m, rec[r], "receiver").node.size());
+    c.nent += int(nodes_of(med, m, rec[r], "receiver", false).node.size());
   return c;
 }
 

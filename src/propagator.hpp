@@ -3,6 +3,7 @@
 // step, per-shot source samples and node indices.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,6 +80,8 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
 inline constexpr int kHicksRadius = 4;
 inline constexpr double kHicksBeta = 6.31;
 inline constexpr double kOnNode = 1e-6;
+/// Whether a coordinate f, in cells, lies on a node (within kOnNode).
+inline bool on_node(double f) { return std::abs(f - std::round(f)) <= kOnNode; }
 
 /// The weighted nodes (padded-grid offsets from the first non-guard cell, ascending) at
 /// which a position in the model is injected and sampled: one node of weight 1 on a node,
