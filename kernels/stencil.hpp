@@ -23,6 +23,7 @@
 
 #include "kernels/shot.hpp"
 
+#include "kernels/divisor.hpp"
 #include "kernels/hd.hpp"
 #include "kernels/orders.hpp"
 
@@ -190,28 +191,32 @@ struct StepArgs {
     const long band_rows = long(yt) + (ny - yb), side_rows = yb > yt ? long(yb - yt) : 0L;
     return band_rows * nx + side_rows * (long(xl) + (nx - xr));
   }
+  /// Divisors of layer_cell(), set by make_step_args(): nx, a plane's cells ny·nx, a
+  /// plane's layer cells between the z layers, the left and right layers' widths.
+  Divisor by_nx, by_plane_cells, by_plane_layer, by_left, by_right;
+
   /// Cell (z, y, x) of layer cell number t < layer_cells().
   /// (32-bit arithmetic: build_medium refuses grids of 2³¹ cells or more.)
   SW_HD void layer_cell(long t, int& z, int& y, int& x) const {
     const unsigned c = unsigned(t), w = unsigned(nx), pw = unsigned(ny) * w, top = unsigned(zt) * pw,
                    bands = top + unsigned(nz - zb) * pw;
     if (c < bands) {
-      const unsigned k = c < top ? c : c - top, in_plane = ny == 1 ? k : k % pw;
-      z = int(ny == 1 ? k / w : k / pw) + (c < top ? 0 : zb);
-      y = int(ny == 1 ? 0 : in_plane / w);
-      x = int(in_plane % w);
+      const unsigned k = c < top ? c : c - top, in_plane = ny == 1 ? k : by_plane_cells.mod(k);
+      z = int(ny == 1 ? by_nx.div(k) : by_plane_cells.div(k)) + (c < top ? 0 : zb);
+      y = int(ny == 1 ? 0 : by_nx.div(in_plane));
+      x = int(by_nx.mod(in_plane));
       return;
     }
     unsigned side = c - bands;
     z = zt;
     if (ny > 1) {  // 3-D: the plane between the z layers, then the front and back rows
-      const unsigned per_plane = unsigned(plane_layer_cells()), front = unsigned(yt) * w,
-                     yband = front + unsigned(ny - yb) * w;
-      z += int(side / per_plane);
-      side %= per_plane;
+      const unsigned front = unsigned(yt) * w, yband = front + unsigned(ny - yb) * w;
+      const unsigned k = by_plane_layer.div(side);
+      z += int(k);
+      side -= k * by_plane_layer.d;
       if (side < yband) {
-        y = int(side < front ? side / w : (side - front) / w + unsigned(yb));
-        x = int(side % w);
+        y = int(side < front ? by_nx.div(side) : by_nx.div(side - front) + unsigned(yb));
+        x = int(by_nx.mod(side));
         return;
       }
       side -= yband;
@@ -220,12 +225,11 @@ struct StepArgs {
     const unsigned rows = ny > 1 ? unsigned(yb - yt) : unsigned(zb - zt), left = rows * unsigned(xl);
     int r;
     if (side < left) {
-      r = int(side / unsigned(xl));
-      x = int(side % unsigned(xl));
+      r = int(by_left.div(side));
+      x = int(by_left.mod(side));
     } else {
-      const unsigned right = unsigned(nx - xr);
-      r = int((side - left) / right);
-      x = xr + int((side - left) % right);
+      r = int(by_right.div(side - left));
+      x = xr + int(by_right.mod(side - left));
     }
     if (ny > 1) {
       y = yt + r;
@@ -445,6 +449,11 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   a.x_split = p.xmerged() ? big : p.pml_left > 0 ? p.xloop_left() + p.halo : -big;
   a.x_left = p.xlayer_index(0, 0, 0);
   a.x_right = p.xlayer_index(0, 0, p.nx - 1) - (p.nx - 1);
+  a.by_nx = Divisor(unsigned(a.nx));
+  a.by_plane_cells = Divisor(unsigned(a.ny) * unsigned(a.nx));
+  a.by_plane_layer = Divisor(unsigned(a.plane_layer_cells()));
+  a.by_left = Divisor(unsigned(a.xl));
+  a.by_right = Divisor(unsigned(a.nx - a.xr));
   return a;
 }
 

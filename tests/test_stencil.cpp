@@ -47,6 +47,39 @@ TEST(Stencil, StableStepMatchesTheClassicalCflForOrder2) {
   EXPECT_NEAR(stable_time_step(2000, 10, 10, 2), 10 / (2000 * std::sqrt(2.0)), 1e-15);
 }
 
+TEST(Divisor, MultiplyAndShiftIsExactBelow2To31) {
+  // Every divisor up to 4096, powers of two and their neighbours up to 2^31, and the
+  // numerators where the quotient changes (k·d − 1, k·d) across the whole range.
+  std::vector<unsigned> divisors;
+  for (unsigned d = 1; d <= 4096; ++d) divisors.push_back(d);
+  for (int b = 12; b <= 31; ++b)
+    for (long long e : {-1LL, 0LL, 1LL, 3LL})
+      if ((1LL << b) + e <= (1LL << 31)) divisors.push_back(unsigned((1LL << b) + e));
+  divisors.push_back(600 * 250);
+  divisors.push_back(1234567);
+  const unsigned top = (1u << 31) - 1;  // the largest numerator allowed
+  long long checked = 0, wrong = 0;
+  for (unsigned d : divisors) {
+    const Divisor q(d);
+    auto check = [&](unsigned n) {
+      ++checked;
+      if (q.div(n) != n / d || q.mod(n) != n % d) ++wrong;
+    };
+    check(0);
+    check(top);
+    check(top - 1);
+    const unsigned long long quotients = top / d;
+    const unsigned long long step = quotients / 2000 + 1;  // ≈ 2000 quotient changes a divisor
+    for (unsigned long long k = 1; k <= quotients; k += step) {
+      check(unsigned(k * d - 1));
+      check(unsigned(k * d));
+    }
+    for (unsigned n = 1; n < 5000 && n < top; n += 1) check(n);
+  }
+  EXPECT_EQ(wrong, 0) << "of " << checked;
+  EXPECT_EQ(Divisor(0).div(12345), 0u);
+}
+
 TEST(Resampling, UpsampledWaveletKeepsOriginalSamplesAndIsSmooth) {
   const double dt = 2e-3;
   const std::vector<float> w = ricker(10, 0.15, dt, 200);

@@ -72,6 +72,8 @@ SW_HD int sample_at(const ShotProblem<T>& p, int m) {
 
 /// The cells of thread row r of a u or μ launch: row y and planes [z0, z1) of column
 /// run r / ny (ShotProblem::column_run() planes; in 2-D one plane, so r is the plane).
+/// The launch's row count, ShotProblem::column_rows(), is computed once on the host and
+/// handed to the bodies (a division per thread, in 2-D per cell, is ~20 instructions).
 template <typename T>
 SW_HD void column_cells(const ShotProblem<T>& p, int run, int r, int& y, int& z0, int& z1) {
   int k;
@@ -86,14 +88,29 @@ SW_HD void column_cells(const ShotProblem<T>& p, int run, int r, int& y, int& z0
   z1 = z0 + run < p.nz ? z0 + run : p.nz;
 }
 
-/// Cell (z, y, x) of model cell t (the model region, z slowest, x fastest).
-template <typename T>
-SW_HD void model_cell(const ShotProblem<T>& p, long t, int& z, int& y, int& x) {
-  const unsigned w = unsigned(p.mx1() - p.mx0()), r = unsigned(t) / w, hy = unsigned(p.my1() - p.my0());
-  x = p.mx0() + int(unsigned(t) % w);
-  z = p.mz0() + int(hy == 1 ? r : r / hy);
-  y = p.my0() + int(hy == 1 ? 0 : r % hy);
-}
+/// Model cell t as its cell (z, y, x) (the model region, z slowest, x fastest), with the
+/// divisors set on the host (of()).
+struct ModelCells {
+  int z0 = 0, y0 = 0, x0 = 0, rows = 1;  // rows: the model's rows y
+  Divisor by_width, by_rows;
+  template <typename T>
+  static ModelCells of(const ShotProblem<T>& p) {
+    ModelCells c;
+    c.z0 = p.mz0();
+    c.y0 = p.my0();
+    c.x0 = p.mx0();
+    c.rows = p.my1() - p.my0();
+    c.by_width = Divisor(unsigned(p.mx1() - p.mx0()));
+    c.by_rows = Divisor(unsigned(c.rows));
+    return c;
+  }
+  SW_HD void cell(long t, int& z, int& y, int& x) const {
+    const unsigned r = by_width.div(unsigned(t));
+    x = x0 + int(unsigned(t) - r * by_width.d);
+    z = z0 + int(rows == 1 ? r : by_rows.div(r));
+    y = y0 + int(rows == 1 ? 0 : by_rows.mod(r));
+  }
+};
 
 /// The adjoint sources of entry cell `i` (grid offset, in grid row r) at trace sample n,
 /// added to `out` in entry order: v²Δt² × (weight × residual) (the CPU kernel's
@@ -155,21 +172,30 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, lon
 }
 
 /// Launch 2 of forward step m, thread (row r, x): for each cell of its column run, top
-/// down, u[m+1], then the source s[m] if the cell is one of its nodes, then the free surface (whose mirror
-/// writes only the guard planes above plane 0, which no thread computes).
-template <int Order, typename T>
-SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int run, int r, int x) {
-  if (r >= p.ny * ((p.nz + run - 1) / run) || x >= a.nx) return;
+/// down, u[m+1], then the source s[m] if the cell is one of its nodes, then the free
+/// surface (whose mirror writes only the guard planes above plane 0, which no thread
+/// computes). `Runs` false: runs of one plane (2-D), a kernel without the loop — with it,
+/// the loop's hoisted values overflow the 32-register cap and spill (~250 bytes a thread
+/// for order 8 in float), which a thread of one cell would pay in full.
+template <int Order, bool Runs, typename T>
+SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, Step step, int run, int rows, int r,
+                       int x) {
+  if (r >= rows || x >= a.nx) return;
   int y, z0, z1;
   column_cells(p, run, r, y, z0, z1);
   const int m = step.m();
-  for (int z = z0; z < z1; ++z) {
+  auto cell = [&](int z) {
     stencil::update_point<Order>(a, z, y, x);
     const long i = a.cell(z, y, x);
     T* out = a.u_prev_next + i;
     const int j = p.source_at(i, z * p.ny + y);
     if (j >= 0) out[0] += a.vdt2[i] * (p.source_weight[j] * p.source[m]);
     if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  };
+  if (Runs) {
+    for (int z = z0; z < z1; ++z) cell(z);
+  } else {
+    cell(z0);
   }
   if (r == 0 && x == 0) step.move_on(m);
 }
@@ -201,8 +227,14 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
         "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, npsi, step, t); },
         npsi + p.nrec + saved);
     if (last) return;
-    e.sweep2d(
-        "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order>(a, p, step, run, r, x); }, rows, p.nx);
+    if (run == 1)
+      e.sweep2d(
+          "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order, false>(a, p, step, 1, rows, r, x); }, rows,
+          p.nx);
+    else
+      e.sweep2d(
+          "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order, true>(a, p, step, run, rows, r, x); },
+          rows, p.nx);
     T* tmp = u;  // u now holds u[m+1]
     u = up;
     up = tmp;
@@ -244,6 +276,7 @@ struct BackwardStep {
   Step step;
   bool full;                            // full storage: u[m−1] comes from the store, never re-created
   long model_cells, layer_cells, ring;  // thread ranges of the image launch
+  ModelCells cells;
   SW_HD bool recreate(int m) const { return !full && m >= 1; }  // u_next ← u[m−1]
 };
 
@@ -257,7 +290,7 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   if (t < b.model_cells) {
     const bool recreate = b.recreate(m);
     int z, y, x;
-    model_cell(p, t, z, y, x);
+    b.cells.cell(t, z, y, x);
     const long i = p.row_offset(z, y) + x;
     const T* u = b.u + i;
     const T lap = stencil::laplacian<Order>(u, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
@@ -302,16 +335,17 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
 
 /// Mu launch, thread (row r, x): for each cell of its column run, top down, μ[m] (with
 /// `update`; without it, only what follows, for μ[N] before the first step), the
-/// free-surface fold, the receivers' adjoint sources of step m, the mirror.
-template <int Order, typename T>
-SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int run, int r, int x) {
+/// free-surface fold, the receivers' adjoint sources of step m, the mirror. `Runs` as in
+/// update_body().
+template <int Order, bool Runs, typename T>
+SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool update, int run, int rows, int r, int x) {
   const stencil::StepArgs<T>& a = b.a;
-  if (r >= p.ny * ((p.nz + run - 1) / run) || x >= a.nx) return;
+  if (r >= rows || x >= a.nx) return;
   int y, z0, z1;
   column_cells(p, run, r, y, z0, z1);
   const int m = b.step.m();
   const int n = sample_at(p, m);
-  for (int z = z0; z < z1; ++z) {
+  auto cell = [&](int z) {
     if (update) {
       stencil::update_adjoint_point<Order>(a, z, y, x);
       if (p.free_surface && z >= 1 && z <= p.halo) stencil::adjoint_fold_point<Order>(a, z, y, x);
@@ -320,6 +354,11 @@ SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool updat
     T* out = a.u_prev_next + i;
     if (n >= 0) out[0] = add_receiver_sources(p, b.residual, n, i, z * p.ny + y, a.vdt2[i], out[0]);
     if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+  };
+  if (Runs) {
+    for (int z = z0; z < z1; ++z) cell(z);
+  } else {
+    cell(z0);
   }
   if (r == 0 && x == 0) b.step.move_on(m);
 }
@@ -351,20 +390,28 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   base.inv_dx2 = T(1) / (p.dx * p.dx);
   base.full = p.storage == ShotProblem<T>::kStoreFull;
   base.model_cells = p.model_cells();
+  base.cells = ModelCells::of(p);
   base.layer_cells = stencil::make_step_args(p, mu_next, mu).layer_cells();
   base.ring = base.full ? 0 : p.store_step_size();
   {  // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
     BackwardStep<T> b = base;
     b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
     b.step = Step{nullptr, nullptr, N, 0};
-    ex.sweep2d(
-        "adjoint sources", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, false, run, r, x); }, rows, p.nx);
+    if (run == 1)
+      ex.sweep2d(
+          "adjoint sources", [=] SW_LAMBDA(int r, int x) { mu_body<Order, false>(b, p, false, 1, rows, r, x); }, rows,
+          p.nx);
+    else
+      ex.sweep2d(
+          "adjoint sources", [=] SW_LAMBDA(int r, int x) { mu_body<Order, true>(b, p, false, run, rows, r, x); }, rows,
+          p.nx);
     const T* un = u_next + o;
+    const ModelCells cells = base.cells;
     ex.sweep1d(
         "adjoint illumination",
         [=] SW_LAMBDA(long t) {
           int z, y, x;
-          model_cell(p, t, z, y, x);
+          cells.cell(t, z, y, x);
           const T v = un[p.row_offset(z, y) + x];
           illum[t] += v * v;
         },
@@ -384,8 +431,12 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
     e.sweep1d(
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
-    e.sweep2d(
-        "adjoint mu", [=] SW_LAMBDA(int r, int x) { mu_body<Order>(b, p, true, run, r, x); }, rows, p.nx);
+    if (run == 1)
+      e.sweep2d(
+          "adjoint mu", [=] SW_LAMBDA(int r, int x) { mu_body<Order, false>(b, p, true, 1, rows, r, x); }, rows, p.nx);
+    else
+      e.sweep2d(
+          "adjoint mu", [=] SW_LAMBDA(int r, int x) { mu_body<Order, true>(b, p, true, run, rows, r, x); }, rows, p.nx);
     if (recreate) {
       T* t = u;
       u = u_next;
