@@ -1,9 +1,13 @@
 // drivers/segy.cpp — `starwave import --in shots.sgy --out data.h5 (--wavelet w.h5 |
-// --ricker F0 [--delay S]) [--dim 2|3]` and `starwave export --in file.h5 --out file.sgy
+// --ricker F0 [--delay S]) [--dim 2|3]`, `starwave import --velocity --in vp.sgy --out
+// vp.h5 [--spacing DZ,DX] [--scale S]` and `starwave export --in file.h5 --out file.sgy
 // [--dataset D]` (DESIGN §4's SEG-Y mapping, src/segy.hpp).
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -13,10 +17,65 @@
 #include "src/segy.hpp"
 
 namespace starwave::commands {
+namespace {
+
+/// "12.5" → {12.5} (every axis), "10,12.5" → {10, 12.5}; InputError naming --spacing.
+std::vector<double> parse_spacing(const std::string& text) {
+  std::vector<double> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !(v > 0 && std::isfinite(v)))
+      throw InputError("--spacing: '" + text + "' is not one positive spacing in m, or dz,dx or dz,dy,dx");
+    out.push_back(v);
+  }
+  if (out.empty() || out.size() > 3 || text.back() == ',')
+    throw InputError("--spacing: '" + text + "' is not one positive spacing in m, or dz,dx or dz,dy,dx");
+  return out;
+}
+
+/// `import --velocity`: a velocity model stored one trace per column, to a model file.
+int import_velocity(const std::string& in, const std::string& out, const std::string& spacing_text, double scale,
+                    const cli::CommonFlags& flags) {
+  const std::vector<double> spacing = spacing_text.empty() ? std::vector<double>{} : parse_spacing(spacing_text);
+  const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  Model m = segy::read_field(in, spacing);
+  for (double& v : m.vp) v *= scale;
+  m.validate(in);
+  auto text = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  if (m.vmax() < 100)
+    throw InputError(in + ": velocities " + text(m.vmin()) + "…" + text(m.vmax()) +
+                     (scale != 1 ? " after --scale " + text(scale) : std::string()) +
+                     ": not m/s (km/s? give --scale 1000; ft/s: --scale 0.3048)");
+  io::write_model(out, m);
+  if (!flags.quiet)
+    std::cout << "wrote " << out << ": /vp " << m.shape_text() << ", spacing dz = " << text(m.dz)
+              << (m.three_d() ? ", dy = " + text(m.dy) : std::string()) << ", dx = " << text(m.dx) << " m ("
+              << (spacing.empty() ? std::string("from the headers: dz from the sample interval as mm, dx") +
+                                        (m.three_d() ? " and dy from CDP_X and CDP_Y" : " from CDP_X")
+                                  : std::string("--spacing"))
+              << "), origin x = " << text(m.x0) << (m.three_d() ? ", y = " + text(m.y0) : std::string())
+              << " m, velocities " << text(m.vmin()) << "…" << text(m.vmax()) << " m/s\n";
+  return 0;
+}
+
+}  // namespace
 
 int import_segy(int argc, char** argv) {
-  std::string in, out, wavelet, model_path;
-  double ricker_f = 0, delay = -1;
+  std::string in, out, wavelet, model_path, spacing_text;
+  double ricker_f = 0, delay = -1, scale = 1;
+  bool velocity = false;
   int dim = 0;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave import");
@@ -30,10 +89,26 @@ int import_segy(int argc, char** argv) {
       "the velocity model (HDF5) the data are for: positions take its dimension, and the data file records its "
       "spacing and origin as `model` does")(
       "dim", cli::po::value<int>(&dim)->default_value(0),
-      "2 or 3: the positions' dimension, without --model (default: 2 when every y is the same, else 3)");
+      "2 or 3: the positions' dimension, without --model (default: 2 when every y is the same, else 3)")(
+      "velocity", cli::po::bool_switch(&velocity),
+      "the file holds a velocity model, one trace per column (samples down z), not shot records: written as a "
+      "model file's /vp")(
+      "spacing", cli::po::value<std::string>(&spacing_text),
+      "--velocity: the grid's spacing in m, dz,dx (2-D), dz,dy,dx (3-D) or one value for all (default: from the "
+      "headers, dz from the sample interval as mm, dx and dy from CDP_X and CDP_Y)")(
+      "scale", cli::po::value<double>(&scale)->default_value(1),
+      "--velocity: multiply the values by this to make m/s (1000 for km/s, 0.3048 for ft/s)");
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("import", argc, argv, desc, vm);
+  for (const char* o : {"spacing", "scale"})
+    cli::refuse_if_given(vm, o, velocity, "without --velocity (it reads a velocity model's grid)");
+  if (velocity) {
+    for (const char* o : {"wavelet", "ricker", "delay", "model", "dim"})
+      cli::refuse_if_given(vm, o, false, "with --velocity (it is for shot records)");
+    if (!(scale > 0 && std::isfinite(scale))) throw InputError("--scale: must be a positive number");
+    return import_velocity(in, out, spacing_text, scale, flags);
+  }
   if (vm.count("wavelet") == vm.count("ricker"))
     throw InputError("give the source wavelet with one of --wavelet FILE or --ricker F0");
   if (vm.count("delay") && !vm.count("ricker")) throw InputError("--delay: only with --ricker");

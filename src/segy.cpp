@@ -102,51 +102,89 @@ void put_trace(segy_file* fp, const std::string& path, int i, std::array<char, S
   check(segy_writetrace(fp, i, samples.data(), trace0, bsize), path, "writing trace " + std::to_string(i + 1));
 }
 
-}  // namespace
+/// An open SEG-Y file of fixed-length traces, its headers checked: `count` traces of `nt`
+/// samples in `format` (IBM or IEEE floats), the first at byte `trace0`, each `bsize`
+/// bytes with its header.
+struct Reader {
+  File fp;
+  int format = 0, nt = 0, bsize = 0, count = 0;
+  int32_t bin_interval = 0;
+  long trace0 = 0;
+};
 
-Survey read_shots(const std::string& path, int dim) {
-  {  // a common mistake: one of our own files given for the records
+Reader open_reader(const std::string& path) {
+  {  // a common mistake: one of our own files given for the SEG-Y one
     std::ifstream probe(path, std::ios::binary);
     char magic[8] = {};
     if (probe.read(magic, 8) && std::memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0)
       throw InputError(path + ": an HDF5 file, not a SEG-Y file");
   }
-  File fp(segy_open(path.c_str(), "rb"));
-  if (!fp) throw InputError(path + ": cannot open the SEG-Y file (" + files::os_cause(errno) + ")");
+  Reader r;
+  r.fp.reset(segy_open(path.c_str(), "rb"));
+  if (!r.fp) throw InputError(path + ": cannot open the SEG-Y file (" + files::os_cause(errno) + ")");
   std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
-  if (segy_binheader(fp.get(), bh.data()) != SEGY_OK)
+  if (segy_binheader(r.fp.get(), bh.data()) != SEGY_OK)
     throw InputError(path + ": not a SEG-Y file (no 3600-byte header)");
-  const int format = segy_format(bh.data());
-  if (format == 0)
+  r.format = segy_format(bh.data());
+  if (r.format == 0)
     throw InputError(path +
                      ": not a SEG-Y file, or one without its sample format (binary header bytes 3225–3226 "
                      "are 0)");
-  if (format != SEGY_IBM_FLOAT_4_BYTE && format != SEGY_IEEE_FLOAT_4_BYTE)
-    throw InputError(path + ": sample format code " + std::to_string(format) +
+  if (r.format != SEGY_IBM_FLOAT_4_BYTE && r.format != SEGY_IEEE_FLOAT_4_BYTE)
+    throw InputError(path + ": sample format code " + std::to_string(r.format) +
                      " in the binary header (bytes 3225–3226): only 1 (IBM float) and 5 (IEEE float) are read");
-  const long trace0 = segy_trace0(bh.data());
-  if (trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE) throw InputError(path + ": bad extended header count");
-  check(segy_set_format(fp.get(), format), path, "setting the sample format");
-  int32_t bin_nt = 0, bin_interval = 0;
+  r.trace0 = segy_trace0(bh.data());
+  if (r.trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE)
+    throw InputError(path + ": bad extended header count");
+  check(segy_set_format(r.fp.get(), r.format), path, "setting the sample format");
+  int32_t bin_nt = 0;
   segy_get_bfield(bh.data(), SEGY_BIN_SAMPLES, &bin_nt);
-  segy_get_bfield(bh.data(), SEGY_BIN_INTERVAL, &bin_interval);
+  segy_get_bfield(bh.data(), SEGY_BIN_INTERVAL, &r.bin_interval);
 
   // The first trace header fixes nt (every trace must agree: fixed-length traces).
   std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
-  int nt = bin_nt;
+  r.nt = bin_nt;
   {
-    const int probe = segy_trsize(format, 1);
-    if (segy_traceheader(fp.get(), 0, h.data(), trace0, probe) != SEGY_OK)
+    const int probe = segy_trsize(r.format, 1);
+    if (segy_traceheader(r.fp.get(), 0, h.data(), r.trace0, probe) != SEGY_OK)
       throw InputError(path + ": no traces after the headers");
-    if (field(h.data(), SEGY_TR_SAMPLE_COUNT) > 0) nt = field(h.data(), SEGY_TR_SAMPLE_COUNT);
+    if (field(h.data(), SEGY_TR_SAMPLE_COUNT) > 0) r.nt = field(h.data(), SEGY_TR_SAMPLE_COUNT);
   }
-  if (nt < 2)
+  if (r.nt < 2)
     throw InputError(path + ": no sample count (trace header bytes 115–116 and binary header bytes 3221–3222 are 0)");
-  const int bsize = segy_trsize(format, nt);
-  int count = 0;
-  if (segy_traces(fp.get(), &count, trace0, bsize) != SEGY_OK || count < 1)
-    throw InputError(path + ": the file's size is not a whole number of traces of " + std::to_string(nt) + " samples");
+  r.bsize = segy_trsize(r.format, r.nt);
+  if (segy_traces(r.fp.get(), &r.count, r.trace0, r.bsize) != SEGY_OK || r.count < 1)
+    throw InputError(path + ": the file's size is not a whole number of traces of " + std::to_string(r.nt) +
+                     " samples");
+  return r;
+}
 
+/// Trace i's header into `h`, its sample count checked against the first trace's.
+void read_header(Reader& r, const std::string& path, int i, std::array<char, SEGY_TRACE_HEADER_SIZE>& h) {
+  check(segy_traceheader(r.fp.get(), i, h.data(), r.trace0, r.bsize), path,
+        "reading trace header " + std::to_string(i + 1));
+  const int tn = field(h.data(), SEGY_TR_SAMPLE_COUNT);
+  if (tn != 0 && tn != r.nt)
+    throw InputError(path + ": trace " + std::to_string(i + 1) + ": " + std::to_string(tn) +
+                     " samples, the first trace " + std::to_string(r.nt));
+}
+
+/// Trace i's nt samples as native floats, every one finite.
+void read_samples(Reader& r, const std::string& path, int i, float* samples) {
+  check(segy_readtrace(r.fp.get(), i, samples, r.trace0, r.bsize), path, "reading trace " + std::to_string(i + 1));
+  check(segy_to_native(r.format, r.nt, samples), path, "converting trace " + std::to_string(i + 1));
+  for (int k = 0; k < r.nt; ++k)
+    if (!std::isfinite(samples[k]))
+      throw InputError(path + ": trace " + std::to_string(i + 1) + ": a sample is NaN or Inf");
+}
+
+}  // namespace
+
+Survey read_shots(const std::string& path, int dim) {
+  Reader rd = open_reader(path);
+  const int nt = rd.nt, count = rd.count;
+  const int32_t bin_interval = rd.bin_interval;
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
   Survey s;
   s.dim = dim;
   s.nt = nt;
@@ -157,11 +195,7 @@ Survey read_shots(const std::string& path, int dim) {
   double dt = 0;
   for (int i = 0; i < count; ++i) {
     const std::string where = path + ": trace " + std::to_string(i + 1);
-    check(segy_traceheader(fp.get(), i, h.data(), trace0, bsize), path,
-          "reading trace header " + std::to_string(i + 1));
-    const int tn = field(h.data(), SEGY_TR_SAMPLE_COUNT);
-    if (tn != 0 && tn != nt)
-      throw InputError(where + ": " + std::to_string(tn) + " samples, the first trace " + std::to_string(nt));
+    read_header(rd, path, i, h);
     const int us = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : bin_interval;
     if (us <= 0)
       throw InputError(where +
@@ -194,10 +228,7 @@ Survey read_shots(const std::string& path, int dim) {
     }
     receivers.back().push_back(rec);
     dead.push_back(field(h.data(), SEGY_TR_TRACE_ID) == 2);
-    check(segy_readtrace(fp.get(), i, trace.data(), trace0, bsize), path, "reading trace " + std::to_string(i + 1));
-    check(segy_to_native(format, nt, trace.data()), path, "converting trace " + std::to_string(i + 1));
-    for (float v : trace)
-      if (!std::isfinite(v)) throw InputError(where + ": a sample is NaN or Inf");
+    read_samples(rd, path, i, trace.data());
     s.data.insert(s.data.end(), trace.begin(), trace.end());
   }
   // Shots of different trace counts: each padded to the longest with copies of its last
@@ -345,6 +376,95 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
                    put_trace(fp, path, i, h, samples, trace0, bsize);
                  }
              });
+}
+
+Model read_field(const std::string& path, const std::vector<double>& spacing) {
+  Reader rd = open_reader(path);
+  const int n = rd.count;
+  std::vector<int32_t> inline_no(std::size_t(n), 0), crossline_no(std::size_t(n), 0);
+  std::vector<double> cdp_x(std::size_t(n), 0), cdp_y(std::size_t(n), 0), unit(std::size_t(n), 1);
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  int32_t interval = 0;
+  for (int i = 0; i < n; ++i) {
+    read_header(rd, path, i, h);
+    const std::size_t k = std::size_t(i);
+    inline_no[k] = field(h.data(), SEGY_TR_INLINE);
+    crossline_no[k] = field(h.data(), SEGY_TR_CROSSLINE);
+    unit[k] = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    cdp_x[k] = unit[k] * field(h.data(), SEGY_TR_CDP_X);
+    cdp_y[k] = unit[k] * field(h.data(), SEGY_TR_CDP_Y);
+    if (i == 0)
+      interval = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;
+  }
+  Model m;
+  m.nz = rd.nt;
+  const bool three = std::any_of(inline_no.begin(), inline_no.end(), [&](int32_t v) { return v != inline_no[0]; });
+  m.dim = three ? 3 : 2;
+  m.nx = n;
+  if (three) {  // lines of equal inline number, each with the first line's crosslines
+    m.nx = 1;
+    while (m.nx < n && inline_no[std::size_t(m.nx)] == inline_no[0]) ++m.nx;
+    m.ny = n / m.nx;
+    for (int i = 0; i < n; ++i) {
+      const std::size_t k = std::size_t(i), line = k / std::size_t(m.nx), x = k % std::size_t(m.nx);
+      const std::size_t first = line * std::size_t(m.nx);
+      const bool fits = first + std::size_t(m.nx) <= std::size_t(n) && inline_no[k] == inline_no[first] &&
+                        (line == 0 || inline_no[first] != inline_no[first - 1]) && crossline_no[k] == crossline_no[x];
+      if (!fits)
+        throw InputError(path + ": trace " + std::to_string(i + 1) + " (inline " + std::to_string(inline_no[k]) +
+                         ", crossline " + std::to_string(crossline_no[k]) + "): the traces do not form lines of " +
+                         std::to_string(m.nx) +
+                         " (the first line's length), one after another, each with the first line's crosslines "
+                         "(inline and crossline numbers, bytes 189–196)");
+    }
+  }
+  if (!spacing.empty()) {
+    if (spacing.size() != 1 && spacing.size() != std::size_t(m.dim))
+      throw InputError("--spacing: " + std::string(three ? "a 3-D field needs dz,dy,dx" : "a 2-D field needs dz,dx") +
+                       " (or one value for every axis)");
+    m.dz = spacing[0];
+    m.dy = three ? spacing[spacing.size() == 1 ? 0 : 1] : 0;
+    m.dx = spacing.back();
+  } else {
+    if (interval <= 0)
+      throw InputError(path +
+                       ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are "
+                       "0), which holds dz in mm: give the grid's spacing with --spacing");
+    m.dz = interval / 1000.0;
+    // The step of a coordinate along a line (stride 1) or across the lines (stride nx), from
+    // the first line's (column's) ends; every trace on that grid to half a unit of its
+    // scalar (a writer may have rounded the coordinates).
+    auto step_of = [&](const std::vector<double>& c, const char* name, const char* bytes, int count, int stride) {
+      if (count < 2)
+        throw InputError(path + ": one trace along " + (stride == 1 ? "x" : "y") +
+                         ", so no spacing to read from the headers: give it with --spacing");
+      const double d = (c[std::size_t((count - 1) * stride)] - c[0]) / (count - 1);  // the first and last: rounding
+      if (d <= 0)
+        throw InputError(path + ": " + name + " (bytes " + bytes + ") does not increase along " +
+                         (stride == 1 ? "a line" : "the lines") + ": give the grid's spacing with --spacing");
+      for (int i = 0; i < n; ++i) {
+        const std::size_t k = std::size_t(i);
+        const int along = stride == 1 ? i % m.nx : i / m.nx;
+        const double want = c[std::size_t(stride == 1 ? i - along : i % m.nx)] + along * d;
+        if (std::abs(c[k] - want) > 0.5 * unit[k] + 1e-9 * std::abs(want))
+          throw InputError(path + ": trace " + std::to_string(i + 1) + ": " + name + " = " + std::to_string(c[k]) +
+                           " m, not on the grid of step " + std::to_string(d) + " m the first line gives");
+      }
+      return d;
+    };
+    m.dx = step_of(cdp_x, "CDP_X", "181–184", m.nx, 1);
+    if (three) m.dy = step_of(cdp_y, "CDP_Y", "185–188", m.ny, m.nx);
+  }
+  m.x0 = cdp_x[0];
+  m.y0 = three ? cdp_y[0] : 0;
+  m.vp.resize(m.cells());
+  std::vector<float> trace(std::size_t(m.nz));
+  for (int i = 0; i < n; ++i) {
+    read_samples(rd, path, i, trace.data());
+    const int y = i / m.nx, x = i % m.nx;
+    for (int z = 0; z < m.nz; ++z) m.vp[m.index(z, y, x)] = trace[std::size_t(z)];
+  }
+  return m;
 }
 
 }  // namespace starwave::segy

@@ -43,4 +43,17 @@ void write_shots(const std::string& path, const Survey& s);
 /// sample interval field holding dz in mm (a viewer's "ms" then reads as metres).
 void write_field(const std::string& path, const Model& m, const std::vector<double>& values);
 
+/// A field stored one trace per column (write_field's layout, and how published velocity
+/// models such as Marmousi-II and BP 2004 come), samples down z: the traces in file order
+/// are the columns x of a 2-D field, or, when their inline numbers (189) differ, the lines
+/// of a 3-D one, one after another, each with the first line's crossline numbers (193).
+/// Its spacing is `spacing` ({dz, dx} or {dz, dy, dx}, or one value for every axis, m)
+/// when given, else read from the
+/// headers: dz from the sample interval field as millimetres (as write_field writes it),
+/// dx (dy) the step of CDP_X (CDP_Y, with SourceGroupScalar) along a line (across the
+/// lines); the origin is the first trace's CDP_X (CDP_Y), z0 = 0. The values are the
+/// samples as they are (no unit or range check). InputError naming the file, and the trace
+/// at fault, for what does not fit.
+Model read_field(const std::string& path, const std::vector<double>& spacing);
+
 }  // namespace starwave::segy

@@ -530,6 +530,25 @@ TEST_F(Cli, SegyExportThenImportGivesTheSameFile) {
   }
   ASSERT_EQ(run("export --in " + model_ + " --out " + path("vp.sgy")).status, 0);
   EXPECT_GT(fs::file_size(path("vp.sgy")), 3600u);
+  {  // and the model back: import --velocity gives the same model file
+    const Result v = run("import --velocity --in " + path("vp.sgy") + " --out " + path("vp_back.h5"));
+    ASSERT_EQ(v.status, 0) << v.err;
+    const Model m0 = io::read_model(model_), m1 = io::read_model(path("vp_back.h5"));
+    EXPECT_EQ(m0.shape_text(), m1.shape_text());
+    EXPECT_EQ(m0.vp, m1.vp);
+    EXPECT_EQ(m0.dz, m1.dz);
+    EXPECT_EQ(m0.dx, m1.dx);
+    EXPECT_EQ(m0.x0, m1.x0);
+    const Result km = run("import --velocity --in " + path("vp.sgy") + " --scale 0.001 --spacing 5 --out " +
+                          path("km.h5"));  // what a model in km/s looks like
+    EXPECT_EQ(km.status, 2);
+    EXPECT_NE(km.err.find("--scale 1000"), std::string::npos) << km.err;
+    EXPECT_FALSE(fs::exists(path("km.h5")));
+    const Result given = run("import --velocity --in " + path("vp.sgy") + " --spacing 4,6 --out " + path("s.h5"));
+    ASSERT_EQ(given.status, 0) << given.err;
+    EXPECT_EQ(io::read_model(path("s.h5")).dz, 4);
+    EXPECT_EQ(io::read_model(path("s.h5")).dx, 6);
+  }
   // A Ricker instead of a wavelet file.
   ASSERT_EQ(run("import --in " + sgy + " --ricker 12 --out " + path("r.h5")).status, 0);
   EXPECT_EQ(io::read_survey(path("r.h5"), false).wavelets[0], ricker(12, 1.5 / 12, a.dt, a.nt));
@@ -543,6 +562,12 @@ TEST_F(Cli, SegyExportThenImportGivesTheSameFile) {
   expect_refused("import --in " + path("vp.sgy") + " --ricker 10 --out " + o, o, "no FieldRecord");
   expect_refused("import --in " + sgy + " --wavelet " + model_ + " --out " + o, o, "--wavelet: ");
   expect_refused("import --in " + sgy + " --ricker 10 --dim 4 --out " + o, o, "--dim");
+  expect_refused("import --in " + sgy + " --ricker 10 --spacing 5 --out " + o, o, "--spacing");
+  expect_refused("import --velocity --in " + path("vp.sgy") + " --ricker 10 --out " + o, o, "--ricker");
+  expect_refused("import --velocity --in " + path("vp.sgy") + " --spacing 5,x --out " + o, o, "--spacing");
+  expect_refused("import --velocity --in " + path("vp.sgy") + " --spacing 1,2,3 --out " + o, o, "dz,dx");
+  expect_refused("import --velocity --in " + path("vp.sgy") + " --scale -2 --out " + o, o, "--scale");
+  expect_refused("import --velocity --in " + model_ + " --out " + o, o, "not a SEG-Y file");
   {
     const auto before = fs::file_size(sgy);
     const Result same = run("import --in " + sgy + " --ricker 10 --out " + sgy + " --overwrite");

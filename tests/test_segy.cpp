@@ -284,5 +284,97 @@ TEST_F(Segy, FieldsAreOneTracePerColumn) {
   EXPECT_FALSE(fs::exists(path("nan.sgy")));
 }
 
+void expect_refused_field(const std::string& f, const std::vector<double>& spacing, const std::string& mention) {
+  try {
+    segy::read_field(f, spacing);
+    ADD_FAILURE() << f << ": read, not refused (" << mention << ")";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Segy, FieldsReadBackAsWritten) {
+  // write_field then read_field: the same grid, spacing, origin and values, 2-D and 3-D.
+  for (int dim : {2, 3}) {
+    Model m;
+    m.dim = dim;
+    m.nz = 7;
+    m.ny = dim == 3 ? 4 : 1;
+    m.nx = 5;
+    m.dz = 12.5;
+    m.dy = dim == 3 ? 20 : 0;
+    m.dx = 7.5;
+    m.x0 = 100;
+    m.y0 = dim == 3 ? -40 : 0;
+    m.vp.resize(m.cells());
+    for (std::size_t i = 0; i < m.vp.size(); ++i) m.vp[i] = 1500 + 0.25 * double(i);
+    const std::string f = path("field" + std::to_string(dim) + ".sgy");
+    segy::write_field(f, m, m.vp);
+    const Model b = segy::read_field(f, {});
+    EXPECT_EQ(b.dim, dim);
+    EXPECT_EQ(b.shape_text(), m.shape_text());
+    EXPECT_EQ(b.dz, m.dz);
+    EXPECT_EQ(b.dy, m.dy);
+    EXPECT_EQ(b.dx, m.dx);
+    EXPECT_EQ(b.x0, m.x0);
+    EXPECT_EQ(b.y0, m.y0);
+    EXPECT_EQ(b.z0, 0);
+    EXPECT_EQ(b.vp, m.vp) << dim << "-D";
+    // --spacing: the headers' spacing ignored.
+    const Model given = segy::read_field(f, dim == 3 ? std::vector<double>{2, 3, 4} : std::vector<double>{2, 4});
+    EXPECT_EQ(given.dz, 2);
+    EXPECT_EQ(given.dy, dim == 3 ? 3 : 0);
+    EXPECT_EQ(given.dx, 4);
+  }
+}
+
+TEST_F(Segy, FieldGeometryTheHeadersCannotGiveIsAskedFor) {
+  // A published model's file often has no CDP coordinates and no sample interval: the
+  // spacing must then be given; coordinates rounded by their writer still give the step.
+  Model m;
+  m.nz = 4;
+  m.nx = 9;
+  m.dz = m.dx = 12.5;
+  m.vp.assign(m.cells(), 2000);
+  const std::string f = path("model.sgy");
+  segy::write_field(f, m, m.vp);
+  for (int x = 0; x < m.nx; ++x) {  // whole metres, scalar 0: 0, 12, 25, 38, …, 100
+    set_trace_field(f, m.nz, SEGY_TR_SOURCE_GROUP_SCALAR, 0, x);
+    set_trace_field(f, m.nz, SEGY_TR_CDP_X, int(std::nearbyint(12.5 * x)), x);
+  }
+  EXPECT_EQ(segy::read_field(f, {}).dx, 12.5) << "rounded coordinates";
+  set_trace_field(f, m.nz, SEGY_TR_CDP_X, 30, 4);  // off the grid by 20 m
+  expect_refused_field(f, {}, "trace 5: CDP_X");
+  set_trace_field(f, m.nz, SEGY_TR_CDP_X, 0);
+  expect_refused_field(f, {}, "--spacing");
+  const Model a = segy::read_field(f, {10});
+  EXPECT_EQ(a.dz, 10);
+  EXPECT_EQ(a.dx, 10);
+  const Model b = segy::read_field(f, {10, 20});
+  EXPECT_EQ(b.dz, 10);
+  EXPECT_EQ(b.dx, 20);
+  expect_refused_field(f, {1, 2, 3}, "--spacing");
+  set_trace_field(f, m.nz, SEGY_TR_SAMPLE_INTER, 0);
+  set_binary_field(f, SEGY_BIN_INTERVAL, 0);
+  expect_refused_field(f, {}, "sample interval");
+}
+
+TEST_F(Segy, A3DFieldMustBeWholeLines) {
+  Model m;
+  m.dim = 3;
+  m.nz = 3;
+  m.ny = 3;
+  m.nx = 4;
+  m.dz = m.dy = m.dx = 10;
+  m.vp.assign(m.cells(), 2500);
+  const std::string f = path("cube.sgy");
+  segy::write_field(f, m, m.vp);
+  set_trace_field(f, m.nz, SEGY_TR_CROSSLINE, 7, 6);  // the 7th trace: line 2's 3rd crossline
+  expect_refused_field(f, {}, "trace 7");
+  segy::write_field(f, m, m.vp);
+  set_trace_field(f, m.nz, SEGY_TR_INLINE, 1, 4);  // line 2 starts with line 1's inline
+  expect_refused_field(f, {}, "trace 6");
+}
+
 }  // namespace
 }  // namespace starwave::test
