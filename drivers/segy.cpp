@@ -79,7 +79,8 @@ int import_segy(int argc, char** argv) {
   int dim = 0;
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave import");
-  desc.add_options()("in", cli::po::value<std::string>(&in)->required(), "SEG-Y shot records (one FieldRecord a shot)")(
+  desc.add_options()("in", cli::po::value<std::string>(&in)->required(),
+                     "SEG-Y shot records (one FieldRecord a shot), or with --velocity a velocity model")(
       "out", cli::po::value<std::string>(&out)->required(), "output data file (HDF5)")(
       "wavelet", cli::po::value<std::string>(&wavelet),
       "the source wavelet: /source/wavelet of this survey or data file (HDF5), of the records' dt and nt")(

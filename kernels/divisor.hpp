@@ -17,7 +17,8 @@ struct Divisor {
   int shift = 31;
 
   Divisor() = default;
-  /// d = 0 gives quotients of 0 (a layer that is absent is never divided by).
+  /// d = 0 gives a quotient of 0 (and n mod 0 = n): never used (an absent layer is never
+  /// divided by).
   SW_HD explicit Divisor(unsigned divisor) : d(divisor) {
     if (d == 0) {
       m = 0;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -381,10 +382,9 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
 Model read_field(const std::string& path, const std::vector<double>& spacing) {
   Reader rd = open_reader(path);
   const int n = rd.count;
-  std::vector<int32_t> inline_no(std::size_t(n), 0), crossline_no(std::size_t(n), 0);
+  std::vector<int32_t> inline_no(std::size_t(n), 0), crossline_no(std::size_t(n), 0), interval(std::size_t(n), 0);
   std::vector<double> cdp_x(std::size_t(n), 0), cdp_y(std::size_t(n), 0), unit(std::size_t(n), 1);
   std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
-  int32_t interval = 0;
   for (int i = 0; i < n; ++i) {
     read_header(rd, path, i, h);
     const std::size_t k = std::size_t(i);
@@ -393,29 +393,38 @@ Model read_field(const std::string& path, const std::vector<double>& spacing) {
     unit[k] = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
     cdp_x[k] = unit[k] * field(h.data(), SEGY_TR_CDP_X);
     cdp_y[k] = unit[k] * field(h.data(), SEGY_TR_CDP_Y);
-    if (i == 0)
-      interval = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;
+    interval[k] = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;
   }
+  auto trace_text = [&](std::size_t k) {
+    return path + ": trace " + std::to_string(k + 1) + " (inline " + std::to_string(inline_no[k]) + ", crossline " +
+           std::to_string(crossline_no[k]) + ")";
+  };
   Model m;
   m.nz = rd.nt;
   const bool three = std::any_of(inline_no.begin(), inline_no.end(), [&](int32_t v) { return v != inline_no[0]; });
   m.dim = three ? 3 : 2;
   m.nx = n;
-  if (three) {  // lines of equal inline number, each with the first line's crosslines
+  if (three) {  // whole lines, inline numbers strictly monotonic, each with the first line's crosslines
     m.nx = 1;
     while (m.nx < n && inline_no[std::size_t(m.nx)] == inline_no[0]) ++m.nx;
+    if (m.nx == 1)
+      throw InputError(path + ": every trace has an inline number (bytes 189–192) of its own: a 3-D field's lines " +
+                       "hold several crosslines each (a 2-D one: give every trace the same inline number)");
     m.ny = n / m.nx;
-    for (int i = 0; i < n; ++i) {
-      const std::size_t k = std::size_t(i), line = k / std::size_t(m.nx), x = k % std::size_t(m.nx);
-      const std::size_t first = line * std::size_t(m.nx);
-      const bool fits = first + std::size_t(m.nx) <= std::size_t(n) && inline_no[k] == inline_no[first] &&
-                        (line == 0 || inline_no[first] != inline_no[first - 1]) && crossline_no[k] == crossline_no[x];
-      if (!fits)
-        throw InputError(path + ": trace " + std::to_string(i + 1) + " (inline " + std::to_string(inline_no[k]) +
-                         ", crossline " + std::to_string(crossline_no[k]) + "): the traces do not form lines of " +
-                         std::to_string(m.nx) +
-                         " (the first line's length), one after another, each with the first line's crosslines "
-                         "(inline and crossline numbers, bytes 189–196)");
+    const std::size_t w = std::size_t(m.nx);
+    const bool up = inline_no[std::min(w, std::size_t(n - 1))] > inline_no[0], xup = crossline_no[1] > crossline_no[0];
+    for (std::size_t k = 0; k < std::size_t(n); ++k) {
+      const std::size_t line = k / w, x = k % w, first = line * w;
+      const bool monotonic =
+          line == 0 || (up ? inline_no[first] > inline_no[first - 1] : inline_no[first] < inline_no[first - 1]);
+      const bool distinct =
+          line > 0 || x == 0 || (xup ? crossline_no[x] > crossline_no[x - 1] : crossline_no[x] < crossline_no[x - 1]);
+      if (!(first + w <= std::size_t(n) && inline_no[k] == inline_no[first] && monotonic && distinct &&
+            crossline_no[k] == crossline_no[x]))
+        throw InputError(trace_text(k) + ": the traces do not form lines of " + std::to_string(m.nx) +
+                         " (the first line's length) one after another, inline numbers (bytes 189–192) rising "
+                         "or falling line by line, each line with the first line's crossline numbers (193–196), "
+                         "rising or falling");
     }
   }
   if (!spacing.empty()) {
@@ -426,34 +435,43 @@ Model read_field(const std::string& path, const std::vector<double>& spacing) {
     m.dy = three ? spacing[spacing.size() == 1 ? 0 : 1] : 0;
     m.dx = spacing.back();
   } else {
-    if (interval <= 0)
-      throw InputError(path +
-                       ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are "
-                       "0), which holds dz in mm: give the grid's spacing with --spacing");
-    m.dz = interval / 1000.0;
-    // The step of a coordinate along a line (stride 1) or across the lines (stride nx), from
-    // the first line's (column's) ends; every trace on that grid to half a unit of its
-    // scalar (a writer may have rounded the coordinates).
-    auto step_of = [&](const std::vector<double>& c, const char* name, const char* bytes, int count, int stride) {
+    for (std::size_t k = 0; k < std::size_t(n); ++k) {
+      if (interval[k] <= 0)
+        throw InputError(trace_text(k) +
+                         ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are "
+                         "0), which holds dz in mm: give the grid's spacing with --spacing");
+      if (interval[k] != interval[0])
+        throw InputError(trace_text(k) + ": sample interval " + std::to_string(interval[k]) +
+                         " (dz in mm) differs from the first trace's");
+    }
+    m.dz = interval[0] / 1000.0;
+    // One grid: CDP_X = x0 + x·dx on every line, CDP_Y = y0 + y·dy along every line (2-D:
+    // the same everywhere), the steps from the first line's (column's) ends; a coordinate
+    // within one unit of its scalar of the grid (a writer may have rounded them).
+    auto step = [&](const std::vector<double>& c, const char* name, int count, std::size_t stride) {
       if (count < 2)
-        throw InputError(path + ": one trace along " + (stride == 1 ? "x" : "y") +
+        throw InputError(path + ": " + (stride == 1 ? "one trace a line" : "one line") +
                          ", so no spacing to read from the headers: give it with --spacing");
-      const double d = (c[std::size_t((count - 1) * stride)] - c[0]) / (count - 1);  // the first and last: rounding
+      const double d = (c[std::size_t(count - 1) * stride] - c[0]) / (count - 1);
       if (d <= 0)
-        throw InputError(path + ": " + name + " (bytes " + bytes + ") does not increase along " +
-                         (stride == 1 ? "a line" : "the lines") + ": give the grid's spacing with --spacing");
-      for (int i = 0; i < n; ++i) {
-        const std::size_t k = std::size_t(i);
-        const int along = stride == 1 ? i % m.nx : i / m.nx;
-        const double want = c[std::size_t(stride == 1 ? i - along : i % m.nx)] + along * d;
-        if (std::abs(c[k] - want) > 0.5 * unit[k] + 1e-9 * std::abs(want))
-          throw InputError(path + ": trace " + std::to_string(i + 1) + ": " + name + " = " + std::to_string(c[k]) +
-                           " m, not on the grid of step " + std::to_string(d) + " m the first line gives");
-      }
+        throw InputError(path + ": " + name + " does not increase " + (stride == 1 ? "along a line" : "line by line") +
+                         ": give the grid's spacing with --spacing");
       return d;
     };
-    m.dx = step_of(cdp_x, "CDP_X", "181–184", m.nx, 1);
-    if (three) m.dy = step_of(cdp_y, "CDP_Y", "185–188", m.ny, m.nx);
+    m.dx = step(cdp_x, "CDP_X (bytes 181–184)", m.nx, 1);
+    m.dy = three ? step(cdp_y, "CDP_Y (bytes 185–188)", m.ny, std::size_t(m.nx)) : 0;
+    for (std::size_t k = 0; k < std::size_t(n); ++k) {
+      const double x = cdp_x[0] + double(k % std::size_t(m.nx)) * m.dx,
+                   y = cdp_y[0] + double(k / std::size_t(m.nx)) * m.dy;
+      auto off = [&](double got, double want) { return std::abs(got - want) > unit[k] + 1e-9 * std::abs(want); };
+      if (off(cdp_x[k], x) || off(cdp_y[k], y)) {
+        std::ostringstream os;
+        os << trace_text(k) << ": CDP (x, y) = (" << cdp_x[k] << ", " << cdp_y[k] << ") m, not (" << x << ", " << y
+           << ") m of the grid the first traces give (x along a line, " << (three ? "y across the lines" : "y fixed")
+           << "); give the grid's spacing with --spacing";
+        throw InputError(os.str());
+      }
+    }
   }
   m.x0 = cdp_x[0];
   m.y0 = three ? cdp_y[0] : 0;

@@ -344,7 +344,7 @@ TEST_F(Segy, FieldGeometryTheHeadersCannotGiveIsAskedFor) {
   }
   EXPECT_EQ(segy::read_field(f, {}).dx, 12.5) << "rounded coordinates";
   set_trace_field(f, m.nz, SEGY_TR_CDP_X, 30, 4);  // off the grid by 20 m
-  expect_refused_field(f, {}, "trace 5: CDP_X");
+  expect_refused_field(f, {}, "trace 5 (inline 1, crossline 5): CDP (x, y) = (30, 0) m");
   set_trace_field(f, m.nz, SEGY_TR_CDP_X, 0);
   expect_refused_field(f, {}, "--spacing");
   const Model a = segy::read_field(f, {10});
@@ -372,8 +372,42 @@ TEST_F(Segy, A3DFieldMustBeWholeLines) {
   set_trace_field(f, m.nz, SEGY_TR_CROSSLINE, 7, 6);  // the 7th trace: line 2's 3rd crossline
   expect_refused_field(f, {}, "trace 7");
   segy::write_field(f, m, m.vp);
-  set_trace_field(f, m.nz, SEGY_TR_INLINE, 1, 4);  // line 2 starts with line 1's inline
-  expect_refused_field(f, {}, "trace 6");
+  set_trace_field(f, m.nz, SEGY_TR_INLINE, 1, 4);  // line 2's first trace joins line 1: crossline 1 after 4
+  expect_refused_field(f, {}, "trace 5 (inline 1, crossline 1)");
+  segy::write_field(f, m, m.vp);
+  for (int i = 8; i < 12; ++i) set_trace_field(f, m.nz, SEGY_TR_INLINE, 1, i);  // inlines 1, 2, 1
+  expect_refused_field(f, {10}, "trace 9");
+  segy::write_field(f, m, m.vp);
+  for (int i = 4; i < 8; ++i) set_trace_field(f, m.nz, SEGY_TR_CDP_X, 5000 + 10 * (i - 4), i);  // line 2 5 km away
+  expect_refused_field(f, {}, "trace 5 (inline 2, crossline 1): CDP (x, y) = (5000, 10) m, not (0, 10) m");
+  EXPECT_EQ(segy::read_field(f, {10}).dx, 10) << "--spacing: the coordinates are not used";
+  segy::write_field(f, m, m.vp);
+  for (int i = 0; i < 12; ++i) set_trace_field(f, m.nz, SEGY_TR_INLINE, i + 1, i);  // a line per trace
+  expect_refused_field(f, {10}, "inline number (bytes 189–192) of its own");
+  // A 2-D line off the x axis (CDP_Y changing along it) has no dx in its headers.
+  Model line;
+  line.nz = 2;
+  line.nx = 5;
+  line.dz = line.dx = 10;
+  line.vp.assign(line.cells(), 2000);
+  segy::write_field(f, line, line.vp);
+  for (int i = 0; i < 5; ++i) set_trace_field(f, line.nz, SEGY_TR_CDP_Y, 100 * i, i);
+  expect_refused_field(f, {}, "--spacing");
+}
+
+TEST_F(Segy, AFieldOfAwkwardSpacingRoundTrips) {
+  // dx = 1/3 m: no scalar writes it exactly (−10000, rounded), yet it reads back on its grid.
+  Model m;
+  m.nz = 3;
+  m.nx = 6;
+  m.dz = 2;
+  m.dx = 1.0 / 3.0;
+  m.vp.assign(m.cells(), 1800);
+  const std::string f = path("third.sgy");
+  segy::write_field(f, m, m.vp);
+  const Model b = segy::read_field(f, {});
+  EXPECT_NEAR(b.dx, m.dx, 1e-4);
+  EXPECT_EQ(b.nx, 6);
 }
 
 }  // namespace
