@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
@@ -27,23 +26,8 @@ namespace {
 
 /// "3,5,8" → {3, 5, 8}; InputError naming --bands otherwise.
 std::vector<double> parse_bands(const std::string& text) {
-  std::vector<double> out;
-  if (text.empty()) return out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    double f = 0;
-    try {
-      f = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size())
-      throw InputError("--bands: '" + text + "' is not a comma-separated list of frequencies in Hz");
-    out.push_back(f);
-  }
-  return out;
+  if (text.empty()) return {};
+  return cli::parse_numbers(text, "--bands: '" + text + "' is not a comma-separated list of frequencies in Hz");
 }
 
 }  // namespace

@@ -23,21 +23,20 @@ std::array<int, 3> slice_point(const io::Volume& v, const std::string& at) {
   const int n[3] = {v.nz, v.ny, v.nx};
   std::array<int, 3> cell{v.nz / 2, v.ny / 2, v.nx / 2};
   if (at.empty()) return cell;
-  std::stringstream ss(at);
-  std::string word;
+  const std::string message = "--at: give the slices' point as three values z,y,x in m (got '" + at + "')";
+  const std::vector<double> m = cli::parse_numbers(at, message);
+  cli::refuse_unless(m.size() == 3, message);
   const char* axis[3] = {"z", "y", "x"};
-  for (int k = 0; k < 3; ++k) {
-    double m = NAN;
-    if (!std::getline(ss, word, ',') || !(std::istringstream(word) >> m) || !std::isfinite(m))
-      throw InputError("--at: give the slices' point as z,y,x in m (got '" + at + "')");
-    const double c = std::round((m - v.origin[std::size_t(k)]) / v.spacing[std::size_t(k)]);
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double c = std::round((m[k] - v.origin[k]) / v.spacing[k]);
+    std::ostringstream value;
+    value << m[k];
     if (!(c >= 0 && c <= n[k] - 1))
-      throw InputError("--at: " + std::string(axis[k]) + " = " + word + " m lies outside the array (" +
-                       std::to_string(v.origin[std::size_t(k)]) + "…" +
-                       std::to_string(v.origin[std::size_t(k)] + (n[k] - 1) * v.spacing[std::size_t(k)]) + " m)");
-    cell[std::size_t(k)] = int(c);
+      throw InputError("--at: " + std::string(axis[k]) + " = " + value.str() + " m lies outside the array (" +
+                       std::to_string(v.origin[k]) + "…" + std::to_string(v.origin[k] + (n[k] - 1) * v.spacing[k]) +
+                       " m)");
+    cell[k] = int(c);
   }
-  if (std::getline(ss, word, ',')) throw InputError("--at: give three values z,y,x in m (got '" + at + "')");
   return cell;
 }
 

@@ -2,6 +2,7 @@
 // --ricker F0 [--delay S]) [--dim 2|3]`, `starwave import --velocity --in vp.sgy --out
 // vp.h5 [--spacing DZ,DX] [--scale S]` and `starwave export --in file.h5 --out file.sgy
 // [--dataset D]` (DESIGN §4's SEG-Y mapping, src/segy.hpp).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -21,23 +22,9 @@ namespace {
 
 /// "12.5" → {12.5} (every axis), "10,12.5" → {10, 12.5}; InputError naming --spacing.
 std::vector<double> parse_spacing(const std::string& text) {
-  std::vector<double> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || !(v > 0 && std::isfinite(v)))
-      throw InputError("--spacing: '" + text + "' is not one positive spacing in m, or dz,dx or dz,dy,dx");
-    out.push_back(v);
-  }
-  if (out.empty() || out.size() > 3 || text.back() == ',')
-    throw InputError("--spacing: '" + text + "' is not one positive spacing in m, or dz,dx or dz,dy,dx");
+  const std::string message = "--spacing: '" + text + "' is not one positive spacing in m, or dz,dx or dz,dy,dx";
+  const std::vector<double> out = cli::parse_numbers(text, message);
+  cli::refuse_unless(out.size() <= 3 && *std::min_element(out.begin(), out.end()) > 0, message);
   return out;
 }
 

@@ -64,6 +64,26 @@ void refuse_unless(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
 
+std::vector<double> parse_numbers(const std::string& text, const std::string& message) {
+  std::vector<double> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::size_t used = 0;
+    double v = NAN;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(v)) throw InputError(message);
+    out.push_back(v);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
 void refuse_if_given(const po::variables_map& vm, const std::string& name, bool applies, const std::string& why) {
   if (given(vm, name) && !applies) throw InputError("--" + name + ": has no effect " + why);
 }

@@ -380,7 +380,10 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   EXPECT_GT(test::dark_rows(pic, 0, 58), 200) << "the title and the slices' captions";
   const unsigned white = 0xffffff;
   ASSERT_EQ(run("plot --in " + g3 + " --dataset /gradient --at 100,60,120 --out " + path("g3.png")).status, 0);
-  expect_refused("plot --in " + m3 + " --at 0,0,9999 --out " + path("far.png"), path("far.png"), "--at");
+  expect_refused("plot --in " + m3 + " --at 0,0,9999 --out " + path("far.png"), path("far.png"), "x = 9999 m");
+  for (const char* at : {"0,0", "0,0,0,", "0,0,0x", "0,,0", "0,0,inf"})
+    expect_refused("plot --in " + m3 + " --at " + at + " --out " + path("far.png"), path("far.png"),
+                   "three values z,y,x");
   expect_refused("plot --in " + m3 + " --shot 1 --out " + path("shot.png"), path("shot.png"), "--shot");
 
   // A 3-D shot's gather: its 4 receiver lines of 4 as panels side by side; or one line alone.
@@ -565,7 +568,9 @@ TEST_F(Cli, SegyExportThenImportGivesTheSameFile) {
   expect_refused("import --in " + sgy + " --ricker 10 --dim 4 --out " + o, o, "--dim");
   expect_refused("import --in " + sgy + " --ricker 10 --spacing 5 --out " + o, o, "--spacing");
   expect_refused("import --velocity --in " + path("vp.sgy") + " --ricker 10 --out " + o, o, "--ricker");
-  expect_refused("import --velocity --in " + path("vp.sgy") + " --spacing 5,x --out " + o, o, "--spacing");
+  for (const char* spacing : {"5,x", "5,", ",5", "0", "5,-1", "1,2,3,4", "nan"})
+    expect_refused("import --velocity --in " + path("vp.sgy") + " --spacing " + spacing + " --out " + o, o,
+                   "--spacing: '" + std::string(spacing) + "'");
   expect_refused("import --velocity --in " + path("vp.sgy") + " --spacing 1,2,3 --out " + o, o, "dz,dx");
   expect_refused("import --velocity --in " + path("vp.sgy") + " --scale -2 --out " + o, o, "--scale");
   expect_refused("import --velocity --in " + model_ + " --out " + o, o, "not a SEG-Y file");
@@ -628,6 +633,7 @@ TEST_F(Cli, FwiBadOptimizerOptions) {
   expect_refused(base + " --optimizer sgd", path("r.h5"), "--optimizer");
   expect_refused(base + " --optimizer adam --batch-shots 9", path("r.h5"), "--batch-shots");
   expect_refused(base + " --bands 5,x", path("r.h5"), "--bands");
+  expect_refused(base + " --bands 5,", path("r.h5"), "--bands");
   expect_refused(base + " --figures-every -1", path("r.h5"), "--figures-every");
   expect_refused(base + " --bands 8,5", path("r.h5"), "--bands");
   expect_refused(base + " --bands 5,100000", path("r.h5"), "--bands");
