@@ -9,10 +9,6 @@
 #include <string>
 #include <thread>
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
-
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/error.hpp"
@@ -71,16 +67,6 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
-#ifdef __GLIBC__
-  // A shot's buffers (traces, observed data, store: megabytes each) are allocated and freed
-  // by StarPU's worker threads shot after shot. glibc raises its mmap threshold after each
-  // such free (up to 32 MB), so later buffers come from the threads' heaps, whose freed
-  // space stays in the process: peak memory then grew with the number of shots (+65 MB
-  // from 4 to 24 shots in bench/stream_memory.sh). A fixed threshold of 1 MiB keeps every
-  // large buffer in its own mapping, returned when freed: the peak follows the shots in
-  // flight (+4 MB).
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
   starwave::files::install_signal_handlers();  // temporaries and locks go with any signal
   try {
     starwave::mpi::start_if_launched();  // first: from here on any failure can end every rank

@@ -23,6 +23,7 @@
 #include "kernels/cpu/levels.hpp"
 #include "src/error.hpp"
 #include "src/files.hpp"
+#include "src/host_memory.hpp"
 
 namespace starwave {
 namespace {
@@ -245,9 +246,10 @@ Runtime::Runtime(const RuntimeOptions& o) {
   setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);
   setenv("STARPU_CUDA_THREAD_PER_WORKER", "1", 0);
 #endif
-  // Buffers StarPU allocates (the wavefield scratch, copies on other nodes) start on
-  // 64-byte boundaries like ours, so the kernels' rows are aligned (kernels/shot.hpp).
-  starpu_malloc_set_align(64);
+  // Buffers StarPU allocates in main memory (a shot's scratch, store and traces, copies
+  // from other nodes): 64-byte aligned like ours, the large ones on huge pages
+  // (src/host_memory.hpp).
+  host_memory::install();
 #ifdef STARWAVE_USE_MPI
   if (launched_ranks() > 1) {
     ensure_mpi();
@@ -262,6 +264,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
     mpi_ = true;
+    host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
     rank_ = mpi::rank();
     size_ = mpi::size();
     return;
@@ -270,6 +273,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
+  host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
 }
 
 Runtime::~Runtime() {

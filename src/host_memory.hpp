@@ -1,0 +1,52 @@
+// src/host_memory.hpp — how the buffers StarPU allocates in main memory are obtained
+// (starpu_malloc_set_hooks; installed by Runtime before StarPU starts).
+//
+// A shot's large buffers (its boundary store above all: tens of MB, written once per time
+// step; its traces) are allocated by StarPU's workers for each shot and freed when it is
+// done. Each one from kMappedFrom on gets a mapping of its own, so that freeing it gives
+// the memory back (from glibc's heaps it would stay, and peak memory grew with the number
+// of shots: +65 MB from 4 to 24 shots in bench/stream_memory.sh, before session 13 set
+// glibc's mmap threshold to 1 MiB for that). From kHugeFrom on the mapping is aligned to
+// 2 MiB and advised for transparent huge pages (madvise MADV_HUGEPAGE; the kernel's
+// default THP mode "madvise" honours it, "never" ignores it): one page fault and one
+// clear per 2 MiB instead of 512. And up to kKept freed mappings are kept for the next
+// buffer of the same length (the next shot's), which then costs no fault and no clear;
+// a request that none of them fits releases them all, so what is kept never adds to the
+// peak. Measured on the demo's gradient (8 shots of 190 × 440 cells, 2 workers): 190 000
+// page faults → 35 000, 5.8 s → 4.2 s (median of 6; README "Speed").
+// Smaller buffers come from posix_memalign, 64-byte aligned (kernels/shot.hpp's rows).
+//
+// Pinning: where CUDA workers exist StarPU asks for pinned buffers (STARPU_MALLOC_PINNED)
+// and, without a hook, would use cudaHostAlloc. Here such a buffer always gets a mapping
+// of its own (whole pages, never shared with another buffer), pinned by starpu_memory_pin
+// (cudaHostRegister) and unpinned before it is unmapped; kept mappings stay pinned, so a
+// reused one also saves the registration.
+#pragma once
+
+#include <cstddef>
+
+namespace starwave::host_memory {
+
+/// From this size on, a buffer is a mapping of its own.
+inline constexpr std::size_t kMappedFrom = std::size_t(1) << 20;
+/// From this size on, that mapping is aligned and advised for huge pages.
+inline constexpr std::size_t kHugeFrom = std::size_t(2) << 20;
+/// The huge page size the mappings are aligned to.
+inline constexpr std::size_t kHugePage = std::size_t(2) << 20;
+
+/// StarPU's malloc hook: `*a` = a buffer of `size` bytes for memory node `node`; 0, or
+/// -ENOMEM with *a = nullptr.
+int allocate(unsigned node, void** a, std::size_t size, int flags);
+/// StarPU's free hook, for a buffer from allocate() with the same size and flags.
+int release(unsigned node, void* a, std::size_t size, int flags);
+
+/// At most this many freed mappings are kept for reuse.
+inline constexpr std::size_t kKept = 8;
+
+/// Whether requests for pinned buffers are pinned (true once CUDA workers exist).
+void set_pinning(bool on);
+
+/// Hands allocate/release to StarPU (before starpu_init).
+void install();
+
+}  // namespace starwave::host_memory
