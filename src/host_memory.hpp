@@ -11,10 +11,10 @@
 // default THP mode "madvise" honours it, "never" ignores it): one page fault and one
 // clear per 2 MiB instead of 512. And up to kKept freed mappings are kept for the next
 // buffer of the same length (the next shot's), which then costs no fault and no clear;
-// a request that none of them fits releases them all, so what is kept never adds to the
-// peak. Measured on the demo's gradient (8 shots of 190 × 440 cells, 2 workers): 190 000
-// page faults → 35 000, 5.8 s → 4.2 s (median of 6; README "Speed").
-// Smaller buffers come from posix_memalign, 64-byte aligned (kernels/shot.hpp's rows).
+// a request that none of them fits releases the oldest until what is mapped stays within
+// the most ever in use, so what is kept never adds to the peak. Measured on the demo's gradient (8 shots of 190 × 440
+// cells, 2 workers): 190 000 page faults → 35 000, 5.8 s → 4.2 s (median of 6; README "Speed"). Smaller buffers come
+// from posix_memalign, 64-byte aligned (kernels/shot.hpp's rows).
 //
 // Pinning: where CUDA workers exist StarPU asks for pinned buffers (STARPU_MALLOC_PINNED)
 // and, without a hook, would use cudaHostAlloc. Here such a buffer always gets a mapping
@@ -24,6 +24,9 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 namespace starwave::host_memory {
 
@@ -33,15 +36,42 @@ inline constexpr std::size_t kMappedFrom = std::size_t(1) << 20;
 inline constexpr std::size_t kHugeFrom = std::size_t(2) << 20;
 /// The huge page size the mappings are aligned to.
 inline constexpr std::size_t kHugePage = std::size_t(2) << 20;
-
-/// StarPU's malloc hook: `*a` = a buffer of `size` bytes for memory node `node`; 0, or
-/// -ENOMEM with *a = nullptr.
-int allocate(unsigned node, void** a, std::size_t size, int flags);
-/// StarPU's free hook, for a buffer from allocate() with the same size and flags.
-int release(unsigned node, void* a, std::size_t size, int flags);
-
 /// At most this many freed mappings are kept for reuse.
 inline constexpr std::size_t kKept = 8;
+
+/// Buffers with a mapping of their own, and the freed ones kept for reuse. Thread-safe.
+class MappingPool {
+ public:
+  /// `size` bytes (whole pages; huge-page aligned and advised from kHugeFrom; pinned with
+  /// starpu_memory_pin when `pin`): a kept mapping of the same length and pinning, or a
+  /// fresh one. nullptr if the system refuses.
+  void* take(std::size_t size, bool pin);
+  /// Frees a buffer from take(): kept, or unmapped. False if `p` is not one of this
+  /// pool's buffers in use (nothing done).
+  bool give_back(void* p);
+  std::size_t used_bytes();
+  std::size_t kept_bytes();
+
+ private:
+  struct Mapping {
+    void* base = nullptr;
+    std::size_t length = 0;
+    bool pinned = false;
+  };
+  static void* fresh(std::size_t length, bool huge, bool pin);
+  static void unmap(const Mapping& m);
+  std::mutex lock_;
+  std::unordered_map<void*, Mapping> used_;
+  std::vector<Mapping> kept_;  // oldest first
+  std::size_t used_bytes_ = 0, kept_bytes_ = 0, most_used_ = 0;
+};
+
+/// StarPU's malloc hook: `*a` = a buffer of `size` bytes for memory node `node` (from the
+/// process's MappingPool from kMappedFrom on, or when pinned; else posix_memalign, 64-byte
+/// aligned); 0, or -ENOMEM with *a = nullptr.
+int allocate(unsigned node, void** a, std::size_t size, int flags);
+/// StarPU's free hook, for a buffer from allocate().
+int release(unsigned node, void* a, std::size_t size, int flags);
 
 /// Whether requests for pinned buffers are pinned (true once CUDA workers exist).
 void set_pinning(bool on);

@@ -481,9 +481,10 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
         count_of({hsize_t(shots.size()), want[1], want[2]}), sizeof(float),
         path + ": /data of shape " + shape_text(want) + " (" + std::to_string(shots.size()) + " shots read)");
     s.data.resize(shots.size() * per_shot);
-    Hid mem(H5Screate_simple(1, &per_shot, nullptr), H5Sclose);
-    for (std::size_t i = 0; i < shots.size(); ++i) {  // one shot (one chunk) at a time
-      const hsize_t start[3] = {hsize_t(shots[i]), 0, 0}, count[3] = {1, want[1], want[2]};
+    const hsize_t count[3] = {1, want[1], want[2]};
+    Hid mem(H5Screate_simple(3, count, nullptr), H5Sclose);  // the selection's shape (see read_slice)
+    for (std::size_t i = 0; i < shots.size(); ++i) {         // one shot (one chunk) at a time
+      const hsize_t start[3] = {hsize_t(shots[i]), 0, 0};
       check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
             path + ": selecting a shot of /data");
       if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, s.data.data() + i * per_shot) < 0)
@@ -596,7 +597,7 @@ void DataWriter::write_shot(int shot, const float* traces) {
   count[0] = 1;
   check(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, nullptr, count, nullptr),
         path_ + ": selecting a shot of /data");
-  Hid mem_space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Hid mem_space(H5Screate_simple(3, count, nullptr), H5Sclose);  // the selection's shape (see read_slice)
   check(H5Dwrite(data_, H5T_NATIVE_FLOAT, mem_space, file_space, H5P_DEFAULT, traces),
         path_ + ": writing shot " + std::to_string(shot) + " of /data");
   written_[std::size_t(shot)] = true;
@@ -724,10 +725,12 @@ Array2D read_slice(const std::string& path, const std::string& dataset, int inde
   a.cols = int(cols);
   a.layers = layered ? int(std::min<hsize_t>(dims[0], INT32_MAX)) : 1;
   a.values.resize(rows * cols);
-  const hsize_t n = rows * cols;
-  Hid mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  // The memory space has the file selection's shape: given a flat one instead, HDF5 1.10
+  // maps the two element by element (38 ms for a 400 × 3643 shot, against 0.8 ms).
+  const hsize_t count[3] = {1, rows, cols};
+  Hid mem(H5Screate_simple(layered ? 3 : 2, layered ? count : count + 1, nullptr), H5Sclose);
   if (layered) {
-    const hsize_t start[3] = {hsize_t(index), 0, 0}, count[3] = {1, rows, cols};
+    const hsize_t start[3] = {hsize_t(index), 0, 0};
     check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
           path + ": selecting a slice of " + dataset);
   }
