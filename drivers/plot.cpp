@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <tuple>
@@ -30,7 +31,7 @@ std::array<int, 3> slice_point(const io::Volume& v, const std::string& at) {
   for (std::size_t k = 0; k < 3; ++k) {
     const double c = std::round((m[k] - v.origin[k]) / v.spacing[k]);
     std::ostringstream value;
-    value << m[k];
+    value << std::setprecision(12) << m[k];
     if (!(c >= 0 && c <= n[k] - 1))
       throw InputError("--at: " + std::string(axis[k]) + " = " + value.str() + " m lies outside the array (" +
                        std::to_string(v.origin[k]) + "…" + std::to_string(v.origin[k] + (n[k] - 1) * v.spacing[k]) +

@@ -69,7 +69,9 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& me
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
-    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    item.erase(0, item.find_first_not_of(" \t"));  // "3, 5, 8" too
+    item.erase(item.find_last_not_of(" \t") + 1);
     std::size_t used = 0;
     double v = NAN;
     try {

@@ -27,8 +27,9 @@ bool given(const po::variables_map& vm, const std::string& name);
 void refuse_unless(bool ok, const std::string& message);
 /// Refuses an option that was given but has no effect here ("--seed: has no effect <why>").
 void refuse_if_given(const po::variables_map& vm, const std::string& name, bool applies, const std::string& why);
-/// "3,5,8" → {3, 5, 8}: every comma-separated item a whole finite number (no empty item, no
-/// trailing comma, nothing after a number); InputError(message) otherwise or for "".
+/// "3,5,8" or "3, 5, 8" → {3, 5, 8}: every comma-separated item a whole finite number
+/// (spaces around it allowed; no empty item, no trailing comma, nothing else after a
+/// number); InputError(message) otherwise or for "".
 std::vector<double> parse_numbers(const std::string& text, const std::string& message);
 /// Refuses a negative value of the double option `name` ("--dt: must be <meaning>").
 void require_nonnegative(const po::variables_map& vm, const std::string& name, const std::string& meaning);

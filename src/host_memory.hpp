@@ -8,19 +8,28 @@
 // of shots: +65 MB from 4 to 24 shots in bench/stream_memory.sh, before session 13 set
 // glibc's mmap threshold to 1 MiB for that). From kHugeFrom on the mapping is aligned to
 // 2 MiB and advised for transparent huge pages (madvise MADV_HUGEPAGE; the kernel's
-// default THP mode "madvise" honours it, "never" ignores it): one page fault and one
-// clear per 2 MiB instead of 512. And up to kKept freed mappings are kept for the next
-// buffer of the same length (the next shot's), which then costs no fault and no clear;
-// a request that none of them fits releases the oldest until what is mapped stays within
-// the most ever in use, so what is kept never adds to the peak. Measured on the demo's gradient (8 shots of 190 × 440
-// cells, 2 workers): 190 000 page faults → 35 000, 5.8 s → 4.2 s (median of 6; README "Speed"). Smaller buffers come
-// from posix_memalign, 64-byte aligned (kernels/shot.hpp's rows).
+// default THP mode "madvise" honours it, "never" ignores it; with the default defrag
+// setting a fault may compact memory first): one page fault and one clear per 2 MiB
+// instead of 512. And up to kKept freed mappings are kept for the next buffer of the same
+// length (the next shot's, or the next gradient's in an inversion), which then costs no
+// fault and no clear. A request that none of them fits releases the oldest until what is
+// mapped stays within the most the pool ever had in use, so what is kept never raises the
+// pool's peak; a full list gives its oldest up for the newest; trim() (at the end of a
+// Runtime) releases them all. Measured on the demo's gradient (8 shots of 190 × 440
+// cells, 2 workers): 190 000 page faults → 13 000 (README "The two commands"). Smaller
+// buffers come from posix_memalign, 64-byte aligned (kernels/shot.hpp's rows).
 //
 // Pinning: where CUDA workers exist StarPU asks for pinned buffers (STARPU_MALLOC_PINNED)
 // and, without a hook, would use cudaHostAlloc. Here such a buffer always gets a mapping
 // of its own (whole pages, never shared with another buffer), pinned by starpu_memory_pin
 // (cudaHostRegister) and unpinned before it is unmapped; kept mappings stay pinned, so a
-// reused one also saves the registration.
+// reused one also saves the registration. If the registration fails the buffer stays
+// pageable (StarPU then copies synchronously). STARPU_DISABLE_PINNING=1 is honoured.
+//
+// Sanitizer build: a buffer's page-rounding tail and every kept mapping are poisoned for
+// ASan (an overflow into the tail, or a use after StarPU freed it, is reported), and a
+// reused buffer is filled with NaN (a kernel reading what it never wrote shows in the
+// tests' results).
 #pragma once
 
 #include <cstddef>
@@ -42,6 +51,11 @@ inline constexpr std::size_t kKept = 8;
 /// Buffers with a mapping of their own, and the freed ones kept for reuse. Thread-safe.
 class MappingPool {
  public:
+  MappingPool() { kept_.reserve(kKept); }  // give_back never allocates
+  MappingPool(const MappingPool&) = delete;
+  MappingPool& operator=(const MappingPool&) = delete;
+  /// Unmaps every mapping, kept or in use.
+  ~MappingPool();
   /// `size` bytes (whole pages; huge-page aligned and advised from kHugeFrom; pinned with
   /// starpu_memory_pin when `pin`): a kept mapping of the same length and pinning, or a
   /// fresh one. nullptr if the system refuses.
@@ -49,6 +63,8 @@ class MappingPool {
   /// Frees a buffer from take(): kept, or unmapped. False if `p` is not one of this
   /// pool's buffers in use (nothing done).
   bool give_back(void* p);
+  /// Unmaps the kept mappings.
+  void trim();
   std::size_t used_bytes();
   std::size_t kept_bytes();
 
@@ -58,7 +74,9 @@ class MappingPool {
     std::size_t length = 0;
     bool pinned = false;
   };
-  static void* fresh(std::size_t length, bool huge, bool pin);
+  /// A new mapping of `length` bytes; huge-page aligned and advised when `huge`; pinned
+  /// when `pin` and the registration succeeds. base nullptr if the system refuses.
+  static Mapping fresh(std::size_t length, bool huge, bool pin);
   static void unmap(const Mapping& m);
   std::mutex lock_;
   std::unordered_map<void*, Mapping> used_;
@@ -73,8 +91,12 @@ int allocate(unsigned node, void** a, std::size_t size, int flags);
 /// StarPU's free hook, for a buffer from allocate().
 int release(unsigned node, void* a, std::size_t size, int flags);
 
-/// Whether requests for pinned buffers are pinned (true once CUDA workers exist).
-void set_pinning(bool on);
+/// Whether requests for pinned buffers are pinned: true once CUDA workers exist, unless
+/// STARPU_DISABLE_PINNING is set.
+void set_pinning(bool cuda_workers);
+
+/// Unmaps the process pool's kept mappings (Runtime's end).
+void trim();
 
 /// Hands allocate/release to StarPU (before starpu_init).
 void install();

@@ -280,10 +280,12 @@ Runtime::~Runtime() {
 #ifdef STARWAVE_USE_MPI
   if (mpi_) {
     starpu_mpi_shutdown();
+    host_memory::trim();
     return;
   }
 #endif
   starpu_shutdown();
+  host_memory::trim();  // the buffers StarPU freed and the pool kept
 }
 
 int Runtime::cpu_workers() const { return int(starpu_cpu_worker_get_count()); }

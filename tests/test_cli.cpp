@@ -380,6 +380,8 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   EXPECT_GT(test::dark_rows(pic, 0, 58), 200) << "the title and the slices' captions";
   const unsigned white = 0xffffff;
   ASSERT_EQ(run("plot --in " + g3 + " --dataset /gradient --at 100,60,120 --out " + path("g3.png")).status, 0);
+  ASSERT_EQ(run("plot --in " + g3 + " --dataset /gradient --at '100 , 60, 120 ' --out " + path("g3s.png")).status, 0);
+  EXPECT_EQ(test::read_png(path("g3s.png")).rgb, test::read_png(path("g3.png")).rgb) << "spaces in --at";
   expect_refused("plot --in " + m3 + " --at 0,0,9999 --out " + path("far.png"), path("far.png"), "x = 9999 m");
   for (const char* at : {"0,0", "0,0,0,", "0,0,0x", "0,,0", "0,0,inf"})
     expect_refused("plot --in " + m3 + " --at " + at + " --out " + path("far.png"), path("far.png"),
