@@ -1,35 +1,23 @@
 // src/host_memory.hpp — how the buffers StarPU allocates in main memory are obtained
 // (starpu_malloc_set_hooks; installed by Runtime before StarPU starts).
 //
-// A shot's large buffers (its boundary store above all: tens of MB, written once per time
-// step; its traces) are allocated by StarPU's workers for each shot and freed when it is
-// done. Each one from kMappedFrom on gets a mapping of its own, so that freeing it gives
-// the memory back (from glibc's heaps it would stay, and peak memory grew with the number
-// of shots: +65 MB from 4 to 24 shots in bench/stream_memory.sh, before session 13 set
-// glibc's mmap threshold to 1 MiB for that). From kHugeFrom on the mapping is aligned to
-// 2 MiB and advised for transparent huge pages (madvise MADV_HUGEPAGE; the kernel's
-// default THP mode "madvise" honours it, "never" ignores it; with the default defrag
-// setting a fault may compact memory first): one page fault and one clear per 2 MiB
-// instead of 512. And up to kKept freed mappings are kept for the next buffer of the same
-// length (the next shot's, or the next gradient's in an inversion), which then costs no
-// fault and no clear. A request that none of them fits releases the oldest until what is
-// mapped stays within the most the pool ever had in use, so what is kept never raises the
-// pool's peak; a full list gives its oldest up for the newest; trim() (at the end of a
-// Runtime) releases them all. Measured on the demo's gradient (8 shots of 190 × 440
-// cells, 2 workers): 190 000 page faults → 13 000 (README "The two commands"). Smaller
-// buffers come from posix_memalign, 64-byte aligned (kernels/shot.hpp's rows).
+// A shot's large buffers (its boundary store above all, its traces) are allocated for each
+// shot and freed when it is done. From kMappedFrom on each gets a mapping of its own, so
+// freeing it gives the memory back; from kHugeFrom on the mapping is 2 MiB-aligned and
+// advised for transparent huge pages (one fault and one clear per 2 MiB instead of 512).
+// Up to kKept freed mappings are kept for the next buffer of the same length (the next
+// shot's); a request none fits releases the oldest until what is mapped stays within the
+// most the pool ever had in use, so keeping never raises the pool's peak. trim() (at the
+// end of a Runtime) releases them all. Smaller buffers: posix_memalign, 64-byte aligned.
+// Why and how much (page faults, timings): README "The two commands".
 //
-// Pinning: where CUDA workers exist StarPU asks for pinned buffers (STARPU_MALLOC_PINNED)
-// and, without a hook, would use cudaHostAlloc. Here such a buffer always gets a mapping
-// of its own (whole pages, never shared with another buffer), pinned by starpu_memory_pin
-// (cudaHostRegister) and unpinned before it is unmapped; kept mappings stay pinned, so a
-// reused one also saves the registration. If the registration fails the buffer stays
-// pageable (StarPU then copies synchronously). STARPU_DISABLE_PINNING=1 is honoured.
+// Pinning: where CUDA workers exist StarPU asks for pinned buffers; here such a buffer has
+// whole pages of its own, pinned by starpu_memory_pin (cudaHostRegister), unpinned before
+// unmapping, kept pinned for reuse. A failed registration leaves it pageable;
+// STARPU_DISABLE_PINNING=1 is honoured.
 //
-// Sanitizer build: a buffer's page-rounding tail and every kept mapping are poisoned for
-// ASan (an overflow into the tail, or a use after StarPU freed it, is reported), and a
-// reused buffer is filled with NaN (a kernel reading what it never wrote shows in the
-// tests' results).
+// Sanitizer build: a buffer's page-rounding tail and every kept mapping are ASan-poisoned,
+// and a reused buffer is filled with NaN (a kernel reading what it never wrote shows).
 #pragma once
 
 #include <cstddef>

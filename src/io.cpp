@@ -588,8 +588,7 @@ void DataWriter::close_and_remove() noexcept {
 
 void DataWriter::write_shot(int shot, const float* traces) {
   if (shot < 0 || std::size_t(shot) >= written_.size()) throw RuntimeError(path_ + ": no shot " + std::to_string(shot));
-  const hsize_t n = shot_values_;
-  require_finite_output(traces, n, path_, "/data (shot " + std::to_string(shot) + ")");
+  require_finite_output(traces, shot_values_, path_, "/data (shot " + std::to_string(shot) + ")");
   Hid file_space(H5Dget_space(data_), H5Sclose);
   const hsize_t start[3] = {hsize_t(shot), 0, 0};
   hsize_t count[3];

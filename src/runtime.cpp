@@ -278,13 +278,11 @@ Runtime::Runtime(const RuntimeOptions& o) {
 
 Runtime::~Runtime() {
 #ifdef STARWAVE_USE_MPI
-  if (mpi_) {
+  if (mpi_)
     starpu_mpi_shutdown();
-    host_memory::trim();
-    return;
-  }
+  else
 #endif
-  starpu_shutdown();
+    starpu_shutdown();
   host_memory::trim();  // the buffers StarPU freed and the pool kept
 }
 
