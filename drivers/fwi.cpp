@@ -92,7 +92,9 @@ int fwi(int argc, char** argv) {
   const std::vector<std::string> inputs = {model_path, data_path, true_path};
   f.state = out + ".state";
   const files::OutputClaim claim(out, "--out", flags.overwrite || f.resume, inputs, root);  // resumed: replaced
-  files::refuse_input_as_output(f.state, "--out", inputs);
+  // The state beside it: no folder, device or input in its place (checked now, not after
+  // the first iteration's work); its own existence is the question below.
+  const files::OutputClaim state_claim(f.state, "--out (for the restart state OUT.state)", true, inputs, false);
   if (!f.resume && std::filesystem::exists(f.state) && !flags.overwrite)
     throw InputError(f.state +
                      ": a saved inversion state exists; pass --resume to continue it or --overwrite to "

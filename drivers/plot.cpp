@@ -104,6 +104,7 @@ int plot(int argc, char** argv) {
       throw InputError(in + ": holds neither /vp nor /data; name the dataset to draw with --dataset");
   }
   const std::string name = !dataset.empty() ? dataset : gather ? "/data" : "/vp";
+  if (name == "/vp") io::read_model(in);  // refuses what every command that reads a model refuses
   const bool volume = !gather && io::dataset_rank(in, name) == 3;  // a 3-D model, gradient or image
   const std::string file = std::filesystem::path(in).filename().string();
   figures::Field field;  // a model, gradient or image

@@ -132,8 +132,16 @@ int import_segy(int argc, char** argv) {
       throw InputError("--wavelet: " + wavelet + " has " + std::to_string(w.wavelets.size()) + " wavelets for " +
                        std::to_string(s.nshots()) + " shots");
     s.wavelets = w.wavelets;
-  } else {
-    s.wavelets.push_back(ricker(ricker_f, vm.count("delay") ? delay : 1.5 / ricker_f, s.dt, s.nt));
+  } else {  // the same limits as survey's --frequency, and a pulse inside the record
+    if (!(ricker_f < 0.25 / s.dt))
+      throw InputError("--ricker: a " + number_text(ricker_f) + " Hz Ricker is not sampled by " + in + "'s dt " +
+                       number_text(s.dt) + " s (its Nyquist is " + number_text(0.5 / s.dt) +
+                       " Hz; keep the peak below half of it)");
+    const double t0 = vm.count("delay") ? delay : 1.5 / ricker_f, length = (s.nt - 1) * s.dt;
+    if (!(t0 < length))
+      throw InputError("--delay: the pulse's peak at " + number_text(t0) + " s lies past the end of " + in +
+                       "'s records (" + number_text(length) + " s)");
+    s.wavelets.push_back(ricker(ricker_f, t0, s.dt, s.nt));
   }
   s.validate(in);
   io::DataWriter writer(out, s, model.get());
@@ -188,9 +196,9 @@ int export_segy(int argc, char** argv) {
   g.z0 = v.origin[0];
   g.y0 = g.dim == 3 ? v.origin[1] : 0;
   g.x0 = v.origin[2];
-  if (!(g.dz > 0 && g.dx > 0 && (g.dim == 2 || g.dy > 0)))
-    throw InputError(in + ": " + dataset + "'s spacing attribute must be positive");
-  segy::write_field(out, g, std::vector<double>(v.values.begin(), v.values.end()));
+  g.vp.assign(v.values.begin(), v.values.end());
+  if (dataset == "/vp") g.validate(in);  // what every command that reads a model refuses
+  segy::write_field(out, g, g.vp);
   if (!flags.quiet)
     std::cout << "wrote " << out << ": " << dataset << " as " << g.ny * g.nx << " traces × " << g.nz
               << " samples (dz = " << g.dz << " m in the sample interval field, as mm)\n";

@@ -61,6 +61,51 @@ std::string number(double v) {
   return os.str();
 }
 
+/// `s` with every byte that does not belong to a well-formed UTF-8 sequence replaced by
+/// U+FFFD: Cairo draws nothing more on a context once it is given invalid UTF-8, and a
+/// title comes from a file name (any bytes on Linux) or --title.
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned c = b[i];
+    // The sequence's length and the range of its second byte (RFC 3629's table: no
+    // overlong forms, no surrogates, nothing above U+10FFFF).
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80)
+      len = 1;
+    else if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c == 0xE0)
+      len = 3, lo = 0xA0;
+    else if (c == 0xED)
+      len = 3, hi = 0x9F;
+    else if (c >= 0xE1 && c <= 0xEF)
+      len = 3;
+    else if (c == 0xF0)
+      len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      len = 4;
+    else if (c == 0xF4)
+      len = 4, hi = 0x8F;
+    bool ok = len > 0 && i + len <= n;
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const unsigned t = b[i + k];
+      ok = k == 1 ? t >= lo && t <= hi : t >= 0x80 && t <= 0xBF;
+    }
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
 /// A Cairo surface and context, written to a PNG atomically.
 class Canvas {
  public:
@@ -80,8 +125,9 @@ class Canvas {
 
   /// Text of `size` px anchored at (x, y): ax, ay ∈ {0, 0.5, 1} place the anchor at the
   /// text's left/centre/right and top/middle/bottom; `angle` turns it (−π/2: upwards).
-  void text(const std::string& s, double x, double y, double size, double ax, double ay, double angle = 0,
+  void text(const std::string& raw, double x, double y, double size, double ax, double ay, double angle = 0,
             bool bold = false) {
+    const std::string s = valid_utf8(raw);
     cairo_save(cr_);
     cairo_select_font_face(cr_, "DejaVu Sans", CAIRO_FONT_SLANT_NORMAL,
                            bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
@@ -104,6 +150,8 @@ class Canvas {
   }
   void write(const std::string& path) {
     cairo_surface_flush(surface_);
+    if (cairo_status(cr_) != CAIRO_STATUS_SUCCESS)  // a drawing that stopped half-way is no picture
+      throw RuntimeError(path + ": cannot draw the picture: " + cairo_status_to_string(cairo_status(cr_)));
     files::Temporary tmp(path);
     const cairo_status_t st = cairo_surface_write_to_png(surface_, tmp.path().c_str());
     if (st != CAIRO_STATUS_SUCCESS) {

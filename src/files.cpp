@@ -3,7 +3,9 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -258,6 +260,22 @@ void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std:
   if (bytes > have)
     throw InputError(what + ": needs " + bytes_text(double(bytes)) + " of memory, more than the " +
                      bytes_text(double(have)) + " this machine has available");
+}
+
+void require_disk(const std::string& path, std::uint64_t bytes, const std::string& what) {
+  const std::string dir = folder_of(fs::path(path));
+  struct statvfs st {};
+  if (statvfs(dir.c_str(), &st) == 0) {
+    const std::uint64_t free = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
+    if (bytes > free)
+      throw InputError(path + ": " + what + " needs " + bytes_text(double(bytes)) + " on disk, more than the " +
+                       bytes_text(double(free)) + " free in " + dir);
+  }
+  struct rlimit limit {};
+  if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur)
+    throw InputError(path + ": " + what + " needs " + bytes_text(double(bytes)) +
+                     " on disk, more than this process's file-size limit (ulimit -f) of " +
+                     bytes_text(double(limit.rlim_cur)));
 }
 
 std::string os_cause(int err) {

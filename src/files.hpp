@@ -89,6 +89,11 @@ std::uint64_t available_memory();
 /// the option) the size comes from.
 void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std::string& what);
 
+/// Refuses (InputError naming `path` and `what`) a file of `bytes` that the disk holding
+/// `path`'s folder has no room for, or that the file-size limit (ulimit -f) forbids: said
+/// before the work, not when the disk fills hours into a run.
+void require_disk(const std::string& path, std::uint64_t bytes, const std::string& what);
+
 /// "1.5 GiB", "12 MiB", "640 B".
 std::string bytes_text(double bytes);
 

@@ -308,6 +308,7 @@ Position position_at(const std::vector<double>& v, std::size_t row, int dim) {
 
 void write_model(const std::string& path, const Model& m) {
   require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
+  m.validate(path);  // and what its float32 /vp can hold
   write_atomically(path, [&](hid_t f) {
     write_dataset(f, "/vp", model_dims(m), H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
@@ -533,8 +534,21 @@ void write_survey_contents(hid_t f, const Survey& s, const Model* model) {
   }
 }
 
-/// /data's dims and chunk: one chunk per shot.
+/// /data's dims.
 std::vector<hsize_t> data_dims(const Survey& s) { return {hsize_t(s.nshots()), hsize_t(s.nrec()), hsize_t(s.nt)}; }
+
+/// /data's chunk: one shot, or the part of one that stays under HDF5's 4 GiB chunk limit
+/// (halving the receivers first, then the samples).
+std::vector<hsize_t> data_chunk(const std::vector<hsize_t>& dims) {
+  std::vector<hsize_t> c = {1, dims[1], dims[2]};
+  while (c[1] * c[2] * sizeof(float) >= (hsize_t(1) << 32)) {
+    if (c[1] > 1)
+      c[1] = (c[1] + 1) / 2;
+    else
+      c[2] = (c[2] + 1) / 2;
+  }
+  return c;
+}
 
 }  // namespace
 
@@ -546,7 +560,7 @@ void write_survey(const std::string& path, const Survey& s, const Model* model) 
     write_survey_contents(f, s, model);
     if (!s.data.empty()) {
       const std::vector<hsize_t> dims = data_dims(s);
-      write_dataset(f, "/data", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.data.data(), {1, dims[1], dims[2]});
+      write_dataset(f, "/data", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, s.data.data(), data_chunk(dims));
     }
   });
 }
@@ -557,6 +571,8 @@ DataWriter::DataWriter(const std::string& path, const Survey& s, const Model* mo
     : path_(path), tmp_(std::make_unique<files::Temporary>(path)), written_(std::size_t(s.nshots()), false) {
   const std::vector<hsize_t> dims = data_dims(s);
   shot_values_ = dims[1] * dims[2];
+  const double bytes = double(dims[0]) * double(shot_values_) * sizeof(float);
+  files::require_disk(path, bytes < 1.8e19 ? std::uint64_t(bytes) : UINT64_MAX, "/data");
   try {
     file_ = H5Fcreate(tmp_->path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (file_ < 0) throw InputError(path + ": cannot create the output file: " + files::os_cause(errno));
@@ -567,8 +583,7 @@ DataWriter::DataWriter(const std::string& path, const Survey& s, const Model* mo
     }
     Hid space(H5Screate_simple(3, dims.data(), nullptr), H5Sclose);
     Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
-    const hsize_t chunk[3] = {1, dims[1], dims[2]};
-    check(H5Pset_chunk(dcpl, 3, chunk), path + ": chunking /data");
+    check(H5Pset_chunk(dcpl, 3, data_chunk(dims).data()), path + ": chunking /data");
     data_ = H5Dcreate2(file_, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     check(data_ < 0 ? -1 : 0, path + ": creating dataset /data");
   } catch (...) {
@@ -639,6 +654,13 @@ Geometry geometry_of(hid_t d, const std::string& path, const std::string& datase
     const std::vector<double> a = read_attribute(d, path, dataset, name, rank);
     const bool spacing = std::string(name) == "spacing";
     auto& to = spacing ? g.spacing : g.origin;
+    for (double x : a)
+      if (!std::isfinite(x) || (spacing && !(x > 0))) {
+        std::ostringstream os;
+        os << path << ": " << dataset << "'s " << name << " attribute holds " << x << "; "
+           << (spacing ? "a spacing must be positive and finite (m)" : "an origin must be finite (m)");
+        throw InputError(os.str());
+      }
     to = rank == 3 ? std::array<double, 3>{a[0], a[1], a[2]} : std::array<double, 3>{a[0], to[1], a[1]};
     g.has_spacing = g.has_spacing || spacing;
   }

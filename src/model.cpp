@@ -1,6 +1,7 @@
 #include "src/model.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <sstream>
 
@@ -21,19 +22,27 @@ void Model::validate(const std::string& where) const {
   if (nz <= 0 || ny <= 0 || nx <= 0 || (!three_d() && ny != 1) || vp.size() != cells())
     throw InputError(where + ": the model grid is empty or inconsistent");
   const bool bad_y = three_d() && (!(dy > 0) || !std::isfinite(dy));
-  if (!(dz > 0) || !(dx > 0) || !std::isfinite(dz) || !std::isfinite(dx) || bad_y)
-    throw InputError(where + ": grid spacing must be positive and finite (got dz=" + std::to_string(dz) +
-                     (three_d() ? ", dy=" + std::to_string(dy) : std::string()) + ", dx=" + std::to_string(dx) + ")");
+  if (!(dz > 0) || !(dx > 0) || !std::isfinite(dz) || !std::isfinite(dx) || bad_y) {
+    std::ostringstream os;
+    os << where << ": grid spacing must be positive and finite (got dz=" << dz;
+    if (three_d()) os << ", dy=" << dy;
+    os << ", dx=" << dx << ")";
+    throw InputError(os.str());
+  }
   if (!std::isfinite(z0) || !std::isfinite(y0) || !std::isfinite(x0))
     throw InputError(where + ": origin must be finite");
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x) {
+        // Model files hold 32-bit floats and the kernels compute in them (or in double):
+        // a velocity that float would turn into Inf or 0 is refused, not written or run.
         const double v = at(z, y, x);
-        if (!std::isfinite(v) || !(v > 0)) {
+        if (!std::isfinite(v) || !(v >= double(FLT_MIN)) || !(v <= double(FLT_MAX))) {
           std::ostringstream os;
           os << where << ": velocity at (z=" << z << (three_d() ? ", y=" + std::to_string(y) : std::string())
-             << ", x=" << x << ") is " << v << "; every velocity must be finite and positive (m/s)";
+             << ", x=" << x << ") is " << v
+             << "; every velocity must be finite and positive (m/s), within a 32-bit float's range (" << FLT_MIN
+             << " to " << FLT_MAX << ")";
           throw InputError(os.str());
         }
       }

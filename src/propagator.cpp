@@ -73,8 +73,11 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
     const double k = std::ceil(s.dt / (o.cfl_safety * ts.dt_stable) - 1e-9);
     if (!(k <= kMaxStepsPerSample)) {
       std::ostringstream os;
-      os << "the data's dt = " << s.dt << " s would need " << k << " propagator steps per sample (stable limit "
-         << ts.dt_stable << " s); more than " << kMaxStepsPerSample << " means dt is not the sampling interval in s";
+      os << "the data's dt = " << s.dt << " s would need " << k
+         << " propagator steps per sample: the model's v_max = " << m.vmax() << " m/s at spacing " << m.dz << " × ";
+      if (m.three_d()) os << m.dy << " × ";
+      os << m.dx << " m allows steps of " << ts.dt_stable << " s (order " << o.order << "); more than "
+         << kMaxStepsPerSample << " means dt is not the sampling interval in s, or the model is not in m/s and m";
       throw InputError(os.str());
     }
     ts.k = std::max(1, int(k));

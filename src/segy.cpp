@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -35,25 +36,34 @@ int32_t field(const char* header, int which) {
   return v;
 }
 
-/// The scalar (1, −10, …, −10000) that writes every value of `v` exactly as an int32, or
-/// −10000 (rounded) when none does.
-int32_t scalar_for(const std::vector<double>& v) {
-  for (int32_t s : {1, -10, -100, -1000, -10000}) {
-    const double k = s == 1 ? 1.0 : double(-s);
+/// The largest magnitude a scaled coordinate may have in a 32-bit header field.
+constexpr double kHeaderMax = 2.1e9;
+
+/// The scalar (1, −10, …, −10000) that writes every value of `v` exactly as an int32;
+/// where none does, the finest one under which every value fits (rounded to it: UTM
+/// coordinates with a fraction of a millimetre); InputError naming `path` where even 1 m
+/// units overflow.
+int32_t scalar_for(const std::vector<double>& v, const std::string& path) {
+  constexpr int32_t kScalars[] = {1, -10, -100, -1000, -10000};
+  auto factor = [](int32_t s) { return s == 1 ? 1.0 : double(-s); };
+  for (int32_t s : kScalars) {
+    const double k = factor(s);
     const bool exact = std::all_of(v.begin(), v.end(), [&](double x) {
       const double y = x * k;
-      return std::abs(y) < 2.1e9 && std::nearbyint(y) == y && double(std::nearbyint(y)) / k == x;
+      return std::abs(y) < kHeaderMax && std::nearbyint(y) == y && double(std::nearbyint(y)) / k == x;
     });
     if (exact) return s;
   }
-  return -10000;
+  double most = 0;
+  for (double x : v) most = std::max(most, std::abs(x));
+  for (auto it = std::rbegin(kScalars); it != std::rend(kScalars); ++it)
+    if (std::abs(std::nearbyint(most * factor(*it))) < kHeaderMax) return *it;
+  std::ostringstream os;
+  os << path << ": a coordinate of " << most << " m does not fit a SEG-Y header (at most " << kHeaderMax << " m)";
+  throw InputError(os.str());
 }
 
-int32_t scaled(double x, int32_t s) {
-  const double y = std::nearbyint(x * (s == 1 ? 1.0 : double(-s)));
-  if (!(std::abs(y) < 2.1e9)) throw InputError("SEG-Y: coordinate " + std::to_string(x) + " m does not fit a header");
-  return int32_t(y);
-}
+int32_t scaled(double x, int32_t s) { return int32_t(std::nearbyint(x * (s == 1 ? 1.0 : double(-s)))); }
 
 void check(int code, const std::string& path, const std::string& what) {
   if (code != SEGY_OK) throw InputError(path + ": " + what + " failed (segyio error " + std::to_string(code) + ")");
@@ -299,47 +309,50 @@ void write_shots(const std::string& path, const Survey& s) {
       z.push_back(r.z);
     }
   }
-  const int32_t sxy = scalar_for(xy), sz = scalar_for(z);
+  const int32_t sxy = scalar_for(xy, path), sz = scalar_for(z, path);
   const int nt = int(s.nt);
-  write_file(path, nt, int(us),
-             "shot records: " + std::to_string(s.nshots()) + " shots x " + std::to_string(s.nrec()) + " receivers x " +
-                 std::to_string(nt) + " samples",
-             [&](segy_file* fp, long trace0, int bsize) {
-               std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
-               std::vector<float> samples(std::size_t(s.nt));
-               int i = 0;
-               for (int shot = 0; shot < s.nshots(); ++shot) {
-                 const Position& src = s.sources[std::size_t(shot)];
-                 const float* d = s.observed(shot);
-                 if (!d) throw InputError(path + ": shot " + std::to_string(shot) + " has no data to export");
-                 const auto& rec = s.receivers_of(shot);
-                 const std::vector<float> w = s.trace_weights(shot);
-                 for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r, ++i) {
-                   h.fill(0);
-                   segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
-                   segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
-                   segy_set_field(h.data(), SEGY_TR_FIELD_RECORD, shot + 1);
-                   segy_set_field(h.data(), SEGY_TR_NUMBER_ORIG_FIELD, int(r) + 1);
-                   segy_set_field(h.data(), SEGY_TR_TRACE_ID, w[r] == 0 ? 2 : 1);  // dead or live seismic data
-                   segy_set_field(h.data(), SEGY_TR_OFFSET,
-                                  int32_t(std::nearbyint(std::hypot(rec[r].x - src.x, rec[r].y - src.y))));
-                   segy_set_field(h.data(), SEGY_TR_ELEV_SCALAR, sz);
-                   segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
-                   segy_set_field(h.data(), SEGY_TR_RECV_GROUP_ELEV, scaled(-rec[r].z, sz));
-                   segy_set_field(h.data(), SEGY_TR_SOURCE_SURF_ELEV, 0);
-                   segy_set_field(h.data(), SEGY_TR_SOURCE_DEPTH, scaled(src.z, sz));
-                   segy_set_field(h.data(), SEGY_TR_SOURCE_X, scaled(src.x, sxy));
-                   segy_set_field(h.data(), SEGY_TR_SOURCE_Y, scaled(src.y, sxy));
-                   segy_set_field(h.data(), SEGY_TR_GROUP_X, scaled(rec[r].x, sxy));
-                   segy_set_field(h.data(), SEGY_TR_GROUP_Y, scaled(rec[r].y, sxy));
-                   segy_set_field(h.data(), SEGY_TR_COORD_UNITS, 1);  // length (m)
-                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, nt);
-                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(us));
-                   std::copy(d + r * std::size_t(nt), d + (r + 1) * std::size_t(nt), samples.begin());
-                   put_trace(fp, path, i, h, samples, trace0, bsize);
-                 }
-               }
-             });
+  write_file(
+      path, nt, int(us),
+      "shot records: " + std::to_string(s.nshots()) + " shots x " + std::to_string(s.nrec()) + " receivers x " +
+          std::to_string(nt) + " samples",
+      [&](segy_file* fp, long trace0, int bsize) {
+        std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+        std::vector<float> samples(std::size_t(s.nt));
+        int i = 0;
+        for (int shot = 0; shot < s.nshots(); ++shot) {
+          const Position& src = s.sources[std::size_t(shot)];
+          const float* d = s.observed(shot);
+          if (!d) throw InputError(path + ": shot " + std::to_string(shot) + " has no data to export");
+          const auto& rec = s.receivers_of(shot);
+          const std::vector<float> w = s.trace_weights(shot);
+          for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r, ++i) {
+            h.fill(0);
+            segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
+            segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
+            segy_set_field(h.data(), SEGY_TR_FIELD_RECORD, shot + 1);
+            segy_set_field(h.data(), SEGY_TR_NUMBER_ORIG_FIELD, int(r) + 1);
+            segy_set_field(h.data(), SEGY_TR_TRACE_ID, w[r] == 0 ? 2 : 1);  // dead or live seismic data
+            const double offset = std::nearbyint(std::hypot(rec[r].x - src.x, rec[r].y - src.y));
+            if (!(offset < kHeaderMax))
+              throw InputError(path + ": an offset of " + std::to_string(offset) + " m does not fit a SEG-Y header");
+            segy_set_field(h.data(), SEGY_TR_OFFSET, int32_t(offset));
+            segy_set_field(h.data(), SEGY_TR_ELEV_SCALAR, sz);
+            segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
+            segy_set_field(h.data(), SEGY_TR_RECV_GROUP_ELEV, scaled(-rec[r].z, sz));
+            segy_set_field(h.data(), SEGY_TR_SOURCE_SURF_ELEV, 0);
+            segy_set_field(h.data(), SEGY_TR_SOURCE_DEPTH, scaled(src.z, sz));
+            segy_set_field(h.data(), SEGY_TR_SOURCE_X, scaled(src.x, sxy));
+            segy_set_field(h.data(), SEGY_TR_SOURCE_Y, scaled(src.y, sxy));
+            segy_set_field(h.data(), SEGY_TR_GROUP_X, scaled(rec[r].x, sxy));
+            segy_set_field(h.data(), SEGY_TR_GROUP_Y, scaled(rec[r].y, sxy));
+            segy_set_field(h.data(), SEGY_TR_COORD_UNITS, 1);  // length (m)
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, nt);
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(us));
+            std::copy(d + r * std::size_t(nt), d + (r + 1) * std::size_t(nt), samples.begin());
+            put_trace(fp, path, i, h, samples, trace0, bsize);
+          }
+        }
+      });
 }
 
 void write_field(const std::string& path, const Model& m, const std::vector<double>& values) {
@@ -352,7 +365,7 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
   for (int x = 0; x < m.nx; ++x) xy.push_back(m.x0 + x * m.dx);
   for (double v : values)
     if (!std::isfinite(v)) throw InputError(path + ": the field holds NaN or Inf: not written");
-  const int32_t sxy = scalar_for(xy);
+  const int32_t sxy = scalar_for(xy, path);
   write_file(path, m.nz, int(mm),
              "a field of (nz, ny, nx) = (" + std::to_string(m.nz) + ", " + std::to_string(m.ny) + ", " +
                  std::to_string(m.nx) + "), one trace per column",

@@ -240,6 +240,18 @@ TEST_F(Figures, MisfitCurveWithLogAxisAndBandMarks) {
   EXPECT_GT(dark_pixels(p, b.x, b.y + b.h + 6, b.x + b.w, p.height), 60) << "iterations and the axis label";
 }
 
+TEST_F(Figures, ATitleThatIsNotUtf8IsDrawnWithReplacementCharacters) {
+  // A Latin-1 file name (the default title) and stray bytes: Cairo stops drawing at the
+  // first invalid UTF-8 string, which left a white picture.
+  const Layout L =
+      plot_model(path("t.png"), two_layers(), "caf\xe9.h5 \xff\xfe x \xed\xa0\x80 \xf4\x90\x80\x80 ok", 1000, 3500);
+  const test::Picture p = test::read_png(path("t.png"));
+  const Box b = L.panels[0];
+  EXPECT_GT(dark_pixels(p, 0, 0, p.width, b.y - 10), 100) << "title";
+  EXPECT_TRUE(near(p.pixel(b.x + b.w / 3, b.y + 3 * b.h / 4), colour_of(Colormap::Velocity, 0.8), 2)) << "cells";
+  EXPECT_GT(dark_pixels(p, b.x, b.y + b.h + 7, b.x + b.w, p.height), 100) << "x ticks and label";
+}
+
 TEST_F(Figures, APictureThatCannotBeWrittenLeavesNothing) {
   const std::string where = path("no-such-folder/m.png");
   EXPECT_THROW(plot_model(where, two_layers(), "m"), std::runtime_error);

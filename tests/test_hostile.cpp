@@ -93,6 +93,24 @@ void set_root_attribute(const fs::path& file, const std::string& name, double va
   H5Fclose(f);
 }
 
+/// Sets attribute `name` of `object` (a dataset or group) to float64 `values`, replacing it.
+void set_attribute(const fs::path& file, const std::string& object, const std::string& name,
+                   const std::vector<double>& values) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  const hid_t o = H5Oopen(f, object.c_str(), H5P_DEFAULT);
+  ASSERT_GE(o, 0) << object;
+  if (H5Aexists(o, name.c_str()) > 0) H5Adelete(o, name.c_str());
+  const hsize_t n = values.size();
+  const hid_t space = H5Screate_simple(1, &n, nullptr);
+  const hid_t a = H5Acreate2(o, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
+  H5Aclose(a);
+  H5Sclose(space);
+  H5Oclose(o);
+  H5Fclose(f);
+}
+
 void remove_root_attribute(const fs::path& file, const std::string& name) {
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   ASSERT_GE(f, 0) << file;
@@ -176,11 +194,23 @@ class Hostile : public ::testing::Test {
     make("synth --kind layered --nz 2000 --nx 2000 --spacing 10 --out big.h5");
     make("survey --model big.h5 --nshots 1 --receiver-every 50 --dt 0.002 --t-max 30 --out big-data.h5");
     declare_huge(base_ / "big-data.h5", "/data", {1, 40, 15001});  // zeros: never written
+    copy("vp.h5", "zero-vp.h5");                                   // one cell of 0 m/s
+    poke(base_ / "zero-vp.h5", "/vp", 100, 0);
+    copy("vp.h5", "flat-vp.h5");  // a spacing of 0
+    set_attribute(base_ / "flat-vp.h5", "/vp", "spacing", {0, 10});
+    copy("g.h5", "flat-g.h5");
+    set_attribute(base_ / "flat-g.h5", "/gradient", "spacing", {10, 0});
+    make("export --in vp.h5 --out vp.sgy");
+    make("export --in d.h5 --out d.sgy");
+    fs::create_directories(base_ / "clash.h5.state");  // where fwi's restart state would go
     fs::create_hard_link(base_ / "d.h5", base_ / "d-link.h5");
     fs::create_directories(base_ / "mine");
     std::ofstream(base_ / "mine" / "current.png") << "my own picture";
   }
-  static void TearDownTestSuite() { fs::remove_all(base_); }
+  static void TearDownTestSuite() {
+    for (const char* name : {"full", "signals", "two-runs", "failed-fwi"}) fs::remove_all(base_.string() + "-" + name);
+    fs::remove_all(base_);
+  }
 
   /// A fresh folder for one test, beside the suite's files.
   fs::path scratch(const std::string& name) {
@@ -247,6 +277,25 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
        "nan-state.h5.state: /vp holds NaN"},
       {"NaN as an option", "survey --model vp.h5 --frequency nan --out out.h5", "--frequency"},
       {"Inf as an option", "fwi --model init.h5 --data d.h5 --out out.h5 --vmax inf", "--vmax"},
+      {"a velocity a float cannot hold", "synth --kind constant --velocity 1e39 --nz 4 --nx 4 --out out.h5",
+       "--velocity: velocity at (z=0, x=0) is 1e+39"},
+      {"a velocity a float rounds to 0", "synth --kind constant --velocity 1e-46 --nz 4 --nx 4 --out out.h5",
+       "within a 32-bit float's range"},
+      {"a unit scale beyond a float", "import --velocity --in vp.sgy --out out.h5 --scale 1e35", "vp.sgy: velocity"},
+      {"a zero velocity drawn", "plot --in zero-vp.h5 --out out.png", "zero-vp.h5: velocity at"},
+      {"a zero velocity exported", "export --in zero-vp.h5 --out out.sgy", "zero-vp.h5: velocity at"},
+      {"a zero spacing drawn", "plot --in flat-vp.h5 --out out.png", "flat-vp.h5: grid spacing"},
+      {"a gradient's zero spacing drawn", "plot --in flat-g.h5 --dataset /gradient --out out.png",
+       "flat-g.h5: /gradient's spacing attribute holds 0"},
+      {"a gradient's zero spacing exported", "export --in flat-g.h5 --dataset /gradient --out out.sgy",
+       "flat-g.h5: /gradient's spacing attribute holds 0"},
+      {"fwi's state where a folder is", "fwi --model init.h5 --data d.h5 --out clash.h5 --iterations 1",
+       "clash.h5.state: is a folder"},
+      {"fwi's state where a folder is, overwriting",
+       "fwi --model init.h5 --data d.h5 --out clash.h5 --iterations 1 --overwrite", "clash.h5.state: is a folder"},
+      {"an imported Ricker above Nyquist", "import --in d.sgy --out out.h5 --ricker 300", "--ricker: a 300 Hz"},
+      {"an imported Ricker after the record", "import --in d.sgy --out out.h5 --ricker 10 --delay 1e9",
+       "--delay: the pulse's peak at 1e+09 s"},
       // 3. Sizes: declared shapes far beyond memory, in tiny files.
       {"an enormous model", "model --model huge-vp.h5 --survey s.h5 --out out.h5", "huge-vp.h5: /vp"},
       {"an enormous model drawn", "plot --in huge-vp.h5 --out out.png", "huge-vp.h5"},
@@ -377,16 +426,23 @@ TEST_F(Hostile, AFullDiskIsOneLineNamingTheFileAndLeavesNothing) {
   // A file-size limit (ulimit -f, in KiB) fails every write as a full disk does: the same
   // path through HDF5 and libpng, without needing the privilege to mount a small disk.
   const fs::path dir = scratch("full");
-  for (const char* f : {"vp.h5", "s.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  for (const char* f : {"vp.h5", "s.h5", "d.h5", "d.sgy"}) fs::copy_file(base_ / f, dir / f);
   const std::string limit = "ulimit -f 8;";
   expect_refusal(dir, "gradient --model vp.h5 --data d.h5 --out g.h5", "g.h5: writing the file: file too large", 1,
                  limit);
-  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out data.h5", "data.h5: writing", 1, limit);
   expect_refusal(dir, "synth --kind layered --out m.h5", "m.h5: writing", 1, limit);
   expect_refusal(dir, "plot --in d.h5 --dataset /data --out p.png", "p.png: cannot write the picture", 1,
                  "ulimit -f 1;");
   // With --overwrite too, the existing output stays as it was.
-  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --overwrite", "d.h5: writing", 1, limit);
+  fs::copy_file(dir / "vp.h5", dir / "old.h5");
+  expect_refusal(dir, "synth --kind layered --out old.h5 --overwrite", "old.h5: writing", 1, limit);
+  // Shot records (the large outputs) are measured against the disk and the limit before
+  // any work: refused, not written until the disk fills.
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out data.h5",
+                 "data.h5: /data needs 70.8 KiB on disk, more than this process's file-size limit (ulimit -f)", 2,
+                 limit);
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --overwrite", "d.h5: /data needs", 2, limit);
+  expect_refusal(dir, "import --in d.sgy --out i.h5 --ricker 10", "i.h5: /data needs", 2, limit);
 }
 
 /// Starts `starwave ARGS` in `dir` without waiting; returns its pid.

@@ -232,6 +232,38 @@ TEST_F(Segy, WriteRefusesWhatSegyCannotHold) {
   s.dt = 1.0 / 3000;  // not a whole number of µs
   EXPECT_THROW(segy::write_shots(path("dt.sgy"), s), InputError);
   EXPECT_FALSE(fs::exists(path("dt.sgy")));
+  s = make_survey(2, 1, 2, false);
+  s.sources[0].x = 3e9;  // beyond a header even in whole metres: refused by file
+  try {
+    segy::write_shots(path("far.sgy"), s);
+    ADD_FAILURE() << "a coordinate of 3e9 m was written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path("far.sgy") + ": a coordinate of 3e+09 m"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("far.sgy")));
+}
+
+TEST_F(Segy, UtmCoordinatesWithoutAnExactScalarAreRoundedToTheFinestThatFits) {
+  // Eastings and northings of a real survey carry fractions no scalar writes exactly; at
+  // 654 km only −1000 (mm) fits a header: written rounded to the millimetre, not refused.
+  for (int dim : {2, 3}) {
+    Survey s = make_survey(dim, 2, 3, false);
+    s.sources[0].x = 654321.123456789;
+    s.sources[1].x = 654331.987654321;
+    if (dim == 3) s.sources[0].y = 4371234.5678901;  // at 4371 km: −100 (cm)
+    const std::string f = path("utm.sgy");
+    segy::write_shots(f, s);
+    const Survey back = segy::read_shots(f, dim);
+    const double unit = dim == 3 ? 0.01 : 0.001;
+    EXPECT_NEAR(back.sources[0].x, s.sources[0].x, unit / 2 + 1e-9);
+    EXPECT_NEAR(back.sources[1].x, s.sources[1].x, unit / 2 + 1e-9);
+    EXPECT_NE(back.sources[0].x, std::round(s.sources[0].x)) << "finer than whole metres";
+    if (dim == 3) {
+      EXPECT_NEAR(back.sources[0].y, s.sources[0].y, unit / 2 + 1e-9);
+    }
+    EXPECT_EQ(back.receivers_of(1), s.receivers_of(1)) << "whole positions stay exact";
+    fs::remove(f);
+  }
 }
 
 TEST_F(Segy, FieldsAreOneTracePerColumn) {
