@@ -134,5 +134,6 @@ Reading::Reading(const Data& d) : handle_(d), values_(nullptr) {
 Reading::~Reading() { starpu_data_release(handle_); }
 
 int workers() { return int(starpu_worker_get_count()); }
+int cuda_workers() { return int(starpu_cuda_worker_get_count()); }
 
 }  // namespace starwave::graph

@@ -132,5 +132,7 @@ class Reading {
 /// The workers StarPU runs in this process (CPU and CUDA): the shots in flight are counted
 /// from it.
 int workers();
+/// The CUDA workers among them.
+int cuda_workers();
 
 }  // namespace starwave::graph
