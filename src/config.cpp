@@ -8,6 +8,20 @@
 #include "src/error.hpp"
 
 namespace starwave::cli {
+namespace {
+
+/// Boost's words about a config file quote its bad line: a binary file's bytes are shown
+/// as '?' (no control characters on the terminal), and at most 200 of them.
+std::string printable(const std::string& text) {
+  std::string out;
+  for (const char c : text.substr(0, 200)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u < 0x20 || u >= 0x7f ? '?' : c;
+  }
+  return text.size() > 200 ? out + "…" : out;
+}
+
+}  // namespace
 
 void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm) {
   std::string config;
@@ -38,11 +52,16 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
       if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": not a file");
       std::ifstream in(file);
       if (!in) throw InputError("--config: " + file + ": cannot read");
+      po::parsed_options parsed(&desc);
       try {
-        po::store(po::parse_config_file(in, desc, false), vm);
+        parsed = po::parse_config_file(in, desc, false);
       } catch (const po::error& e) {
-        throw InputError("--config: " + file + ": " + e.what());
+        throw InputError("--config: " + file + ": " + printable(e.what()));
       }
+      for (const auto& o : parsed.options)  // po would take them and then do nothing with them
+        if (o.string_key == "config" || o.string_key == "help")
+          throw InputError("--config: " + file + ": '" + o.string_key + "' can only be given on the command line");
+      po::store(parsed, vm);
     }
     po::notify(vm);
   } catch (const po::error& e) {

@@ -49,8 +49,23 @@ extern "C" void on_stop_signal(int sig) {
 /// Temporaries of `name` left by runs that died without a chance to remove them (SIGKILL,
 /// a power cut): `.NAME.tmp.PID.N` whose process is gone. Called with the output's lock
 /// held, so no live run of ours is writing one.
+/// The name of a hidden file beside output `name`: "." + name + suffix, then `extra` more
+/// characters. A name near the file system's limit (255 bytes) keeps its first bytes and
+/// a hash of the whole, so every legal output name has its temporary and lock.
+std::string hidden_name(const std::string& name, const std::string& suffix, std::size_t extra) {
+  constexpr std::size_t kNameMax = 255;
+  if (1 + name.size() + suffix.size() + extra <= kNameMax) return "." + name + suffix;
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a: the same in every run and build
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  const std::size_t keep = kNameMax - 1 - 1 - 16 - suffix.size() - extra;
+  return "." + name.substr(0, keep) + "~" + hex + suffix;
+}
+constexpr std::size_t kTemporaryTail = 24;  // "PID.SERIAL" after ".tmp."
+
 void remove_stale_temporaries(const std::string& dir, const std::string& name) {
-  const std::string prefix = "." + name + ".tmp.";
+  const std::string prefix = hidden_name(name, ".tmp.", kTemporaryTail);
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string file = e.path().filename().string();
@@ -109,8 +124,8 @@ void remove_tracked() noexcept {
 Temporary::Temporary(const std::string& target) : target_(target) {
   static std::atomic<unsigned> serial{0};
   const fs::path t(target);
-  path_ = (fs::path(folder_of(t)) /
-           ("." + t.filename().string() + ".tmp." + std::to_string(getpid()) + "." + std::to_string(serial++)))
+  path_ = (fs::path(folder_of(t)) / (hidden_name(t.filename().string(), ".tmp.", kTemporaryTail) +
+                                     std::to_string(getpid()) + "." + std::to_string(serial++)))
               .string();
   track(path_);
 }
@@ -161,7 +176,7 @@ OutputClaim::OutputClaim(const std::string& path, const std::string& option, boo
     throw InputError(path + ": is not a regular file; " + option + " needs a file name");
   refuse_input_as_output(path, option, inputs);
   if (lock) {
-    const std::string lock_path = (fs::path(dir) / ("." + target.filename().string() + ".lock")).string();
+    const std::string lock_path = (fs::path(dir) / hidden_name(target.filename().string(), ".lock", 0)).string();
     for (;;) {
       const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
       if (fd < 0) throw InputError(path + ": cannot create its lock file " + lock_path + ": " + os_cause(errno));

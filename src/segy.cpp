@@ -162,7 +162,8 @@ Reader open_reader(const std::string& path) {
     if (field(h.data(), SEGY_TR_SAMPLE_COUNT) > 0) r.nt = field(h.data(), SEGY_TR_SAMPLE_COUNT);
   }
   if (r.nt < 2)
-    throw InputError(path + ": no sample count (trace header bytes 115–116 and binary header bytes 3221–3222 are 0)");
+    throw InputError(path + ": no usable sample count (trace header bytes 115–116 and binary header bytes 3221–3222 " +
+                     "give " + std::to_string(r.nt) + "; a trace needs at least 2 samples)");
   r.bsize = segy_trsize(r.format, r.nt);
   if (segy_traces(r.fp.get(), &r.count, r.trace0, r.bsize) != SEGY_OK || r.count < 1)
     throw InputError(path + ": the file's size is not a whole number of traces of " + std::to_string(r.nt) +
@@ -209,8 +210,8 @@ Survey read_shots(const std::string& path, int dim) {
     read_header(rd, path, i, h);
     const int us = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : bin_interval;
     if (us <= 0)
-      throw InputError(where +
-                       ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are 0)");
+      throw InputError(where + ": no usable sample interval (trace header bytes 117–118 and binary header bytes " +
+                       "3217–3218 give " + std::to_string(us) + " µs)");
     if (dt == 0) dt = us * 1e-6;
     if (us * 1e-6 != dt)
       throw InputError(where + ": sample interval " + std::to_string(us) + " µs differs from the first trace's");

@@ -223,9 +223,13 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
   }
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
   const double samples = std::floor(t_max / s.dt + 0.5) + 1;
-  files::require_memory(samples < 1.8e19 ? std::uint64_t(samples) : ~std::uint64_t(0), sizeof(float),
-                        "--t-max " + number_text(t_max) + " s at dt = " + number_text(s.dt) + " s (" +
-                            number_text(samples) + " samples per trace)");
+  const std::string record = "--t-max " + number_text(t_max) + " s at dt = " + number_text(s.dt) + " s";
+  if (!(samples >= 2))
+    throw InputError(record + " is one sample per trace; a record needs at least 2 (a longer --t-max)");
+  if (!(samples < 1.8e19))
+    throw InputError(record + " is " + number_text(samples) + " samples per trace, more than any machine can hold");
+  files::require_memory(std::uint64_t(samples), sizeof(float),
+                        record + " (" + number_text(samples) + " samples per trace)");
   s.nt = int64_t(samples);
   s.wavelets.push_back(ricker(o.frequency, 1.5 / o.frequency, s.dt, s.nt));
   s.validate("survey");

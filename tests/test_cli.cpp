@@ -150,6 +150,20 @@ TEST_F(Cli, OptionsFromConfigFile) {
   EXPECT_EQ(run(model_cmd(model_, survey_, out, "--config " + ini)).status, 0);
   std::ofstream(path("bad.ini")) << "order = 5\n";
   expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("bad.ini")), path("d2.h5"), "--order");
+  // Keys that a config file would carry for nothing are refused, not dropped.
+  std::ofstream(path("nested.ini")) << "order = 4\nconfig = run.ini\n";
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nested.ini")), path("d2.h5"),
+                 "nested.ini: 'config' can only be given on the command line");
+  std::ofstream(path("help.ini")) << "help = 1\n";
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("help.ini")), path("d2.h5"),
+                 "help.ini: 'help' can only be given on the command line");
+  // A binary file: its bytes are not echoed to the terminal.
+  std::ofstream(path("binary.ini"), std::ios::binary) << std::string("\x1b[2J\x01\xff\xfe = 3\n", 11);
+  const Result r = run(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("binary.ini")));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("binary.ini"), std::string::npos) << r.err;
+  for (const char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "a raw byte on stderr: " << r.err;
+  EXPECT_FALSE(fs::exists(path("d2.h5")));
 }
 
 TEST_F(Cli, MissingFile) { expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5"); }

@@ -296,6 +296,11 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"an imported Ricker above Nyquist", "import --in d.sgy --out out.h5 --ricker 300", "--ricker: a 300 Hz"},
       {"an imported Ricker after the record", "import --in d.sgy --out out.h5 --ricker 10 --delay 1e9",
        "--delay: the pulse's peak at 1e+09 s"},
+      {"an upper bound no time step follows", "fwi --model init.h5 --data d.h5 --out out.h5 --vmax 1e30",
+       "--vmax: the inversion's upper bound 1e+30 m/s cannot be modeled"},
+      {"a dt of no size", "survey --model vp.h5 --dt 1e-300 --out out.h5",
+       "samples per trace, more than any machine can hold"},
+      {"a record of one sample", "survey --model vp.h5 --t-max 1e-300 --out out.h5", "a record needs at least 2"},
       // 3. Sizes: declared shapes far beyond memory, in tiny files.
       {"an enormous model", "model --model huge-vp.h5 --survey s.h5 --out out.h5", "huge-vp.h5: /vp"},
       {"an enormous model drawn", "plot --in huge-vp.h5 --out out.png", "huge-vp.h5"},

@@ -250,6 +250,34 @@ TEST(Io, AClaimedOutputIsLockedUntilReleased) {
   EXPECT_NO_THROW(files::OutputClaim(p, "--out", false, {}, true));
 }
 
+TEST(Io, AnOutputNamedNearTheLimitHasItsTemporaryAndLock) {
+  // 250 bytes is a legal file name; ".NAME.tmp.PID.N" and ".NAME.lock" would not be.
+  for (const std::size_t length : {240u, 250u, 255u}) {
+    const std::string p = scratch(std::string(length - 3, 'x') + ".h5").string();
+    fs::remove(p);
+    {
+      files::OutputClaim claim(p, "--out", false, {}, true);
+      Model m;
+      m.nz = m.nx = 4;
+      m.dz = m.dx = 10;
+      m.vp.assign(16, 1500);
+      io::write_model(p, m);
+      try {
+        files::OutputClaim second(p, "--out", true, {}, true);
+        ADD_FAILURE() << "a long name's lock does not hold";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("another starwave run"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(io::read_model(p).nx, 4) << length;
+    std::size_t others = 0;
+    for (const auto& e : fs::directory_iterator(fs::path(p).parent_path()))
+      others += e.path().filename().string().find(std::string(60, 'x')) != std::string::npos ? 1 : 0;
+    EXPECT_EQ(others, 1u) << "only the output itself: no temporary, no lock left";
+    fs::remove(p);
+  }
+}
+
 TEST(Io, NonFiniteInputsAndResultsAreRefused) {
   Model m;
   m.nz = m.nx = 10;

@@ -195,7 +195,7 @@ TEST_F(Segy, FilesTheMappingCannotUseAreRefused) {
   fresh();  // no sample interval anywhere
   set_trace_field(f, 37, SEGY_TR_SAMPLE_INTER, 0);
   set_binary_field(f, SEGY_BIN_INTERVAL, 0);
-  expect_refused(f, 3, "no sample interval");
+  expect_refused(f, 3, "no usable sample interval");
   fresh();  // the binary header's interval stands in for the traces'
   set_trace_field(f, 37, SEGY_TR_SAMPLE_INTER, 0);
   EXPECT_EQ(segy::read_shots(f, 3).dt, s.dt);

@@ -541,6 +541,23 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
+  // The inversion may take the model up to `upper`, and each evaluation chooses its time
+  // step for the model it is given: a bound no time step can follow is refused now, not
+  // after an iteration's work (one cell of that velocity on the model's grid stands in).
+  Model fastest;
+  fastest.dim = initial.dim;
+  fastest.ny = 1;
+  fastest.nz = fastest.nx = 1;
+  fastest.dz = initial.dz;
+  fastest.dy = initial.dy;
+  fastest.dx = initial.dx;
+  fastest.vp = {upper};
+  try {
+    choose_time_step(fastest, s, o);
+  } catch (const InputError& e) {
+    throw InputError("--vmax: the inversion's upper bound " + number_text(upper) +
+                     " m/s cannot be modeled: " + e.what());
+  }
   check_imaging_inputs(initial, s, o, bool(f.observed));
 }
 
