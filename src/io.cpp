@@ -144,6 +144,25 @@ hsize_t count_of(const std::vector<hsize_t>& dims) {
   return n;
 }
 
+/// Why reading dataset `d` failed, for a message: a compression filter this HDF5 cannot
+/// decode (its plugin missing), else a damaged or truncated file.
+std::string read_failure(hid_t d) {
+  Hid dcpl(H5Dget_create_plist(d), H5Pclose);
+  const int n = dcpl.ok() ? H5Pget_nfilters(dcpl) : 0;
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nvalues = 0;
+    char name[64] = {};
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(i), &flags, &nvalues, nullptr, sizeof name, name, &config);
+    if (id >= 0 && H5Zfilter_avail(id) <= 0)
+      return " (it is compressed with HDF5 filter " + std::to_string(id) +
+             (name[0] ? std::string(" '") + name + "'" : "") +
+             ", which this HDF5 library cannot decode: install the filter's plugin, or rewrite the file with "
+             "h5repack -f NONE)";
+  }
+  return " (the file is damaged or truncated)";
+}
+
 /// Reads dataset `name` as doubles and returns its dimensions.
 std::vector<double> read_dataset(hid_t file, const std::string& path, const std::string& name,
                                  std::vector<hsize_t>& dims) {
@@ -162,7 +181,7 @@ std::vector<double> read_dataset(hid_t file, const std::string& path, const std:
   files::require_memory(n, sizeof(double), path + ": " + name + " of shape " + shape_text(dims));
   std::vector<double> v(n);
   if (n > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
-    throw InputError(path + ": cannot read dataset " + name + " (the file is damaged or truncated)");
+    throw InputError(path + ": cannot read dataset " + name + read_failure(d));
   require_finite_input(v.data(), v.size(), path, name);
   return v;
 }
@@ -489,7 +508,7 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
       check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
             path + ": selecting a shot of /data");
       if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, s.data.data() + i * per_shot) < 0)
-        throw InputError(path + ": cannot read shot " + std::to_string(shots[i]) + " of /data");
+        throw InputError(path + ": cannot read shot " + std::to_string(shots[i]) + " of /data" + read_failure(d));
       require_finite_input(s.data.data() + i * per_shot, per_shot, path,
                            "/data (shot " + std::to_string(shots[i]) + ")");
     }
@@ -756,7 +775,7 @@ Array2D read_slice(const std::string& path, const std::string& dataset, int inde
           path + ": selecting a slice of " + dataset);
   }
   if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, a.values.data()) < 0)
-    throw InputError(path + ": cannot read dataset " + dataset + " (the file is damaged or truncated)");
+    throw InputError(path + ": cannot read dataset " + dataset + read_failure(d));
   require_finite_input(a.values.data(), a.values.size(), path,
                        layered ? dataset + " (index " + std::to_string(index) + ")" : dataset);
   return a;

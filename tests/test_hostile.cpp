@@ -146,6 +146,50 @@ void declare_huge(const fs::path& file, const std::string& dataset, const std::v
   H5Fclose(f);
 }
 
+/// A filter only this test process knows (starwave, another process, has no plugin for
+/// it): it stores the bytes as they are.
+std::size_t copy_filter(unsigned, std::size_t, const unsigned[], std::size_t nbytes, std::size_t*, void**) {
+  return nbytes;
+}
+
+/// Rewrites `dataset` (float32, shape kept, a `spacing` of 10 m for /vp) through a
+/// compression filter that starwave cannot decode, as a file made with a plugin is.
+void compress_with_unknown_filter(const fs::path& file, const std::string& dataset) {
+  constexpr H5Z_filter_t kFilter = 40000;  // in HDF5's range for unregistered filters
+  static const H5Z_class2_t filter = {H5Z_CLASS_T_VERS,      kFilter, 1,       1,
+                                      "a test's own filter", nullptr, nullptr, copy_filter};
+  ASSERT_GE(H5Zregister(&filter), 0);
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << file;
+  hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  hid_t space = H5Dget_space(d);
+  std::vector<hsize_t> dims(std::size_t(H5Sget_simple_extent_ndims(space)));
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<float> v(std::size_t(H5Sget_simple_extent_npoints(space)));
+  ASSERT_GE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  H5Dclose(d);
+  H5Ldelete(f, dataset.c_str(), H5P_DEFAULT);
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  H5Pset_chunk(dcpl, int(dims.size()), dims.data());
+  ASSERT_GE(H5Pset_filter(dcpl, kFilter, H5Z_FLAG_MANDATORY, 0, nullptr), 0);
+  d = H5Dcreate2(f, dataset.c_str(), H5T_IEEE_F32LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  ASSERT_GE(d, 0);
+  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
+  if (dataset == "/vp") {
+    const hsize_t two = 2;
+    const double spacing[2] = {10, 10};
+    const hid_t as = H5Screate_simple(1, &two, nullptr);
+    const hid_t a = H5Acreate2(d, "spacing", H5T_IEEE_F64LE, as, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, spacing);
+    H5Aclose(a);
+    H5Sclose(as);
+  }
+  H5Dclose(d);
+  H5Pclose(dcpl);
+  H5Sclose(space);
+  H5Fclose(f);
+}
+
 class Hostile : public ::testing::Test {
  protected:
   /// The files every case starts from, made once: a model, a survey, its data, a
@@ -200,6 +244,10 @@ class Hostile : public ::testing::Test {
     set_attribute(base_ / "flat-vp.h5", "/vp", "spacing", {0, 10});
     copy("g.h5", "flat-g.h5");
     set_attribute(base_ / "flat-g.h5", "/gradient", "spacing", {10, 0});
+    copy("vp.h5", "plugin-vp.h5");
+    compress_with_unknown_filter(base_ / "plugin-vp.h5", "/vp");
+    copy("d.h5", "plugin-data.h5");
+    compress_with_unknown_filter(base_ / "plugin-data.h5", "/data");
     make("export --in vp.h5 --out vp.sgy");
     make("export --in d.h5 --out d.sgy");
     fs::create_directories(base_ / "clash.h5.state");  // where fwi's restart state would go
@@ -293,6 +341,12 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
        "clash.h5.state: is a folder"},
       {"fwi's state where a folder is, overwriting",
        "fwi --model init.h5 --data d.h5 --out clash.h5 --iterations 1 --overwrite", "clash.h5.state: is a folder"},
+      {"a model compressed by a missing plugin", "model --model plugin-vp.h5 --survey s.h5 --out out.h5",
+       "plugin-vp.h5: cannot read dataset /vp (it is compressed with HDF5 filter 40000"},
+      {"data compressed by a missing plugin", "gradient --model vp.h5 --data plugin-data.h5 --out out.h5",
+       "HDF5 filter 40000"},
+      {"a gather compressed by a missing plugin", "plot --in plugin-data.h5 --dataset /data --out out.png",
+       "h5repack -f NONE"},
       {"an imported Ricker above Nyquist", "import --in d.sgy --out out.h5 --ricker 300", "--ricker: a 300 Hz"},
       {"an imported Ricker after the record", "import --in d.sgy --out out.h5 --ricker 10 --delay 1e9",
        "--delay: the pulse's peak at 1e+09 s"},
