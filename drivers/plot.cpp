@@ -104,7 +104,6 @@ int plot(int argc, char** argv) {
       throw InputError(in + ": holds neither /vp nor /data; name the dataset to draw with --dataset");
   }
   const std::string name = !dataset.empty() ? dataset : gather ? "/data" : "/vp";
-  if (name == "/vp") io::read_model(in);  // refuses what every command that reads a model refuses
   const bool volume = !gather && io::dataset_rank(in, name) == 3;  // a 3-D model, gradient or image
   const std::string file = std::filesystem::path(in).filename().string();
   figures::Field field;  // a model, gradient or image
@@ -133,6 +132,18 @@ int plot(int argc, char** argv) {
         field.x0 = g.origin[2];
       }
     }
+  }
+  if (name == "/vp" && layers == 1) {  // the velocities every command that reads a model refuses
+    Model m;
+    m.dim = volume ? 3 : 2;
+    m.nz = field.nz;
+    m.ny = field.ny;
+    m.nx = field.nx;
+    m.dz = field.dz;
+    m.dy = volume ? field.dy : 0;
+    m.dx = field.dx;
+    m.vp.assign(field.values.begin(), field.values.end());
+    m.validate(in);
   }
   const bool velocity = !gather && (dataset.empty() || dataset == "/vp");
   cli::refuse_if_given(

@@ -139,8 +139,10 @@ int import_segy(int argc, char** argv) {
                        " Hz; keep the peak below half of it)");
     const double t0 = vm.count("delay") ? delay : 1.5 / ricker_f, length = (s.nt - 1) * s.dt;
     if (!(t0 < length))
-      throw InputError("--delay: the pulse's peak at " + number_text(t0) + " s lies past the end of " + in +
-                       "'s records (" + number_text(length) + " s)");
+      throw InputError(std::string(vm.count("delay") ? "--delay: the pulse's peak at " + number_text(t0) + " s"
+                                                     : "--ricker: the pulse's peak at its default delay 1.5 / F0 = " +
+                                                           number_text(t0) + " s (give --delay)") +
+                       " lies past the end of " + in + "'s records (" + number_text(length) + " s)");
     s.wavelets.push_back(ricker(ricker_f, t0, s.dt, s.nt));
   }
   s.validate(in);

@@ -65,7 +65,7 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw InputError(e.what());
+    throw InputError(printable(e.what()));  // a config file's value is quoted here
   }
   // A number must be a number: NaN and infinities are refused for every option.
   for (const auto& [name, value] : vm) {

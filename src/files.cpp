@@ -46,9 +46,6 @@ extern "C" void on_stop_signal(int sig) {
   std::raise(sig);
 }
 
-/// Temporaries of `name` left by runs that died without a chance to remove them (SIGKILL,
-/// a power cut): `.NAME.tmp.PID.N` whose process is gone. Called with the output's lock
-/// held, so no live run of ours is writing one.
 /// The name of a hidden file beside output `name`: "." + name + suffix, then `extra` more
 /// characters. A name near the file system's limit (255 bytes) keeps its first bytes and
 /// a hash of the whole, so every legal output name has its temporary and lock.
@@ -64,6 +61,9 @@ std::string hidden_name(const std::string& name, const std::string& suffix, std:
 }
 constexpr std::size_t kTemporaryTail = 24;  // "PID.SERIAL" after ".tmp."
 
+/// Temporaries of `name` left by runs that died without a chance to remove them (SIGKILL,
+/// a power cut): `.NAME.tmp.PID.N` whose process is gone. Called with the output's lock
+/// held, so no live run of ours is writing one.
 void remove_stale_temporaries(const std::string& dir, const std::string& name) {
   const std::string prefix = hidden_name(name, ".tmp.", kTemporaryTail);
   std::error_code ec;
@@ -171,6 +171,11 @@ OutputClaim::OutputClaim(const std::string& path, const std::string& option, boo
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError(path + ": the output folder " + dir + " does not exist");
   if (access(dir.c_str(), W_OK) != 0) throw InputError(path + ": the output folder " + dir + " is not writable");
+  const long name_max = pathconf(dir.c_str(), _PC_NAME_MAX);
+  const std::size_t most = name_max > 0 ? std::size_t(name_max) : 255;
+  if (target.filename().string().size() > most)  // else it would fail at the rename, after the work
+    throw InputError(path + ": a file name of " + std::to_string(target.filename().string().size()) +
+                     " bytes; this file system allows " + std::to_string(most));
   if (fs::is_directory(target, ec)) throw InputError(path + ": is a folder; " + option + " needs a file name");
   if (fs::exists(target, ec) && !fs::is_regular_file(target, ec))  // /dev/null, a pipe, a socket
     throw InputError(path + ": is not a regular file; " + option + " needs a file name");
@@ -280,7 +285,7 @@ void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std:
 void require_disk(const std::string& path, std::uint64_t bytes, const std::string& what) {
   const std::string dir = folder_of(fs::path(path));
   struct statvfs st {};
-  if (statvfs(dir.c_str(), &st) == 0) {
+  if (statvfs(dir.c_str(), &st) == 0 && st.f_blocks > 0) {  // some pseudo file systems say 0 of 0
     const std::uint64_t free = std::uint64_t(st.f_bavail) * std::uint64_t(st.f_frsize);
     if (bytes > free)
       throw InputError(path + ": " + what + " needs " + bytes_text(double(bytes)) + " on disk, more than the " +

@@ -673,11 +673,10 @@ Geometry geometry_of(hid_t d, const std::string& path, const std::string& datase
     const std::vector<double> a = read_attribute(d, path, dataset, name, rank);
     const bool spacing = std::string(name) == "spacing";
     auto& to = spacing ? g.spacing : g.origin;
-    for (double x : a)
-      if (!std::isfinite(x) || (spacing && !(x > 0))) {
+    for (double x : a)  // read_attribute refused NaN and Inf
+      if (spacing && !(x > 0)) {
         std::ostringstream os;
-        os << path << ": " << dataset << "'s " << name << " attribute holds " << x << "; "
-           << (spacing ? "a spacing must be positive and finite (m)" : "an origin must be finite (m)");
+        os << path << ": " << dataset << "'s spacing attribute holds " << x << "; a spacing must be positive (m)";
         throw InputError(os.str());
       }
     to = rank == 3 ? std::array<double, 3>{a[0], a[1], a[2]} : std::array<double, 3>{a[0], to[1], a[1]};

@@ -157,13 +157,16 @@ TEST_F(Cli, OptionsFromConfigFile) {
   std::ofstream(path("help.ini")) << "help = 1\n";
   expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("help.ini")), path("d2.h5"),
                  "help.ini: 'help' can only be given on the command line");
-  // A binary file: its bytes are not echoed to the terminal.
+  // A binary file, as a key or as a known key's value: its bytes are not echoed to the terminal.
   std::ofstream(path("binary.ini"), std::ios::binary) << std::string("\x1b[2J\x01\xff\xfe = 3\n", 11);
-  const Result r = run(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("binary.ini")));
-  EXPECT_EQ(r.status, 2) << r.err;
-  EXPECT_NE(r.err.find("binary.ini"), std::string::npos) << r.err;
-  for (const char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "a raw byte on stderr: " << r.err;
-  EXPECT_FALSE(fs::exists(path("d2.h5")));
+  std::ofstream(path("value.ini"), std::ios::binary) << std::string("order = \x1b[2J\xff\n", 14);
+  for (const std::string file : {"binary.ini", "value.ini"}) {
+    const Result r = run(model_cmd(model_, survey_, path("d2.h5"), "--config " + path(file)));
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find(file == "binary.ini" ? "binary.ini" : "order"), std::string::npos) << r.err;
+    for (const char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "a raw byte on stderr: " << r.err;
+    EXPECT_FALSE(fs::exists(path("d2.h5")));
+  }
 }
 
 TEST_F(Cli, MissingFile) { expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5"); }

@@ -332,11 +332,17 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"a unit scale beyond a float", "import --velocity --in vp.sgy --out out.h5 --scale 1e35", "vp.sgy: velocity"},
       {"a zero velocity drawn", "plot --in zero-vp.h5 --out out.png", "zero-vp.h5: velocity at"},
       {"a zero velocity exported", "export --in zero-vp.h5 --out out.sgy", "zero-vp.h5: velocity at"},
-      {"a zero spacing drawn", "plot --in flat-vp.h5 --out out.png", "flat-vp.h5: grid spacing"},
+      {"a zero spacing drawn", "plot --in flat-vp.h5 --out out.png", "flat-vp.h5: /vp's spacing attribute holds 0"},
       {"a gradient's zero spacing drawn", "plot --in flat-g.h5 --dataset /gradient --out out.png",
        "flat-g.h5: /gradient's spacing attribute holds 0"},
       {"a gradient's zero spacing exported", "export --in flat-g.h5 --dataset /gradient --out out.sgy",
        "flat-g.h5: /gradient's spacing attribute holds 0"},
+      {"a name longer than the file system allows", "synth --kind layered --out " + std::string(256, 'n'),
+       "a file name of 256 bytes; this file system allows 255"},
+      {"fwi's state name past the limit", "fwi --model init.h5 --data d.h5 --out " + std::string(252, 'n'),
+       ".state: a file name of 258 bytes"},
+      {"a default Ricker delay past a short record", "import --in d.sgy --out out.h5 --ricker 2",
+       "--ricker: the pulse's peak at its default delay 1.5 / F0 = 0.75 s (give --delay)"},
       {"fwi's state where a folder is", "fwi --model init.h5 --data d.h5 --out clash.h5 --iterations 1",
        "clash.h5.state: is a folder"},
       {"fwi's state where a folder is, overwriting",
@@ -482,8 +488,9 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
 }
 
 TEST_F(Hostile, AFullDiskIsOneLineNamingTheFileAndLeavesNothing) {
-  // A file-size limit (ulimit -f, in KiB) fails every write as a full disk does: the same
-  // path through HDF5 and libpng, without needing the privilege to mount a small disk.
+  // A file-size limit (ulimit -f: 512-byte blocks under dash, 1 KiB under bash) fails every
+  // write as a full disk does: the same path through HDF5 and libpng, without needing the
+  // privilege to mount a small disk.
   const fs::path dir = scratch("full");
   for (const char* f : {"vp.h5", "s.h5", "d.h5", "d.sgy"}) fs::copy_file(base_ / f, dir / f);
   const std::string limit = "ulimit -f 8;";

@@ -541,13 +541,14 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
+  check_imaging_inputs(initial, s, o, bool(f.observed));
   // The inversion may take the model up to `upper`, and each evaluation chooses its time
   // step for the model it is given: a bound no time step can follow is refused now, not
-  // after an iteration's work (one cell of that velocity on the model's grid stands in).
+  // after an iteration's work (one cell of that velocity on the model's grid stands in;
+  // the initial model passed the same checks above, so what fails here is the bound).
   Model fastest;
   fastest.dim = initial.dim;
-  fastest.ny = 1;
-  fastest.nz = fastest.nx = 1;
+  fastest.nz = fastest.ny = fastest.nx = 1;
   fastest.dz = initial.dz;
   fastest.dy = initial.dy;
   fastest.dx = initial.dx;
@@ -555,10 +556,11 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   try {
     choose_time_step(fastest, s, o);
   } catch (const InputError& e) {
-    throw InputError("--vmax: the inversion's upper bound " + number_text(upper) +
-                     " m/s cannot be modeled: " + e.what());
+    throw InputError("--vmax: the inversion's upper bound " + number_text(upper) + " m/s" +
+                     (f.vmax > 0 ? std::string() : " (by default 1.25 × the initial model's maximum)") +
+                     " cannot be modeled (lower --vmax" + (o.internal_dt > 0 ? ", or --internal-dt" : "") +
+                     "): " + e.what());
   }
-  check_imaging_inputs(initial, s, o, bool(f.observed));
 }
 
 void check_resume(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
