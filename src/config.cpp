@@ -1,9 +1,12 @@
 #include "src/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "src/error.hpp"
 
@@ -25,6 +28,8 @@ std::string printable(const std::string& text) {
 
 void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm) {
   std::string config;
+  std::string from_file;  // " (in FILE)" for the options whose value the config file gave
+  std::vector<std::string> file_keys;
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(&config),
                                                  "read options from this INI file (key = value)");
   // Every word that is not an option or its value lands here, and is refused: a word the
@@ -58,10 +63,18 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
       } catch (const po::error& e) {
         throw InputError("--config: " + file + ": " + printable(e.what()));
       }
-      for (const auto& o : parsed.options)  // po would take them and then do nothing with them
+      for (const auto& o : parsed.options) {  // po would take them and then do nothing with them
         if (o.string_key == "config" || o.string_key == "help")
           throw InputError("--config: " + file + ": '" + o.string_key + "' can only be given on the command line");
-      po::store(parsed, vm);
+        if (!vm.count(o.string_key) || vm[o.string_key].defaulted())
+          file_keys.push_back(o.string_key);  // the command line's value wins
+      }
+      try {
+        po::store(parsed, vm);  // converts the values: `nz = abc` is refused here
+      } catch (const po::error& e) {
+        throw InputError("--config: " + file + ": " + printable(e.what()));
+      }
+      from_file = " (in " + file + ")";
     }
     po::notify(vm);
   } catch (const po::error& e) {
@@ -71,7 +84,8 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
   for (const auto& [name, value] : vm) {
     if (value.value().type() != typeid(double)) continue;
     const double x = value.as<double>();
-    if (!std::isfinite(x)) throw InputError("--" + name + ": must be a finite number");
+    const bool in_file = std::find(file_keys.begin(), file_keys.end(), name) != file_keys.end();
+    if (!std::isfinite(x)) throw InputError("--" + name + ": must be a finite number" + (in_file ? from_file : ""));
   }
   if (vm.count("quiet") && vm.count("verbose") && vm["quiet"].as<bool>() && vm["verbose"].as<bool>())
     throw InputError("--quiet and --verbose: choose one");

@@ -150,6 +150,18 @@ TEST_F(Cli, OptionsFromConfigFile) {
   EXPECT_EQ(run(model_cmd(model_, survey_, out, "--config " + ini)).status, 0);
   std::ofstream(path("bad.ini")) << "order = 5\n";
   expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("bad.ini")), path("d2.h5"), "--order");
+  // A value the file gives that is not one is refused naming the file; the command line's
+  // own value wins over the file's.
+  std::ofstream(path("typo.ini")) << "order = eight\n";
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("typo.ini")), path("d2.h5"),
+                 "typo.ini: the argument ('eight') for option 'order' is invalid");
+  std::ofstream(path("nan.ini")) << "internal-dt = nan\n";
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nan.ini")), path("d2.h5"),
+                 "must be a finite number (in " + path("nan.ini") + ")");
+  const Result inf =
+      run(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nan.ini") + " --internal-dt inf"));
+  EXPECT_EQ(inf.status, 2);
+  EXPECT_EQ(inf.err.find("(in "), std::string::npos) << "the value came from the command line: " << inf.err;
   // Keys that a config file would carry for nothing are refused, not dropped.
   std::ofstream(path("nested.ini")) << "order = 4\nconfig = run.ini\n";
   expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nested.ini")), path("d2.h5"),
