@@ -22,9 +22,11 @@ namespace {
 
 /// "12.5" → {12.5} (every axis), "10,12.5" → {10, 12.5}; InputError naming --spacing.
 std::vector<double> parse_spacing(const std::string& text) {
-  const std::string message = "--spacing: '" + text + "' is not one positive spacing in m, or dz,dx or dz,dy,dx";
-  const std::vector<double> out = cli::parse_numbers(text, message);
-  cli::refuse_unless(out.size() <= 3 && *std::min_element(out.begin(), out.end()) > 0, message);
+  std::ostringstream message;
+  message << "--spacing: '" << text << "' is not one spacing in m, or dz,dx or dz,dy,dx, each between "
+          << Model::kMinSpacing << " and " << Model::kMaxSpacing;
+  const std::vector<double> out = cli::parse_numbers(text, message.str());
+  cli::refuse_unless(out.size() <= 3 && std::all_of(out.begin(), out.end(), Model::spacing_ok), message.str());
   return out;
 }
 

@@ -21,10 +21,10 @@ void Model::validate(const std::string& where) const {
   if (dim != 2 && dim != 3) throw InputError(where + ": the model must be 2-D or 3-D");
   if (nz <= 0 || ny <= 0 || nx <= 0 || (!three_d() && ny != 1) || vp.size() != cells())
     throw InputError(where + ": the model grid is empty or inconsistent");
-  const bool bad_y = three_d() && (!(dy > 0) || !std::isfinite(dy));
-  if (!(dz > 0) || !(dx > 0) || !std::isfinite(dz) || !std::isfinite(dx) || bad_y) {
+  if (!spacing_ok(dz) || !spacing_ok(dx) || (three_d() && !spacing_ok(dy))) {
     std::ostringstream os;
-    os << where << ": grid spacing must be positive and finite (got dz=" << dz;
+    os << where << ": grid spacing must be positive, in metres, between " << kMinSpacing << " and " << kMaxSpacing
+       << " (got dz=" << dz;
     if (three_d()) os << ", dy=" << dy;
     os << ", dx=" << dx << ")";
     throw InputError(os.str());

@@ -28,8 +28,13 @@ struct Model {
   /// The shape as text: "(nz, nx)" or "(nz, ny, nx)".
   std::string shape_text() const;
 
+  /// Spacings are metres, 1 µm (a laboratory sample) to 1000 km: far outside, the kernels'
+  /// 1/h² would overflow or vanish in float, and the stable time step with it.
+  static constexpr double kMinSpacing = 1e-6, kMaxSpacing = 1e6;
+  static bool spacing_ok(double h) { return h >= kMinSpacing && h <= kMaxSpacing; }
+
   /// Throws InputError naming `where` when the grid or any velocity is unusable
-  /// (empty grid, non-positive spacing, NaN/inf or non-positive velocity).
+  /// (empty grid, a spacing out of range, NaN/inf or non-positive velocity).
   void validate(const std::string& where) const;
 };
 

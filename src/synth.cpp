@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "src/error.hpp"
 #include "src/files.hpp"
@@ -129,6 +130,12 @@ Model synthesize(const SynthOptions& o) {
   if (o.ny < 0) throw InputError("--ny: must be 0 (a 2-D model) or the number of cells along y");
   const bool three = o.ny > 0;
   auto n = [&](int given, int two_d, int three_d) { return given ? given : three ? three_d : two_d; };
+  if (o.spacing != 0 && !Model::spacing_ok(o.spacing)) {
+    std::ostringstream os;
+    os << "--spacing: must be 0 (the kind's default) or a grid spacing in metres between " << Model::kMinSpacing
+       << " and " << Model::kMaxSpacing << " (got " << o.spacing << ")";
+    throw InputError(os.str());
+  }
   if (o.kind == "constant")
     m = grid(n(o.nz, 100, 60), o.ny, n(o.nx, 100, 60), o.spacing ? o.spacing : 10, o.velocity);
   else if (o.kind == "layered")
@@ -223,7 +230,11 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
   }
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
   const double samples = std::floor(t_max / s.dt + 0.5) + 1;
-  const std::string record = "--t-max " + number_text(t_max) + " s at dt = " + number_text(s.dt) + " s";
+  const std::string record =
+      (o.t_max > 0 ? "--t-max " + number_text(t_max) + " s"
+                   : "the automatic record length (2.2 × the model's depth / its slowest velocity) " +
+                         number_text(t_max) + " s") +
+      " at dt = " + number_text(s.dt) + " s";
   if (!(samples >= 2))
     throw InputError(record + " is one sample per trace; a record needs at least 2 (a longer --t-max)");
   if (!(samples < 1.8e19))

@@ -228,6 +228,8 @@ class Hostile : public ::testing::Test {
     set_attribute(base_ / "flat-vp.h5", "/vp", "spacing", {0, 10});
     copy("g.h5", "flat-g.h5");
     set_attribute(base_ / "flat-g.h5", "/gradient", "spacing", {10, 0});
+    copy("vp.h5", "tiny-vp.h5");  // a spacing of 1e-300 m: positive, finite, and no grid
+    set_attribute(base_ / "tiny-vp.h5", "/vp", "spacing", {1e-300, 10});
     copy("vp.h5", "plugin-vp.h5");
     compress_with_unknown_filter(base_ / "plugin-vp.h5", "/vp");
     copy("d.h5", "plugin-data.h5");
@@ -317,6 +319,13 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"a zero velocity drawn", "plot --in zero-vp.h5 --out out.png", "zero-vp.h5: velocity at"},
       {"a zero velocity exported", "export --in zero-vp.h5 --out out.sgy", "zero-vp.h5: velocity at"},
       {"a zero spacing drawn", "plot --in flat-vp.h5 --out out.png", "flat-vp.h5: /vp's spacing attribute holds 0"},
+      {"a spacing of no size modeled", "model --model tiny-vp.h5 --survey s.h5 --out out.h5",
+       "tiny-vp.h5: grid spacing must be positive, in metres, between"},
+      {"a spacing of no size synthesized", "synth --kind layered --spacing 1e-300 --out out.h5",
+       "--spacing: must be 0 (the kind's default) or a grid spacing"},
+      {"a spacing beyond the earth synthesized", "synth --kind layered --spacing 1e300 --out out.h5", "(got 1e+300)"},
+      {"a spacing of no size imported", "import --velocity --in vp.sgy --out out.h5 --spacing 1e-300",
+       "--spacing: '1e-300' is not one spacing"},
       {"a gradient's zero spacing drawn", "plot --in flat-g.h5 --dataset /gradient --out out.png",
        "flat-g.h5: /gradient's spacing attribute holds 0"},
       {"a gradient's zero spacing exported", "export --in flat-g.h5 --dataset /gradient --out out.sgy",
