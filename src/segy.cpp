@@ -292,7 +292,7 @@ Survey read_shots(const std::string& path, int dim) {
 void write_shots(const std::string& path, const Survey& s) {
   const double us = s.dt * 1e6;
   if (!(std::nearbyint(us) == us && us >= 1 && us <= 32767))
-    throw InputError(path + ": dt = " + std::to_string(s.dt) +
+    throw InputError(path + ": dt = " + number_text(s.dt) +
                      " s is not a whole number of microseconds up to 32767: SEG-Y cannot hold it");
   for (float w : s.weights)
     if (w != 0 && w != 1)
@@ -335,7 +335,7 @@ void write_shots(const std::string& path, const Survey& s) {
             segy_set_field(h.data(), SEGY_TR_TRACE_ID, w[r] == 0 ? 2 : 1);  // dead or live seismic data
             const double offset = std::nearbyint(std::hypot(rec[r].x - src.x, rec[r].y - src.y));
             if (!(offset < kHeaderMax))
-              throw InputError(path + ": an offset of " + std::to_string(offset) + " m does not fit a SEG-Y header");
+              throw InputError(path + ": an offset of " + number_text(offset) + " m does not fit a SEG-Y header");
             segy_set_field(h.data(), SEGY_TR_OFFSET, int32_t(offset));
             segy_set_field(h.data(), SEGY_TR_ELEV_SCALAR, sz);
             segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
@@ -359,7 +359,7 @@ void write_shots(const std::string& path, const Survey& s) {
 void write_field(const std::string& path, const Model& m, const std::vector<double>& values) {
   const double mm = m.dz * 1000;
   if (!(std::nearbyint(mm) == mm && mm >= 1 && mm <= 32767))
-    throw InputError(path + ": dz = " + std::to_string(m.dz) +
+    throw InputError(path + ": dz = " + number_text(m.dz) +
                      " m is not a whole number of millimetres up to 32767: the sample interval field cannot hold it");
   std::vector<double> xy;
   for (int y = 0; y < m.ny; ++y) xy.push_back(m.y0 + y * m.dy);

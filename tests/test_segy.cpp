@@ -229,9 +229,16 @@ TEST_F(Segy, FilesTheMappingCannotUseAreRefused) {
 
 TEST_F(Segy, WriteRefusesWhatSegyCannotHold) {
   Survey s = make_survey(2, 1, 2, false);
-  s.dt = 1.0 / 3000;  // not a whole number of µs
-  EXPECT_THROW(segy::write_shots(path("dt.sgy"), s), InputError);
-  EXPECT_FALSE(fs::exists(path("dt.sgy")));
+  for (double dt : {1.0 / 3000, 1e-9, 1e300}) {  // not a whole number of µs, none at all, beyond 32767 µs
+    s.dt = dt;
+    try {
+      segy::write_shots(path("dt.sgy"), s);
+      ADD_FAILURE() << "dt = " << dt << " written";
+    } catch (const InputError& e) {  // the dt as a person writes it, not 0.000000 or 300 digits
+      EXPECT_NE(std::string(e.what()).find("dt = " + number_text(dt) + " s is not"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(path("dt.sgy")));
+  }
   s = make_survey(2, 1, 2, false);
   s.sources[0].x = 3e9;  // beyond a header even in whole metres: refused by file
   try {
@@ -314,6 +321,14 @@ TEST_F(Segy, FieldsAreOneTracePerColumn) {
   v[3] = std::nan("");
   EXPECT_THROW(segy::write_field(path("nan.sgy"), m, v), InputError);
   EXPECT_FALSE(fs::exists(path("nan.sgy")));
+  m.dz = 1e-5;  // 0.01 mm: the sample interval field counts whole mm
+  try {
+    segy::write_field(path("fine.sgy"), m, m.vp);
+    ADD_FAILURE() << "dz = 1e-5 m written";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("dz = 1e-05 m is not"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("fine.sgy")));
 }
 
 void expect_refused_field(const std::string& f, const std::vector<double>& spacing, const std::string& mention) {
