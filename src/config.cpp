@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,8 +57,19 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
       const std::string file = vm["config"].as<std::string>();
       if (!std::filesystem::exists(file)) throw InputError("--config: " + file + ": no such file");
       if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": not a file");
-      std::ifstream in(file);
-      if (!in) throw InputError("--config: " + file + ": cannot read");
+      // Read whole, so that what Boost cannot quote is refused first: a NUL byte would end
+      // its message in mid-line, and a file of megabytes is not a list of options.
+      constexpr std::uintmax_t kMostBytes = 1 << 20;
+      if (std::filesystem::file_size(file) > kMostBytes)
+        throw InputError("--config: " + file + ": larger than 1 MiB: not an INI file of options");
+      std::ifstream raw(file, std::ios::binary);
+      const std::string text{std::istreambuf_iterator<char>(raw), std::istreambuf_iterator<char>()};
+      if (!raw && !raw.eof()) throw InputError("--config: " + file + ": cannot read");
+      if (const auto nul = text.find('\0'); nul != std::string::npos)
+        throw InputError("--config: " + file + ": line " +
+                         std::to_string(1 + std::count(text.begin(), text.begin() + long(nul), '\n')) +
+                         " holds a NUL byte: not an INI text file");
+      std::istringstream in(text);
       po::parsed_options parsed(&desc);
       try {
         parsed = po::parse_config_file(in, desc, false);

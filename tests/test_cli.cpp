@@ -179,6 +179,13 @@ TEST_F(Cli, OptionsFromConfigFile) {
     for (const char c : r.err) EXPECT_TRUE(c == '\n' || (c >= 0x20 && c < 0x7f)) << "a raw byte on stderr: " << r.err;
     EXPECT_FALSE(fs::exists(path("d2.h5")));
   }
+  // A NUL byte (Boost's quote of the line would end at it) and a file too large to be options.
+  std::ofstream(path("nul.ini"), std::ios::binary) << std::string("order = 4\n\x01\x00\xff = 3\n", 18);
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nul.ini")), path("d2.h5"),
+                 "nul.ini: line 2 holds a NUL byte");
+  std::ofstream(path("big.ini")) << "order = 4\n" << std::string(2 << 20, '#') << "\n";
+  expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("big.ini")), path("d2.h5"),
+                 "big.ini: larger than 1 MiB");
 }
 
 TEST_F(Cli, MissingFile) { expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5"); }
