@@ -370,6 +370,7 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"model over a hard link to its input", "model --model vp.h5 --survey d.h5 --out d-link.h5 --overwrite",
        "is also an input"},
       {"plot over its input", "plot --in vp.h5 --out vp.h5 --overwrite", "is also an input"},
+      {"a PNG under a JPEG's name", "plot --in vp.h5 --out out.JPG", "--out: out.JPG: plot writes PNG pictures"},
       {"survey over its model", "survey --model vp.h5 --out vp.h5 --overwrite", "is also an input"},
       {"fwi over its data", "fwi --model init.h5 --data d.h5 --out d.h5 --overwrite", "is also an input"},
       {"fwi over its true model", "fwi --model init.h5 --data d.h5 --out vp.h5 --true-model vp.h5 --overwrite",
