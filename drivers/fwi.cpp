@@ -92,6 +92,7 @@ int fwi(int argc, char** argv) {
   const std::vector<std::string> inputs = {model_path, data_path, true_path};
   f.state = out + ".state";
   const files::OutputClaim claim(out, "--out", flags.overwrite || f.resume, inputs, root);  // resumed: replaced
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
   // The state beside it: no folder, device or input in its place (checked now, not after
   // the first iteration's work); its own existence is the question below.
   const files::OutputClaim state_claim(f.state, "--out (for the restart state OUT.state)", true, inputs, false);

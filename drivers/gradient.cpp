@@ -49,6 +49,7 @@ int run(const std::string& command, int argc, char** argv) {
       throw InputError("--direct-smooth: only with --direct-wave smooth");
   }
   const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
 
   const Model m = io::read_model(model_path);
   // The survey and /data's shape now; each shot's traces are read as it is submitted

@@ -31,6 +31,7 @@ int model(int argc, char** argv) {
                        "in model: it chooses what the adjoint keeps (gradient, rtm and fwi take it)");
   // Under MPI rank 0 writes, so rank 0 holds the output's lock.
   const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, survey_path}, mpi::rank() == 0);
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
 
   const Model m = io::read_model(model_path);
   const Survey s = io::read_survey(survey_path, false, [](int) { return false; });  // recorded data not needed

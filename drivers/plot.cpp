@@ -1,9 +1,7 @@
 // drivers/plot.cpp — `starwave plot --in file.h5 --out picture.png [--dataset D] [--shot N]
 // [--line N] [--at z,y,x]`: a model, a section, a gather (a 3-D shot's receiver lines side
 // by side, or one of them), or three orthogonal slices of a 3-D array.
-#include <algorithm>
 #include <array>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
@@ -98,12 +96,8 @@ int plot(int argc, char** argv) {
     throw InputError("--vmin/--vmax: the minimum must be below the maximum");
   if (cli::given(vm, "shot") && shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
   if (cli::given(vm, "line") && line < 0) throw InputError("--line: must be a receiver line index, 0 or more");
-  // PNG bytes under another picture format's name would open as that format and fail.
-  std::string ext = std::filesystem::path(out).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  for (const char* other : {".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp", ".svg", ".pdf", ".eps", ".ps"})
-    if (ext == other) throw InputError("--out: " + out + ": plot writes PNG pictures; give a name ending in .png");
   const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  files::refuse_other_format_name(out, "--out", files::Format::kPng);
   bool gather = dataset == "/data";
   if (dataset.empty()) {  // a model's /vp, else a data file's gather
     gather = !io::has_dataset(in, "/vp");

@@ -35,6 +35,7 @@ int import_velocity(const std::string& in, const std::string& out, const std::st
                     const cli::CommonFlags& flags) {
   const std::vector<double> spacing = spacing_text.empty() ? std::vector<double>{} : parse_spacing(spacing_text);
   const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
   Model m = segy::read_field(in, spacing);
   for (double& v : m.vp) v *= scale;
   m.validate(in);
@@ -112,6 +113,7 @@ int import_segy(int argc, char** argv) {
   if (!wavelet.empty()) inputs.push_back(wavelet);
   if (!model_path.empty()) inputs.push_back(model_path);
   const files::OutputClaim claim(out, "--out", flags.overwrite, inputs, true);
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
   std::unique_ptr<Model> model;
   if (!model_path.empty()) {
     model = std::make_unique<Model>(io::read_model(model_path));
@@ -171,6 +173,7 @@ int export_segy(int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse("export", argc, argv, desc, vm);
   const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  files::refuse_other_format_name(out, "--out", files::Format::kSegy);
   if (dataset.empty()) {
     for (const char* d : {"/data", "/vp", "/image", "/gradient"})
       if (io::has_dataset(in, d)) {

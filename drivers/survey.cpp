@@ -34,6 +34,7 @@ int survey(int argc, char** argv) {
     if (cli::given(vm, depth) && vm[depth].as<double>() < 0)
       throw InputError(std::string("--") + depth + ": must be a depth in m below the model top (got a negative value)");
   const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path}, true);
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
   const Model m = io::read_model(model_path);
   const Survey s = regular_survey(m, o);
   io::write_survey(out, s, &m);

@@ -37,6 +37,7 @@ int synth(int argc, char** argv) {
                        "for --kind " + o.kind + " (only the constant kind takes it)");
   cli::refuse_if_given(vm, "file", o.kind == "marmousi2", "for --kind " + o.kind + " (only marmousi2 reads a file)");
   const files::OutputClaim claim(out, "--out", flags.overwrite, {o.file}, true);
+  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
   const Model m = smoothed(synthesize(o), smooth, keep_water);
   io::write_model(out, m);
   if (!flags.quiet)

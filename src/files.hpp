@@ -77,6 +77,15 @@ class OutputClaim {
   int fd_ = -1;
 };
 
+/// What a command writes under its --out name.
+enum class Format { kHdf5, kSegy, kPng };
+
+/// Refuses (InputError naming `option` and `path`) an output name whose extension says
+/// another format than `writes` (`model --out d.sgy`, `export --out d.h5`, `plot --out
+/// a.jpg`, `--out vp.npy`): a file under such a name would not open as what it says.
+/// Names with no extension, or one this list does not know, are the user's choice.
+void refuse_other_format_name(const std::string& path, const std::string& option, Format writes);
+
 /// Refuses (InputError) `path` when it is the same file as one of `inputs`.
 void refuse_input_as_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
 
