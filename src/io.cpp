@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include "src/error.hpp"
@@ -107,10 +109,29 @@ void require_finite_output(const T* v, std::size_t n, const std::string& path, c
                        "the wavelet)");
 }
 
+/// A file of 3600 bytes or more whose binary header holds a SEG-Y sample format code
+/// (bytes 3225–3226, big-endian: 1, 2, 3, 5, 8), or named .sgy/.segy.
+bool looks_like_segy(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".sgy" || ext == ".segy") return true;
+  std::ifstream in(path, std::ios::binary);
+  char code[2];
+  if (!in.seekg(3224) || !in.read(code, 2)) return false;
+  const int format = static_cast<unsigned char>(code[0]) * 256 + static_cast<unsigned char>(code[1]);
+  return format == 1 || format == 2 || format == 3 || format == 5 || format == 8;
+}
+
 Hid open_file(const std::string& path) {
   if (!fs::exists(path)) throw InputError(path + ": no such file");
   Hid f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!f.ok()) throw InputError(path + ": not an HDF5 file, or unreadable");
+  if (!f.ok()) {
+    if (looks_like_segy(path))
+      throw InputError(path +
+                       ": a SEG-Y file, not HDF5: bring it in with `starwave import` (shot records) or "
+                       "`starwave import --velocity` (a model)");
+    throw InputError(path + ": not an HDF5 file, or unreadable");
+  }
   return f;
 }
 

@@ -236,6 +236,7 @@ class Hostile : public ::testing::Test {
     compress_with_unknown_filter(base_ / "plugin-data.h5", "/data");
     make("export --in vp.h5 --out vp.sgy");
     make("export --in d.h5 --out d.sgy");
+    copy("d.sgy", "d-sgy.h5");                         // SEG-Y under an HDF5 name: known by its binary header
     fs::create_directories(base_ / "clash.h5.state");  // where fwi's restart state would go
     fs::create_hard_link(base_ / "d.h5", base_ / "d-link.h5");
     fs::create_directories(base_ / "mine");
@@ -376,6 +377,9 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"SEG-Y under an HDF5 name", "export --in d.h5 --out out.h5",
        "ending in .h5 says HDF5: give a name ending in .sgy"},
       {"HDF5 under a NumPy name", "synth --kind layered --out out.npy", "ending in .npy says NumPy"},
+      {"a SEG-Y model given as HDF5", "model --model vp.sgy --survey s.h5 --out out.h5",
+       "vp.sgy: a SEG-Y file, not HDF5: bring it in with `starwave import`"},
+      {"a SEG-Y file renamed, drawn", "plot --in d-sgy.h5 --out out.png", "d-sgy.h5: a SEG-Y file, not HDF5"},
       {"an import under a SEG-Y name", "import --in d.sgy --out out.segy --ricker 10", "ending in .segy says SEG-Y"},
       {"survey over its model", "survey --model vp.h5 --out vp.h5 --overwrite", "is also an input"},
       {"fwi over its data", "fwi --model init.h5 --data d.h5 --out d.h5 --overwrite", "is also an input"},
