@@ -101,6 +101,20 @@ int fwi(int argc, char** argv) {
                      ": a saved inversion state exists; pass --resume to continue it or --overwrite to "
                      "start again");
   if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";
+  {  // a folder under the result's (or state's) name would stop it being written, at the end
+    namespace fs = std::filesystem;
+    auto where = [](const std::string& p) {  // no error: a path that cannot be resolved compares as written
+      std::error_code ec;
+      const fs::path w = fs::weakly_canonical(fs::absolute(p, ec), ec);
+      return ec ? fs::path(p).lexically_normal() : w;
+    };
+    const fs::path folder = where(figures_dir);
+    if (folder == where(out))
+      throw InputError("--figures: " + figures_dir + " is the name of the result (--out); choose another folder");
+    if (folder == where(f.state))
+      throw InputError("--figures: " + figures_dir + " is the name of the restart state (" + f.state +
+                       "); choose another folder");
+  }
   std::vector<std::string> drawings = {"initial.png",  "observed.png", "current.png",
                                        "gradient.png", "misfit.png",   "residual.png"};
   if (!true_path.empty()) drawings.push_back("true.png");

@@ -532,8 +532,8 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
                      " m keeps every row of the model fixed: nothing to invert");
   for (std::size_t b = 0; b < f.bands.size(); ++b) {
     if (!(f.bands[b] > 0) || !(f.bands[b] < 0.5 / s.dt))
-      throw InputError("--bands: " + std::to_string(f.bands[b]) + " Hz is not between 0 and the data's Nyquist " +
-                       std::to_string(0.5 / s.dt) + " Hz");
+      throw InputError("--bands: " + number_text(f.bands[b]) + " Hz is not between 0 and the data's Nyquist " +
+                       number_text(0.5 / s.dt) + " Hz");
     if (b > 0 && !(f.bands[b] > f.bands[b - 1])) throw InputError("--bands: the frequencies must increase");
   }
   if (f.vmin < 0) throw InputError("--vmin: must be a velocity in m/s (0 = 0.75 × the initial minimum)");
@@ -541,6 +541,10 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
   const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
+  if (upper < initial.vmin() || lower > initial.vmax())  // the first projection would flatten the model
+    throw InputError("--vmin/--vmax: the bounds " + number_text(lower) + "–" + number_text(upper) +
+                     " m/s exclude every velocity of the initial model (" + number_text(initial.vmin()) + "–" +
+                     number_text(initial.vmax()) + " m/s): are they in m/s?");
   check_imaging_inputs(initial, s, o, bool(f.observed));
   // The inversion may take the model up to `upper`, and each evaluation chooses its time
   // step for the model it is given: a bound no time step can follow is refused now, not
