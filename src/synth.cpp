@@ -192,7 +192,7 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
   auto on_node = [&](double depth, const char* opt) {
     const double k = depth / m.dz;
     if (std::abs(k - std::round(k)) > 1e-6 || k > m.nz - 1)
-      throw InputError(std::string(opt) + ": " + std::to_string(depth) + " m is not a grid row inside the model");
+      throw InputError(std::string(opt) + ": " + number_text(depth) + " m is not a grid row inside the model");
     return m.z0 + std::round(k) * m.dz;
   };
   const double zs = on_node(sd, "--source-depth"), zr = on_node(rd, "--receiver-depth");
@@ -220,13 +220,18 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
       else
         s.receivers[0].push_back({zr, m.x0 + ix * m.dx});
     }
+  std::string why_dt;  // what chose an automatic dt, for the messages below
   if (o.dt > 0) {
     s.dt = o.dt;
   } else {
-    // Half the order-8 stability limit, rounded down to 0.1 ms, and fine enough for the wavelet.
-    const double limit =
-        std::min(0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8, m.three_d() ? m.dy : 0), 1.0 / (12 * o.frequency));
-    s.dt = std::max(1e-5, std::floor(limit * 1e4) / 1e4);
+    // Half the order-8 stability limit and fine enough for the wavelet, rounded down to
+    // 0.1 ms; below 0.1 ms (fine grids, high frequencies) to one significant digit.
+    const double stable = 0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8, m.three_d() ? m.dy : 0);
+    const double limit = std::min(stable, 1.0 / (12 * o.frequency));
+    why_dt = limit < stable ? " (automatic: 12 samples per period of the " + number_text(o.frequency) + " Hz Ricker)"
+                            : " (automatic: half the model's stability limit)";
+    const double step = limit >= 1e-4 ? 1e-4 : std::pow(10.0, std::floor(std::log10(limit)));
+    s.dt = std::floor(limit / step) * step;
   }
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
   const double samples = std::floor(t_max / s.dt + 0.5) + 1;
@@ -234,7 +239,7 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
       (o.t_max > 0 ? "--t-max " + number_text(t_max) + " s"
                    : "the automatic record length (2.2 × the model's depth / its slowest velocity) " +
                          number_text(t_max) + " s") +
-      " at dt = " + number_text(s.dt) + " s";
+      " at dt = " + number_text(s.dt) + " s" + why_dt;
   if (!(samples >= 2))
     throw InputError(record + " is one sample per trace; a record needs at least 2 (a longer --t-max)");
   if (!(samples < 1.8e19))
@@ -242,6 +247,11 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
   files::require_memory(std::uint64_t(samples), sizeof(float),
                         record + " (" + number_text(samples) + " samples per trace)");
   s.nt = int64_t(samples);
+  const double peak = 1.5 / o.frequency, end = double(s.nt - 1) * s.dt;
+  if (peak > end)
+    throw InputError("--frequency: a " + number_text(o.frequency) + " Hz Ricker peaks at " + number_text(peak) +
+                     " s (1.5 / its frequency), after the record's end at " + number_text(end) +
+                     " s: a higher --frequency or a longer --t-max");
   s.wavelets.push_back(ricker(o.frequency, 1.5 / o.frequency, s.dt, s.nt));
   s.validate("survey");
   return s;

@@ -354,6 +354,12 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
        "--vmax: the inversion's upper bound 1e+30 m/s cannot be modeled"},
       {"a dt of no size", "survey --model vp.h5 --dt 1e-300 --out out.h5",
        "samples per trace, more than any machine can hold"},
+      {"a Ricker of no frequency", "survey --model vp.h5 --frequency 1e-9 --out out.h5",
+       "--frequency: a 1e-09 Hz Ricker peaks at 1.5e+09 s (1.5 / its frequency), after the record's end"},
+      {"a Ricker of a THz", "survey --model vp.h5 --frequency 1e12 --out out.h5",
+       "at dt = 8e-14 s (automatic: 12 samples per period of the 1e+12 Hz Ricker)"},
+      {"a source below the model", "survey --model vp.h5 --source-depth 1e9 --out out.h5",
+       "--source-depth: 1e+09 m is not a grid row inside the model"},
       {"a record of one sample", "survey --model vp.h5 --t-max 1e-300 --out out.h5", "a record needs at least 2"},
       // 3. Sizes: declared shapes far beyond memory, in tiny files.
       {"an enormous model", "model --model huge-vp.h5 --survey s.h5 --out out.h5", "huge-vp.h5: /vp"},

@@ -91,6 +91,7 @@ TEST(Io, SurveyAndDataRoundTrip) {
   so.nshots = 3;
   so.dt = 1e-3;
   so.t_max = 0.1;
+  so.frequency = 20;  // its peak, 0.075 s, inside the record
   Survey s = regular_survey(m, so);
   s.data.resize(std::size_t(s.nshots()) * s.nrec() * s.nt);
   for (std::size_t i = 0; i < s.data.size(); ++i) s.data[i] = float(std::sin(0.01 * double(i)));
@@ -119,6 +120,7 @@ Survey small_survey(Model& m) {
   so.nshots = 3;
   so.dt = 1e-3;
   so.t_max = 0.1;
+  so.frequency = 20;  // its peak, 0.075 s, inside the record
   Survey s = regular_survey(m, so);
   s.data.resize(std::size_t(s.nshots()) * s.nrec() * s.nt);
   for (std::size_t i = 0; i < s.data.size(); ++i) s.data[i] = float(std::cos(0.02 * double(i)));
@@ -302,6 +304,7 @@ TEST(Io, MissingDataIsReportedWithTheFileName) {
   so.nshots = 1;
   so.dt = 1e-3;
   so.t_max = 0.01;
+  so.frequency = 200;  // its peak, 7.5 ms, inside the record
   const std::string p = scratch("survey.h5");
   io::write_survey(p, regular_survey(m, so), &m);
   try {
