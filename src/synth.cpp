@@ -148,7 +148,7 @@ Model synthesize(const SynthOptions& o) {
     m = marmousi2(o.file, o.nz, o.nx, o.spacing);
   else
     throw InputError("--kind: unknown model kind '" + o.kind + "' (constant, layered, marmousi-like, marmousi2)");
-  m.validate(o.kind == "constant" ? "--velocity" : "--kind " + o.kind);
+  m.validate(o.kind == "constant" ? "--velocity" : o.kind == "marmousi2" ? o.file : "--kind " + o.kind);
   return m;
 }
 

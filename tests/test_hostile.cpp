@@ -236,6 +236,7 @@ class Hostile : public ::testing::Test {
     compress_with_unknown_filter(base_ / "plugin-data.h5", "/data");
     make("export --in vp.h5 --out vp.sgy");
     make("export --in d.h5 --out d.sgy");
+    std::ofstream(base_ / "zeros.f32", std::ios::binary) << std::string(1601 * 401 * 4, '\0');
     copy("d.sgy", "d-sgy.h5");                         // SEG-Y under an HDF5 name: known by its binary header
     fs::create_directories(base_ / "clash.h5.state");  // where fwi's restart state would go
     fs::create_hard_link(base_ / "d.h5", base_ / "d-link.h5");
@@ -358,6 +359,8 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
        "--frequency: a 1e-09 Hz Ricker peaks at 1.5e+09 s (1.5 / its frequency), after the record's end"},
       {"a Ricker of a THz", "survey --model vp.h5 --frequency 1e12 --out out.h5",
        "at dt = 8e-14 s (automatic: 12 samples per period of the 1e+12 Hz Ricker)"},
+      {"a Marmousi2 file of zeros", "synth --kind marmousi2 --file zeros.f32 --out out.h5",
+       "zeros.f32: velocity at (z=0, x=0) is 0"},
       {"a source below the model", "survey --model vp.h5 --source-depth 1e9 --out out.h5",
        "--source-depth: 1e+09 m is not a grid row inside the model"},
       {"a record of one sample", "survey --model vp.h5 --t-max 1e-300 --out out.h5", "a record needs at least 2"},
