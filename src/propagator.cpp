@@ -95,13 +95,9 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
 }
 
 double dominant_frequency(const std::vector<float>& w, double dt) {
-  const double nyquist = 0.5 / dt;
-  const int nf = 512;
-  double best = 0, best_f = nyquist / 8;
-  for (int i = 1; i < nf; ++i) {
-    const double f = nyquist * i / nf;
-    // Σ w[n] e^{−iωn dt}, the phase factor advanced by one rotation per sample (one
-    // sincos per frequency, not per sample: this runs before every modeling job).
+  // |Σ w[n] e^{−iωn dt}|², the phase factor advanced by one rotation per sample (one
+  // sincos per frequency, not per sample: this runs before every modeling job).
+  auto power = [&](double f) {
     const double c = std::cos(2 * M_PI * f * dt), s = -std::sin(2 * M_PI * f * dt);
     double pr = 1, pi = 0, re = 0, im = 0;
     for (const float x : w) {
@@ -111,8 +107,29 @@ double dominant_frequency(const std::vector<float>& w, double dt) {
       pi = pr * s + pi * c;
       pr = t;
     }
-    const double a = re * re + im * im;
-    if (a > best) {
+    return re * re + im * im;
+  };
+  // 512 frequencies spaced evenly in log from the record's resolution, 1 / (nt dt), to
+  // Nyquist, then 64 steps across the best one's neighbours. Evenly in log, not in Hz:
+  // data sampled far finer than their wavelet (10 µs for a 10 Hz source) would put the
+  // whole pulse below the first of 512 even bins (97.7 Hz), where only the float
+  // rounding of the samples is heard.
+  const double nyquist = 0.5 / dt;
+  const double lowest = std::min(1.0 / (double(w.size()) * dt), nyquist / 512);
+  const double ratio = std::pow(nyquist / lowest, 1.0 / 512);
+  double best = 0, best_f = nyquist / 8;
+  int best_i = 0;
+  for (int i = 0; i < 512; ++i)
+    if (const double f = lowest * std::pow(ratio, i), a = power(f); a > best) {
+      best = a;
+      best_f = f;
+      best_i = i;
+    }
+  if (best == 0) return best_f;  // a silent wavelet: no peak to refine
+  for (int j = -32; j <= 32; ++j) {
+    const double f = lowest * std::pow(ratio, best_i + j / 32.0);
+    if (j == 0 || f >= nyquist) continue;
+    if (const double a = power(f); a > best) {
       best = a;
       best_f = f;
     }
