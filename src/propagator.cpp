@@ -82,6 +82,17 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
     }
     ts.k = std::max(1, int(k));
   }
+  // The other way round: a record so short that a wave at the model's fastest velocity
+  // does not cross one cell is not seconds of data either (e.g. microseconds for
+  // milliseconds): every trace would be modeled as silence, every gradient as zero.
+  const double record = double(s.nt - 1) * s.dt, cell = std::min({m.dz, m.dx, m.three_d() ? m.dy : m.dx});
+  if (!(record * m.vmax() >= cell)) {
+    std::ostringstream os;
+    os << "the data's record, (nt - 1) × dt = " << s.nt - 1 << " × " << s.dt << " s = " << record
+       << " s, ends before a wave at the model's v_max = " << m.vmax() << " m/s crosses one cell (" << cell
+       << " m): dt is not the sampling interval in s, or the model is not in m/s and m";
+    throw InputError(os.str());
+  }
   ts.dt = s.dt / ts.k;
   const double steps = double(s.nt - 1) * ts.k;
   if (!(steps <= double(INT32_MAX))) {

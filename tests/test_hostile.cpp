@@ -236,6 +236,8 @@ class Hostile : public ::testing::Test {
     compress_with_unknown_filter(base_ / "plugin-data.h5", "/data");
     make("export --in vp.h5 --out vp.sgy");
     make("export --in d.h5 --out d.sgy");
+    copy("d.h5", "us-data.h5");  // 0.7 ms written as 0.7 µs: a record of 0.6 ms
+    set_attribute(base_ / "us-data.h5", "/", "dt", {7e-7});
     std::ofstream(base_ / "zeros.f32", std::ios::binary) << std::string(1601 * 401 * 4, '\0');
     copy("d.sgy", "d-sgy.h5");                         // SEG-Y under an HDF5 name: known by its binary header
     fs::create_directories(base_ / "clash.h5.state");  // where fwi's restart state would go
@@ -363,6 +365,8 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
        "zeros.f32: velocity at (z=0, x=0) is 0"},
       {"a source below the model", "survey --model vp.h5 --source-depth 1e9 --out out.h5",
        "--source-depth: 1e+09 m is not a grid row inside the model"},
+      {"a record shorter than a cell's crossing", "gradient --model vp.h5 --data us-data.h5 --out out.h5",
+       "ends before a wave at the model's v_max = 3500 m/s crosses one cell (10 m)"},
       {"a record of one sample", "survey --model vp.h5 --t-max 1e-300 --out out.h5", "a record needs at least 2"},
       // 3. Sizes: declared shapes far beyond memory, in tiny files.
       {"an enormous model", "model --model huge-vp.h5 --survey s.h5 --out out.h5", "huge-vp.h5: /vp"},
