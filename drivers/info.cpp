@@ -7,6 +7,7 @@
 #include "drivers/commands.hpp"
 #include "src/config.hpp"
 #include "src/runtime.hpp"
+#include "starwave_version.hpp"
 
 namespace starwave::commands {
 
@@ -17,7 +18,7 @@ int info(int argc, char** argv) {
 
   unsigned h5maj = 0, h5min = 0, h5rel = 0;
   H5get_libversion(&h5maj, &h5min, &h5rel);
-  std::cout << "starwave\n"
+  std::cout << "starwave " << STARWAVE_COMMIT << "\n"
             << "  StarPU         " << Runtime::starpu_version() << " (" << STARWAVE_STARPU_PREFIX << ")\n"
             << "  HDF5           " << h5maj << "." << h5min << "." << h5rel << "\n"
 #ifdef STARWAVE_USE_CUDA

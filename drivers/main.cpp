@@ -14,11 +14,13 @@
 #include "src/error.hpp"
 #include "src/files.hpp"
 #include "src/runtime.hpp"
+#include "starwave_version.hpp"
 
 namespace {
 
 const char* kUsage =
-    "usage: starwave SUBCOMMAND [options]   (starwave SUBCOMMAND --help for its options)\n"
+    "usage: starwave SUBCOMMAND [options]   (starwave SUBCOMMAND --help for its options;\n"
+    "       starwave --version for the commit it was built from)\n"
     "  info     workers, StarPU/MPI/HDF5 versions, build options\n"
     "  synth    write a built-in velocity model (constant, layered, marmousi-like, marmousi2)\n"
     "  survey   write a regular surface acquisition with a Ricker wavelet\n"
@@ -65,6 +67,14 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    if (argc > 2) {
+      std::cerr << "starwave --version: error: unexpected word '" << argv[2] << "'\n";
+      return 2;
+    }
+    std::cout << "starwave " << STARWAVE_COMMIT << "\n";
+    return 0;
   }
   const std::string cmd = argv[1];
   starwave::files::install_signal_handlers();  // temporaries and locks go with any signal

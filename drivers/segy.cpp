@@ -183,6 +183,7 @@ int export_segy(int argc, char** argv) {
     if (dataset.empty())
       throw InputError(in + ": holds none of /data, /vp, /image, /gradient; name the dataset with --dataset");
   }
+  if (!io::has_dataset(in, dataset)) throw InputError(in + ": missing dataset " + dataset);
   if (dataset == "/data") {
     const Survey s = io::read_survey(in, true);
     segy::write_shots(out, s);

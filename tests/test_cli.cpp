@@ -188,6 +188,20 @@ TEST_F(Cli, OptionsFromConfigFile) {
                  "big.ini: larger than 1 MiB");
 }
 
+TEST_F(Cli, VersionIsTheCommitInfoShows) {
+  const Result v = run("--version");
+  EXPECT_EQ(v.status, 0) << v.err;
+  ASSERT_EQ(v.out.rfind("starwave ", 0), 0u) << v.out;
+  EXPECT_GT(v.out.size(), std::string("starwave \n").size()) << "names a commit (or 'unknown')";
+  EXPECT_EQ(std::count(v.out.begin(), v.out.end(), '\n'), 1) << v.out;
+  const Result i = run("info");
+  EXPECT_EQ(i.status, 0) << i.err;
+  EXPECT_EQ(i.out.substr(0, i.out.find('\n') + 1), v.out) << "info's first line is the version";
+  const Result extra = run("--version extra");
+  EXPECT_EQ(extra.status, 2);
+  EXPECT_NE(extra.err.find("unexpected word 'extra'"), std::string::npos) << extra.err;
+}
+
 TEST_F(Cli, MissingFile) { expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5"); }
 
 TEST_F(Cli, WrongShape) {

@@ -387,6 +387,8 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"a PNG under a JPEG's name", "plot --in vp.h5 --out out.JPG",
        "--out: out.JPG: this command writes PNG, and a name ending in .jpg says JPEG: give a name ending in .png"},
       {"HDF5 under a SEG-Y name", "model --model vp.h5 --survey s.h5 --out out.sgy", "writes HDF5, and a name ending"},
+      {"a model's shot records exported", "export --in vp.h5 --dataset /data --out out.sgy",
+       "vp.h5: missing dataset /data"},
       {"SEG-Y under an HDF5 name", "export --in d.h5 --out out.h5",
        "ending in .h5 says HDF5: give a name ending in .sgy"},
       {"HDF5 under a NumPy name", "synth --kind layered --out out.npy", "ending in .npy says NumPy"},
