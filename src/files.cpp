@@ -153,28 +153,50 @@ void Temporary::commit() {
 
 // ---- OutputClaim ------------------------------------------------------------------------
 
-void refuse_other_format_name(const std::string& path, const std::string& option, Format writes) {
-  struct Known {
-    const char* ext;
-    const char* says;
-  };
-  static const Known known[] = {
-      {".h5", "HDF5"},        {".hdf5", "HDF5"},      {".hdf", "HDF5"},        {".he5", "HDF5"},
-      {".sgy", "SEG-Y"},      {".segy", "SEG-Y"},     {".png", "PNG"},         {".jpg", "JPEG"},
-      {".jpeg", "JPEG"},      {".gif", "GIF"},        {".bmp", "BMP"},         {".tif", "TIFF"},
-      {".tiff", "TIFF"},      {".webp", "WebP"},      {".svg", "SVG"},         {".pdf", "PDF"},
-      {".eps", "PostScript"}, {".ps", "PostScript"},  {".su", "Seismic Unix"}, {".rsf", "Madagascar RSF"},
-      {".npy", "NumPy"},      {".npz", "NumPy"},      {".pt", "PyTorch"},      {".pth", "PyTorch"},
-      {".bin", "raw binary"}, {".f32", "raw binary"}, {".raw", "raw binary"},
-  };
-  const char* name = writes == Format::kHdf5 ? "HDF5" : writes == Format::kSegy ? "SEG-Y" : "PNG";
-  const char* suggest = writes == Format::kHdf5 ? ".h5" : writes == Format::kSegy ? ".sgy" : ".png";
-  std::string ext = fs::path(path).extension().string();
+namespace {
+
+/// Extensions people give files, and the format each one says.
+struct KnownExtension {
+  const char* ext;
+  const char* says;
+};
+constexpr KnownExtension kKnownExtensions[] = {
+    {".h5", "HDF5"},        {".hdf5", "HDF5"},      {".hdf", "HDF5"},        {".he5", "HDF5"},
+    {".sgy", "SEG-Y"},      {".segy", "SEG-Y"},     {".png", "PNG"},         {".jpg", "JPEG"},
+    {".jpeg", "JPEG"},      {".gif", "GIF"},        {".bmp", "BMP"},         {".tif", "TIFF"},
+    {".tiff", "TIFF"},      {".webp", "WebP"},      {".svg", "SVG"},         {".pdf", "PDF"},
+    {".eps", "PostScript"}, {".ps", "PostScript"},  {".su", "Seismic Unix"}, {".rsf", "Madagascar RSF"},
+    {".npy", "NumPy"},      {".npz", "NumPy"},      {".pt", "PyTorch"},      {".pth", "PyTorch"},
+    {".bin", "raw binary"}, {".f32", "raw binary"}, {".raw", "raw binary"},
+};
+
+const char* format_name(Format f) { return f == Format::kHdf5 ? "HDF5" : f == Format::kSegy ? "SEG-Y" : "PNG"; }
+
+/// `path`'s extension in lower case, and the format it says (nullptr: none this list knows).
+const char* extension_says(const std::string& path, std::string& ext) {
+  ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  for (const Known& k : known)
-    if (ext == k.ext && std::string(k.says) != name)
-      throw InputError(option + ": " + path + ": this command writes " + name + ", and a name ending in " + ext +
-                       " says " + k.says + ": give a name ending in " + suggest);
+  for (const KnownExtension& k : kKnownExtensions)
+    if (ext == k.ext) return k.says;
+  return nullptr;
+}
+
+}  // namespace
+
+bool named_as(const std::string& path, Format f) {
+  std::string ext;
+  const char* says = extension_says(path, ext);
+  return says && std::string(says) == format_name(f);
+}
+
+void refuse_other_format_name(const std::string& path, const std::string& option, Format writes) {
+  const char* name = format_name(writes);
+  const char* suggest = writes == Format::kHdf5 ? ".h5" : writes == Format::kSegy ? ".sgy" : ".png";
+  std::string ext;
+  const char* says = extension_says(path, ext);
+  if (says && std::string(says) != name)
+    throw InputError(option + ": " + path + ": this command writes " + name + ", and a name ending in " + ext +
+                     " says " + says + ": give a name ending in " + suggest);
 }
 
 void refuse_input_as_output(const std::string& path, const std::string& option,

@@ -86,6 +86,9 @@ enum class Format { kHdf5, kSegy, kPng };
 /// Names with no extension, or one this list does not know, are the user's choice.
 void refuse_other_format_name(const std::string& path, const std::string& option, Format writes);
 
+/// Whether `path`'s extension (any case) is one of format `f`'s (`.h5`, `.SGY`, …).
+bool named_as(const std::string& path, Format f);
+
 /// Refuses (InputError) `path` when it is the same file as one of `inputs`.
 void refuse_input_as_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -112,9 +111,7 @@ void require_finite_output(const T* v, std::size_t n, const std::string& path, c
 /// A file of 3600 bytes or more whose binary header holds a SEG-Y sample format code
 /// (bytes 3225–3226, big-endian: 1, 2, 3, 5, 8), or named .sgy/.segy.
 bool looks_like_segy(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".sgy" || ext == ".segy") return true;
+  if (files::named_as(path, files::Format::kSegy)) return true;
   std::ifstream in(path, std::ios::binary);
   char code[2];
   if (!in.seekg(3224) || !in.read(code, 2)) return false;
