@@ -199,6 +199,13 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
   if (!m.three_d() && o.nshots_y != 1)
     throw InputError("--nshots-y: a 2-D model takes one line of shots (give no --nshots-y)");
   if (o.nshots_y < 1) throw InputError("--nshots-y: must be at least 1");
+  // Evenly spread shots on grid columns: more shots than columns would repeat positions.
+  if (o.nshots > m.nx)
+    throw InputError("--nshots: " + std::to_string(o.nshots) + " shots along x do not fit the model's " +
+                     std::to_string(m.nx) + " columns (one shot per column at most)");
+  if (o.nshots_y > m.ny)
+    throw InputError("--nshots-y: " + std::to_string(o.nshots_y) + " lines of shots do not fit the model's " +
+                     std::to_string(m.ny) + " planes along y (one line per plane at most)");
   // n evenly spread cells of [0, count), the middle one when n is 1.
   auto spread = [](int i, int n, int count) {
     return n == 1 ? (count - 1) / 2 : int(std::lround(double(i) * (count - 1) / (n - 1)));

@@ -464,6 +464,8 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       // 8. Messages: the option named once, not the library's words.
       {"an unknown option", "gradient --model vp.h5 --data d.h5 --out out.h5 --bogus 3", "--bogus"},
       {"a bad number", "survey --model vp.h5 --nshots many --out out.h5", "--nshots"},
+      {"more shots than columns", "survey --model vp.h5 --nshots 61 --out out.h5",
+       "--nshots: 61 shots along x do not fit the model's 60 columns"},
   };
   // The classes whose defence is shared, over every subcommand they apply to: each
   // subcommand's normal arguments, spoiled one way at a time.
