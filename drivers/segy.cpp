@@ -15,6 +15,7 @@
 #include "src/error.hpp"
 #include "src/files.hpp"
 #include "src/io.hpp"
+#include "src/propagator.hpp"
 #include "src/segy.hpp"
 
 namespace starwave::commands {
@@ -128,10 +129,10 @@ int import_segy(int argc, char** argv) {
     } catch (const InputError& e) {
       throw InputError(std::string("--wavelet: ") + e.what());
     }
-    if (w.nt != s.nt || w.dt != s.dt)
-      throw InputError("--wavelet: " + wavelet + " has nt = " + std::to_string(w.nt) +
-                       ", dt = " + std::to_string(w.dt) + " s; the records have nt = " + std::to_string(s.nt) +
-                       ", dt = " + std::to_string(s.dt) + " s");
+    // SEG-Y holds dt in whole µs: a dt within rounding of the records' is theirs.
+    if (w.nt != s.nt || !(std::abs(w.dt - s.dt) <= 1e-9 * s.dt))
+      throw InputError("--wavelet: " + wavelet + " has nt = " + std::to_string(w.nt) + ", dt = " + number_text(w.dt) +
+                       " s; the records have nt = " + std::to_string(s.nt) + ", dt = " + number_text(s.dt) + " s");
     if (w.wavelets.size() != 1 && int(w.wavelets.size()) != s.nshots())
       throw InputError("--wavelet: " + wavelet + " has " + std::to_string(w.wavelets.size()) + " wavelets for " +
                        std::to_string(s.nshots()) + " shots");
@@ -150,6 +151,14 @@ int import_segy(int argc, char** argv) {
     s.wavelets.push_back(ricker(ricker_f, t0, s.dt, s.nt));
   }
   s.validate(in);
+  if (model)  // the records must lie in the model they are for (shots counted in file order, from 0)
+    for (int shot = 0; shot < s.nshots(); ++shot) {
+      const std::string record = in + ": shot record " + std::to_string(shot) + " (in file order, from 0)";
+      require_inside(*model, s.sources[std::size_t(shot)], record + ", the source");
+      const auto& rec = s.receivers_of(shot);
+      for (int r = 0; r < s.count(shot); ++r)
+        require_inside(*model, rec[std::size_t(r)], record + ", trace " + std::to_string(r + 1) + "'s receiver");
+    }
   io::DataWriter writer(out, s, model.get());
   for (int shot = 0; shot < s.nshots(); ++shot) writer.write_shot(shot, s.observed(shot));
   writer.commit();

@@ -304,11 +304,7 @@ int most_point_nodes(const Model& m, const Survey& s) {
   return all ? 1 : int(std::pow(2 * kHicksRadius, m.three_d() ? 3 : 2));
 }
 
-namespace {
-
-/// point_nodes(), or without `values` only its nodes (the weights 0: for counting).
-template <typename T>
-PointNodes nodes_of(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what, bool values) {
+void require_inside(const Model& m, const Position& pos, const std::string& what) {
   const bool three = m.three_d();
   const double fz = (pos.z - m.z0) / m.dz, fy = three ? (pos.y - m.y0) / m.dy : 0.0, fx = (pos.x - m.x0) / m.dx;
   auto outside = [](double f, int n) { return !std::isfinite(f) || f < -kOnNode || f > n - 1 + kOnNode; };
@@ -318,12 +314,22 @@ PointNodes nodes_of(const Medium<T>& med, const Model& m, const Position& pos, c
     if (three) os << "y=" << pos.y << " m, ";
     os << "x=" << pos.x << " m)";
     auto range = [](const char* name, double o, int n, double h) {
-      return std::string(name) + " " + std::to_string(o) + "…" + std::to_string(o + (n - 1) * h) + " m";
+      return std::string(name) + " " + number_text(o) + "…" + number_text(o + (n - 1) * h) + " m";
     };
     throw InputError(os.str() + " lies outside the model (" + range("z", m.z0, m.nz, m.dz) + ", " +
                      (three ? range("y", m.y0, m.ny, m.dy) + ", " : std::string()) + range("x", m.x0, m.nx, m.dx) +
                      ")");
   }
+}
+
+namespace {
+
+/// point_nodes(), or without `values` only its nodes (the weights 0: for counting).
+template <typename T>
+PointNodes nodes_of(const Medium<T>& med, const Model& m, const Position& pos, const std::string& what, bool values) {
+  const bool three = m.three_d();
+  const double fz = (pos.z - m.z0) / m.dz, fy = three ? (pos.y - m.y0) / m.dy : 0.0, fx = (pos.x - m.x0) / m.dx;
+  require_inside(m, pos, what);
   const ShotProblem<T>& l = med.layout;
   const auto wz = weights_1d(fz, med.model_top, l.nz, l.free_surface, l.pml_top, values);
   const auto wy =

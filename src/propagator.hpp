@@ -90,6 +90,10 @@ inline bool on_node(double f) { return std::abs(f - std::round(f)) <= kOnNode; }
 template <typename T>
 PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& p, const std::string& what);
 
+/// InputError "`what` at (z=…, x=…) lies outside the model (…)" unless p lies in the model
+/// (to within kOnNode cells of its edge).
+void require_inside(const Model& m, const Position& p, const std::string& what);
+
 /// The most nodes one of the survey's positions takes: 1 when every position lies on a
 /// node, else (2·kHicksRadius)^D (for memory estimates).
 int most_point_nodes(const Model& m, const Survey& s);

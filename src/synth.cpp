@@ -237,8 +237,13 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
     const double limit = std::min(stable, 1.0 / (12 * o.frequency));
     why_dt = limit < stable ? " (automatic: 12 samples per period of the " + number_text(o.frequency) + " Hz Ricker)"
                             : " (automatic: half the model's stability limit)";
-    const double step = limit >= 1e-4 ? 1e-4 : std::pow(10.0, std::floor(std::log10(limit)));
-    s.dt = std::floor(limit / step) * step;
+    // k / 10^e, not k · 10^-e: the double nearest k steps (0.0013, not 0.0013000000000000002),
+    // so SEG-Y's whole microseconds and a user's --dt 0.0013 give the same dt.
+    const int e = limit >= 1e-4 ? 4 : -int(std::floor(std::log10(limit)));
+    double per_second = 1;  // 10^e, exact for e ≤ 22 (beyond, a Ricker no record can hold: refused below)
+    for (int i = 0; i < e; ++i) per_second *= 10;
+    s.dt = e <= 22 ? std::floor(limit * per_second) / per_second
+                   : std::floor(limit / std::pow(10.0, -e)) * std::pow(10.0, -e);
   }
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
   const double samples = std::floor(t_max / s.dt + 0.5) + 1;

@@ -640,6 +640,50 @@ TEST_F(Cli, SegyExportThenImportGivesTheSameFile) {
   expect_refused("export --in " + data + " --dataset /nope --out " + path("s.sgy"), path("s.sgy"), "/nope");
 }
 
+TEST_F(Cli, SegyKeepsEveryMicrosecondIntervalAndTheModelsBounds) {
+  // SEG-Y holds dt in whole µs. An interval such as 0.8 ms is not 800 · 1e-6 in doubles:
+  // export then import must still give the data file's dt, and a wavelet file with that
+  // dt must match the records. survey's automatic dt is the double nearest its 0.1 ms
+  // steps, so it exports too (it was 13 · 1e-4 = 0.0013000000000000002, refused).
+  for (const char* dt : {"0.0008", "0.0011", "0.0013"}) {
+    const std::string s = path("s.h5"), data = path("d.h5"), sgy = path("d.sgy"), back = path("b.h5");
+    for (const auto& f : {s, data, sgy, back}) fs::remove(f);
+    ASSERT_EQ(run("survey --quiet --model " + model_ + " --nshots 1 --dt " + dt + " --t-max 0.2 --out " + s).status, 0);
+    ASSERT_EQ(run(model_cmd(model_, s, data)).status, 0);
+    const Result e = run("export --in " + data + " --out " + sgy);
+    ASSERT_EQ(e.status, 0) << dt << ": " << e.err;
+    const Result i = run("import --in " + sgy + " --wavelet " + data + " --model " + model_ + " --out " + back);
+    ASSERT_EQ(i.status, 0) << dt << ": " << i.err;
+    EXPECT_EQ(io::read_survey(back, true).dt, std::stod(dt)) << dt;
+  }
+  for (double f : {3.0, 7.0, 8.0, 11.0, 25.0, 60.0, 130.0}) {
+    SurveyOptions o;
+    o.frequency = f;
+    const Survey s = regular_survey(io::read_model(model_), o);
+    EXPECT_EQ(s.dt, std::round(s.dt * 1e4) / 1e4) << f << " Hz: dt " << s.dt << " is not the nearest double";
+  }
+  // import --model: every live trace's receiver and its source must lie in that model.
+  const std::string data = path("d.h5"), sgy = path("d.sgy"), far = path("far.sgy"), o = path("far.h5");
+  std::string bytes;
+  {
+    std::ifstream in(sgy, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 3600u);
+  const int ns = (static_cast<unsigned char>(bytes[3220]) << 8) | static_cast<unsigned char>(bytes[3221]);
+  const std::size_t trace = 240 + 4 * std::size_t(ns), last = 3600 + (bytes.size() - 3600) / trace * trace - trace;
+  for (int k = 80; k < 84; ++k)
+    bytes[last + std::size_t(k)] = k == 82 ? char(0x7f) : 0;  // GroupX of the last trace: 32512
+  {
+    std::ofstream out(far, std::ios::binary);
+    out << bytes;
+  }
+  expect_refused("import --in " + far + " --ricker 10 --model " + model_ + " --out " + o, o,
+                 "far.sgy: shot record 0 (in file order, from 0), trace 60's receiver at (z=10 m, x=32512 m) lies "
+                 "outside the model (z 0…390 m, x 0…590 m)");
+  EXPECT_EQ(run("import --in " + far + " --ricker 10 --out " + o).status, 0) << "without --model, no bounds to check";
+}
+
 TEST_F(Cli, RtmDirectWaveChoices) {
   // The data were modeled in model_: migrating them there with --direct-wave model removes
   // everything, and the all-zero image is refused with the hint, never written; the
@@ -691,6 +735,12 @@ TEST_F(Cli, FwiBadOptimizerOptions) {
   expect_refused(base + " --bands 5,100000", path("r.h5"), "--bands");
   expect_refused(base + " --smooth -3", path("r.h5"), "--smooth");
   EXPECT_FALSE(fs::exists(path("r.h5.state")));
+  // Started at the true model: misfit 0, reported as relative 0 (it printed "-nan").
+  const Result exact = run("fwi --model " + model_ + " --data " + data + " --out " + path("x.h5") +
+                           " --iterations 1 --optimizer adam --figures-every 0");
+  ASSERT_EQ(exact.status, 0) << exact.err;
+  EXPECT_NE(exact.out.find("misfit 0  relative 0.0000"), std::string::npos) << exact.out;
+  EXPECT_EQ(exact.out.find("nan"), std::string::npos) << exact.out;
 }
 
 TEST_F(Cli, FwiBandsAndGradientDescentWriteTheirHistory) {
