@@ -246,7 +246,8 @@ class Hostile : public ::testing::Test {
     std::ofstream(base_ / "mine" / "current.png") << "my own picture";
   }
   static void TearDownTestSuite() {
-    for (const char* name : {"full", "signals", "two-runs", "failed-fwi"}) fs::remove_all(base_.string() + "-" + name);
+    for (const char* name : {"full", "signals", "two-runs", "failed-fwi", "environment"})
+      fs::remove_all(base_.string() + "-" + name);
     fs::remove_all(base_);
   }
 
@@ -294,6 +295,34 @@ struct Case {
   const char* what;
   std::string args, mention;
 };
+
+TEST_F(Hostile, StarpuEnvironmentStarPUWouldAbortOnIsRefused) {
+  // StarPU asserts (abort, core, the run's lock left behind) or hangs on these; starwave refuses them
+  // first, naming the variable, and a value StarPU takes still runs.
+  const std::string run = "model --model vp.h5 --survey s.h5 --out out.h5";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"STARPU_NCPU=-1", "STARPU_NCPU='-1' must be a whole number"},
+      {"STARPU_NCPU=two", "STARPU_NCPU='two'"},
+      {"STARPU_NCUDA=-1", "STARPU_NCUDA='-1'"},
+      {"STARPU_LIMIT_CPU_MEM=1G", "STARPU_LIMIT_CPU_MEM='1G'"},
+      {"STARPU_WORKERS_CPUID=abc", "STARPU_WORKERS_CPUID='abc' must list processing units"},
+      {"STARPU_SCHED=fastest", "STARPU_SCHED='fastest' is not a StarPU scheduler (eager"},
+      {"env -u XDG_CACHE_HOME STARPU_HOME=/proc", "STARPU_HOME='/proc': StarPU cannot keep its performance models"},
+      {"env -u XDG_CACHE_HOME STARPU_HOME=vp.h5", "STARPU_HOME='vp.h5'"},
+      // StarPU's cap on its allocations below one shot: it waited for memory for ever.
+      {"STARPU_LIMIT_CPU_MEM=0", "STARPU_LIMIT_CPU_MEM=0 (MiB) lets StarPU allocate"},
+  };
+  for (const auto& [env, mention] : bad) expect_refusal(base_, run, mention, 2, env);
+  expect_refusal(base_, "info", "STARPU_NCPU='-1'", 2, "STARPU_NCPU=-1");
+  const fs::path dir = scratch("environment");
+  fs::copy_file(base_ / "vp.h5", dir / "vp.h5");
+  fs::copy_file(base_ / "s.h5", dir / "s.h5");
+  for (const char* fine :
+       {"STARPU_NCPU=1", "STARPU_SCHED=lws", "STARPU_WORKERS_CPUID='0 1'", "STARPU_WORKERS_CPUID=0-1"}) {
+    EXPECT_EQ(run_in(dir, run + " --quiet --overwrite", fine).status, 0) << fine;
+    EXPECT_TRUE(fs::exists(dir / "out.h5")) << fine;
+  }
+}
 
 TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
   std::vector<Case> cases = {

@@ -1,6 +1,7 @@
 #include "src/workflows/memory.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "src/error.hpp"
@@ -23,14 +24,21 @@ std::uint64_t MemoryNeed::total(int workers, int shots) const {
 
 int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64_t available, const std::string& what,
                     const std::string& hint) {
+  // StarPU's own cap on what it allocates in main memory (MiB; whole, checked by Runtime):
+  // a run that needs more waits for memory that never frees, for ever.
+  std::string room = "this machine has available";
+  if (const char* v = std::getenv("STARPU_LIMIT_CPU_MEM"); v && *v)
+    if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < available) {
+      available = cap;
+      room = "STARPU_LIMIT_CPU_MEM=" + std::string(v) + " (MiB) lets StarPU allocate";
+    }
   if (need.total(workers, 1) > available) {
     std::string parts = "one shot in flight takes " + files::bytes_text(double(need.per_shot));
     if (need.store > 0) parts += " (the stored forward wavefield " + files::bytes_text(double(need.store)) + ")";
     parts += ", each of the " + std::to_string(workers) + " workers " + files::bytes_text(double(need.per_worker)) +
              ", and the run " + files::bytes_text(double(need.shared));
     throw InputError(what + " needs " + files::bytes_text(double(need.total(workers, 1))) + " at least: " + parts +
-                     "; more than the " + files::bytes_text(double(available)) + " this machine has available (" +
-                     hint + ")");
+                     "; more than the " + files::bytes_text(double(available)) + " " + room + " (" + hint + ")");
   }
   int shots = std::max(1, wanted);
   while (shots > 1 && need.total(workers, shots) > available) --shots;
