@@ -469,7 +469,7 @@ FwiProgress progress(const State& st, const FwiOptions& f, int evaluations,
   double band_start = st.history.back();
   for (std::size_t k = st.history.size(); k-- > 0;)
     if (st.history_band[k] == st.band) band_start = st.history[k];
-  p.relative = st.misfit / band_start;
+  p.relative = band_start > 0 ? st.misfit / band_start : 0;  // data fitted from the start: 0, not 0/0
   p.model_error = f.true_model ? model_error(st.v, *f.true_model) : -1;
   p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
   p.evaluations = evaluations;
