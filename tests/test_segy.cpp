@@ -227,15 +227,30 @@ TEST_F(Segy, FilesTheMappingCannotUseAreRefused) {
   expect_refused(f, 3, "not a SEG-Y file");
 }
 
+TEST_F(Segy, AnIntervalWithinRoundingOfWholeMicrosecondsIsThem) {
+  // k · 1e-4 is not always the double nearest k tenths of a ms (13 · 1e-4 =
+  // 0.0013000000000000002): written as 1300 µs, read back as the nearest double, 0.0013;
+  // and every interval read is the double nearest its µs (800 · 1e-6 is not 0.0008).
+  Survey s = make_survey(2, 1, 2, false);
+  for (int us : {800, 1100, 1300, 1700, 2000, 4000}) {
+    s.dt = us * 1e-6 == us / 1e6 ? (us / 100) * 1e-4 : us * 1e-6;  // a product, one ulp off where it can be
+    segy::write_shots(path("us.sgy"), s);
+    EXPECT_EQ(segy::read_shots(path("us.sgy"), 2).dt, us / 1e6) << us << " µs";
+    fs::remove(path("us.sgy"));
+  }
+}
+
 TEST_F(Segy, WriteRefusesWhatSegyCannotHold) {
   Survey s = make_survey(2, 1, 2, false);
-  for (double dt : {1.0 / 3000, 1e-9, 1e300}) {  // not a whole number of µs, none at all, beyond 32767 µs
+  // Not a whole number of µs, none at all, beyond 32767 µs; a µs off by more than rounding.
+  for (double dt : {1.0 / 3000, 1e-9, 1e300, 0.0013 * (1 + 1e-7)}) {
     s.dt = dt;
     try {
       segy::write_shots(path("dt.sgy"), s);
       ADD_FAILURE() << "dt = " << dt << " written";
     } catch (const InputError& e) {  // the dt as a person writes it, not 0.000000 or 300 digits
-      EXPECT_NE(std::string(e.what()).find("dt = " + number_text(dt) + " s is not"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cannot hold the data's dt = " + number_text(dt) + " s"), std::string::npos)
+          << e.what();
     }
     EXPECT_FALSE(fs::exists(path("dt.sgy")));
   }
