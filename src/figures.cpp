@@ -520,19 +520,36 @@ void Folder::create() {
     if (!fs::create_directory(dir_, ec))
       throw InputError(dir_ + ": cannot create the figures folder: " + files::os_cause(ec.value()));
     made_ = true;
+    files::track(dir_);  // a signal before the run is done removes it (once emptied) too
   }
 }
 
 std::string Folder::file(const std::string& name) {
-  drawn_.insert(name);
-  return (std::filesystem::path(dir_) / name).string();
+  const std::string path = (std::filesystem::path(dir_) / name).string();
+  if (drawn_.insert(name).second && active_ && !kept_) {
+    files::remove_stale_temporaries_of(path);  // left by a run killed outright
+    files::track(path);                        // a signal ending the run before keep() removes it
+  }
+  return path;
+}
+
+void Folder::keep() {
+  if (kept_) return;
+  kept_ = true;
+  for (const std::string& name : drawn_) files::untrack((std::filesystem::path(dir_) / name).string());
+  if (made_) files::untrack(dir_);
 }
 
 Folder::~Folder() {
   if (!active_ || kept_) return;
   std::error_code ec;
-  for (const std::string& name : drawn_) std::filesystem::remove(std::filesystem::path(dir_) / name, ec);
+  for (const std::string& name : drawn_) {
+    const std::filesystem::path p = std::filesystem::path(dir_) / name;
+    std::filesystem::remove(p, ec);
+    files::untrack(p.string());
+  }
   if (made_) std::filesystem::remove(dir_, ec);  // only if empty: nothing of the user's goes
+  if (made_) files::untrack(dir_);
 }
 
 }  // namespace starwave::figures

@@ -130,7 +130,8 @@ class Folder {
   Folder& operator=(const Folder&) = delete;
   void create();
   std::string file(const std::string& name);
-  void keep() { kept_ = true; }
+  /// The pictures stay: neither the destructor nor a signal removes them from now on.
+  void keep();
 
  private:
   std::string dir_;

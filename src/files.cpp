@@ -119,6 +119,13 @@ void untrack(const std::string& path) {
 void remove_tracked() noexcept {
   for (int i = 0; i < kSlots; ++i)
     if (g_slot_state[i].load() == 2) unlink(g_paths[i]);
+  for (int i = 0; i < kSlots; ++i)  // then the folders, emptied of what was ours
+    if (g_slot_state[i].load() == 2) rmdir(g_paths[i]);
+}
+
+void remove_stale_temporaries_of(const std::string& target) {
+  const fs::path t(target);
+  remove_stale_temporaries(folder_of(t), t.filename().string());
 }
 
 // ---- Temporary --------------------------------------------------------------------------

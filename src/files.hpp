@@ -30,11 +30,15 @@ void arm_graceful_stop(bool armed);
 bool stop_requested();
 int stop_signal();
 
-/// Paths removed on every exit path (async-signal-safe removal).
+/// Paths removed on every exit path (async-signal-safe removal): files, and folders
+/// (removed after the files, and only when empty).
 void track(const std::string& path);
 void untrack(const std::string& path);
 /// Removes every tracked path; async-signal-safe (the signal and device-fault handlers).
 void remove_tracked() noexcept;
+/// Removes the temporaries of `target` that runs killed outright (SIGKILL) left beside it
+/// (`.NAME.tmp.PID.N` whose process is gone).
+void remove_stale_temporaries_of(const std::string& target);
 
 /// A temporary file beside `target` (a hidden name with the process id), removed by the
 /// destructor unless commit() renamed it over `target`.

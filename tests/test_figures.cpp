@@ -4,13 +4,16 @@
 // three slices; a gather's receiver lines as panels with a time axis; the misfit curve
 // with its band marks; a picture that cannot be written leaves nothing.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include "src/error.hpp"
 #include "src/figures.hpp"
+#include "src/files.hpp"
 #include "tests/png.hpp"
 
 namespace starwave::figures {
@@ -258,6 +261,52 @@ TEST_F(Figures, APictureThatCannotBeWrittenLeavesNothing) {
   EXPECT_FALSE(fs::exists(where));
   EXPECT_THROW(draw(path("empty.png"), "nothing", {}, ColourScale{}), InputError);
   EXPECT_FALSE(fs::exists(path("empty.png")));
+}
+
+TEST_F(Figures, AFolderOfPicturesGoesWithARunStoppedBeforeItKeptThem) {
+  // What a signal's handler does (files::remove_tracked) before the run kept its pictures:
+  // the pictures drawn and the folder it made go; a user's own file in it stays, and so
+  // does the folder then. Once kept, nothing goes.
+  {
+    Folder run(path("figs"), "--figures", {"initial.png", "current.png"}, false, {}, true);
+    run.create();
+    plot_model(run.file("initial.png"), two_layers(), "initial");
+    files::remove_tracked();
+    EXPECT_FALSE(fs::exists(path("figs/initial.png")));
+    EXPECT_FALSE(fs::exists(path("figs"))) << "the folder the run made";
+  }
+  {
+    fs::create_directories(path("mine"));
+    std::ofstream(path("mine/notes.txt")) << "the user's";
+    Folder run(path("mine"), "--figures", {"initial.png"}, false, {}, true);
+    run.create();
+    plot_model(run.file("initial.png"), two_layers(), "initial");
+    files::remove_tracked();
+    EXPECT_FALSE(fs::exists(path("mine/initial.png")));
+    EXPECT_TRUE(fs::exists(path("mine/notes.txt")));
+  }
+  {
+    Folder run(path("kept"), "--figures", {"initial.png"}, false, {}, true);
+    run.create();
+    plot_model(run.file("initial.png"), two_layers(), "initial");
+    plot_model(run.file("initial.png"), two_layers(), "drawn again");
+    run.keep();
+    files::remove_tracked();
+    EXPECT_TRUE(fs::exists(path("kept/initial.png")));
+  }
+  EXPECT_TRUE(fs::exists(path("kept/initial.png"))) << "kept: the destructor leaves it too";
+  // A temporary left by a run killed outright (its process gone) is removed when a run
+  // next draws that picture.
+  const pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  waitpid(gone, nullptr, 0);
+  const std::string stale = path("kept/.current.png.tmp." + std::to_string(gone) + ".0");
+  std::ofstream(stale) << "half a picture";
+  Folder again(path("kept"), "--figures", {"current.png"}, false, {}, true);
+  again.create();
+  again.file("current.png");
+  EXPECT_FALSE(fs::exists(stale));
+  again.keep();
 }
 
 }  // namespace
