@@ -196,9 +196,14 @@ int export_segy(int argc, char** argv) {
   if (dataset == "/data") {
     const Survey s = io::read_survey(in, true);
     segy::write_shots(out, s);
-    if (!flags.quiet)
+    long traces = 0;  // a ragged survey's records hold their own counts
+    for (int shot = 0; shot < s.nshots(); ++shot) traces += s.count(shot);
+    if (!flags.quiet && traces == long(s.nshots()) * s.nrec())
       std::cout << "wrote " << out << ": " << s.nshots() << " shot records × " << s.nrec() << " traces × " << s.nt
                 << " samples\n";
+    else if (!flags.quiet)
+      std::cout << "wrote " << out << ": " << s.nshots() << " shot records, " << traces << " traces in all (up to "
+                << s.nrec() << " a record) × " << s.nt << " samples\n";
     return 0;
   }
   const io::Volume v = io::read_field(in, dataset);

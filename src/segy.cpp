@@ -73,9 +73,14 @@ void check(int code, const std::string& path, const std::string& what) {
 /// (the binary header's sample interval field), its first traces written by `write(fp,
 /// trace0, bsize)`; committed over `path` only when everything is written.
 template <typename F>
-void write_file(const std::string& path, int nt, int interval, const std::string& text, F&& write) {
+void write_file(const std::string& path, int nt, long traces, int interval, const std::string& text, F&& write) {
   if (nt < 1 || nt > 32767)
     throw InputError(path + ": SEG-Y holds at most 32767 samples a trace, not " + std::to_string(nt));
+  // Measured before writing, like import's /data: not a failed write deep into the file.
+  files::require_disk(path,
+                      std::uint64_t(SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE) +
+                          std::uint64_t(traces) * std::uint64_t(SEGY_TRACE_HEADER_SIZE + 4 * nt),
+                      "the SEG-Y file");
   files::Temporary tmp(path);
   {
     File fp(segy_open(tmp.path().c_str(), "w+b"));
@@ -314,8 +319,10 @@ void write_shots(const std::string& path, const Survey& s) {
   }
   const int32_t sxy = scalar_for(xy, path), sz = scalar_for(z, path);
   const int nt = int(s.nt);
+  long traces = 0;
+  for (int shot = 0; shot < s.nshots(); ++shot) traces += s.count(shot);
   write_file(
-      path, nt, int(us),
+      path, nt, traces, int(us),
       "shot records: " + std::to_string(s.nshots()) + " shots x " + std::to_string(s.nrec()) + " receivers x " +
           std::to_string(nt) + " samples",
       [&](segy_file* fp, long trace0, int bsize) {
@@ -369,7 +376,7 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
   for (double v : values)
     if (!std::isfinite(v)) throw InputError(path + ": the field holds NaN or Inf: not written");
   const int32_t sxy = scalar_for(xy, path);
-  write_file(path, m.nz, int(mm),
+  write_file(path, m.nz, long(m.ny) * m.nx, int(mm),
              "a field of (nz, ny, nx) = (" + std::to_string(m.nz) + ", " + std::to_string(m.ny) + ", " +
                  std::to_string(m.nx) + "), one trace per column",
              [&](segy_file* fp, long trace0, int bsize) {

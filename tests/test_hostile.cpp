@@ -567,6 +567,8 @@ TEST_F(Hostile, AFullDiskIsOneLineNamingTheFileAndLeavesNothing) {
                  limit);
   expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --overwrite", "d.h5: /data needs", 2, limit);
   expect_refusal(dir, "import --in d.sgy --out i.h5 --ricker 10", "i.h5: /data needs", 2, limit);
+  expect_refusal(dir, "export --in d.h5 --out e.sgy", "e.sgy: the SEG-Y file needs", 2, limit);
+  expect_refusal(dir, "export --in vp.h5 --out e.sgy", "e.sgy: the SEG-Y file needs", 2, "ulimit -f 1;");
 }
 
 /// Starts `starwave ARGS` in `dir` without waiting; returns its pid.
