@@ -33,6 +33,17 @@ double scale_of(int32_t s) { return s > 0 ? double(s) : s < 0 ? 1.0 / double(-s)
 int32_t field(const char* header, int which) {
   int32_t v = 0;
   segy_get_field(header, which, &v);
+  // The sample count and interval are unsigned 16-bit numbers (rev 2: up to 65535 samples,
+  // or µs); segyio reads every 2-byte field as signed.
+  if ((which == SEGY_TR_SAMPLE_COUNT || which == SEGY_TR_SAMPLE_INTER) && v < 0) v += 65536;
+  return v;
+}
+
+/// A binary header field; the sample count and interval unsigned, as in field().
+int32_t binary_field(const char* header, int which) {
+  int32_t v = 0;
+  segy_get_bfield(header, which, &v);
+  if ((which == SEGY_BIN_SAMPLES || which == SEGY_BIN_INTERVAL) && v < 0) v += 65536;
   return v;
 }
 
@@ -153,9 +164,8 @@ Reader open_reader(const std::string& path) {
   if (r.trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE)
     throw InputError(path + ": bad extended header count");
   check(segy_set_format(r.fp.get(), r.format), path, "setting the sample format");
-  int32_t bin_nt = 0;
-  segy_get_bfield(bh.data(), SEGY_BIN_SAMPLES, &bin_nt);
-  segy_get_bfield(bh.data(), SEGY_BIN_INTERVAL, &r.bin_interval);
+  const int32_t bin_nt = binary_field(bh.data(), SEGY_BIN_SAMPLES);
+  r.bin_interval = binary_field(bh.data(), SEGY_BIN_INTERVAL);
 
   // The first trace header fixes nt (every trace must agree: fixed-length traces).
   std::array<char, SEGY_TRACE_HEADER_SIZE> h{};

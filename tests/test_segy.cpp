@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,30 @@ TEST_F(Segy, IbmFloatSamplesAreRead) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("sample format code 3"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Segy, SampleCountsAndIntervalsAreUnsigned) {
+  // SEG-Y rev 2: the 2-byte sample count and interval are unsigned. A trace of 40000
+  // samples at 1 ms was read as -25536 samples ("give -25536"); it is read as it is.
+  const std::string f = path("long.sgy");
+  const int nt = 40000, unsigned_nt = nt - 65536;  // the field's bits as segyio's signed 16-bit value
+  {
+    std::string bytes(3600 + 240 + 4 * std::size_t(nt), '\0');
+    std::fill(bytes.begin(), bytes.begin() + 3200, ' ');
+    ASSERT_EQ(segy_set_bfield(&bytes[3200], SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE), SEGY_OK);
+    ASSERT_EQ(segy_set_bfield(&bytes[3200], SEGY_BIN_SAMPLES, unsigned_nt), SEGY_OK);
+    ASSERT_EQ(segy_set_bfield(&bytes[3200], SEGY_BIN_INTERVAL, 1000), SEGY_OK);
+    char* h = &bytes[3600];
+    ASSERT_EQ(segy_set_field(h, SEGY_TR_FIELD_RECORD, 1), SEGY_OK);
+    ASSERT_EQ(segy_set_field(h, SEGY_TR_SAMPLE_COUNT, unsigned_nt), SEGY_OK);
+    ASSERT_EQ(segy_set_field(h, SEGY_TR_SAMPLE_INTER, 1000), SEGY_OK);
+    ASSERT_EQ(segy_set_field(h, SEGY_TR_GROUP_X, 10), SEGY_OK);
+    std::ofstream(f, std::ios::binary) << bytes;
+  }
+  const Survey back = segy::read_shots(f, 2);
+  EXPECT_EQ(back.nt, nt);
+  EXPECT_EQ(back.dt, 0.001);
+  EXPECT_EQ(back.nrec(), 1);
 }
 
 /// `f` refused with a message holding `mention`.
