@@ -38,6 +38,7 @@ int fwi(int argc, char** argv) {
   FwiOptions f;
   std::string model_path, data_path, out, true_path, figures_dir, bands_text;
   int figures_every = 1;
+  long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave fwi");
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "initial velocity model (HDF5)")(
@@ -52,7 +53,8 @@ int fwi(int argc, char** argv) {
       "lbfgs, adam or gd (plain gradient descent)")("batch-shots",
                                                     cli::po::value<int>(&f.batch_shots)->default_value(0),
                                                     "adam, gd: shots per iteration, drawn from --seed (0 = all)")(
-      "seed", cli::po::value<unsigned>(&f.seed)->default_value(1), "adam, gd: seed of the shot batches")(
+      "seed", cli::po::value<long long>(&seed)->default_value(1),
+      "adam, gd: seed of the shot batches (0 … 4294967295)")(
       "learning-rate", cli::po::value<double>(&f.learning_rate)->default_value(20),
       "adam, gd: step in m/s (gd: the largest change)")(
       "bands", cli::po::value<std::string>(&bands_text),
@@ -74,6 +76,8 @@ int fwi(int argc, char** argv) {
   cli::finish_numerical_options(o, numerical);
   f.bands = parse_bands(bands_text);
   if (figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
+  if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
+  f.seed = unsigned(seed);
   // Options that mean nothing here are refused, not ignored.
   const bool lbfgs = f.optimizer == "lbfgs";
   cli::refuse_if_given(vm, "batch-shots", !lbfgs,

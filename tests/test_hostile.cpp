@@ -493,6 +493,8 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       // 8. Messages: the option named once, not the library's words.
       {"an unknown option", "gradient --model vp.h5 --data d.h5 --out out.h5 --bogus 3", "--bogus"},
       {"a bad number", "survey --model vp.h5 --nshots many --out out.h5", "--nshots"},
+      {"a negative seed", "fwi --model init.h5 --data d.h5 --out out.h5 --optimizer adam --batch-shots 1 --seed -1",
+       "--seed: must be a whole number from 0 to 4294967295"},
       {"more shots than columns", "survey --model vp.h5 --nshots 61 --out out.h5",
        "--nshots: 61 shots along x do not fit the model's 60 columns"},
   };
