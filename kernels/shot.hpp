@@ -47,7 +47,7 @@ struct ShotProblem {
   // the same whatever the tiles: only the order of independent cell updates changes).
   int tile_rows = 0;
   // 3-D CUDA u and μ launches give each thread a column (y, x) and a run of this many
-  // planes, swept downwards; 0: sized by column_run() (the bits are the same
+  // planes, swept downwards; 0: one (column_run()) (the bits are the same
   // whatever the runs: each cell's operations are unchanged, only which thread does them).
   int column_planes = 0;
 
@@ -183,17 +183,12 @@ struct ShotProblem {
     return rows < 4 ? 4 : rows < ny ? int(rows) : ny;
   }
 
-  /// Planes of a 3-D CUDA column run: `column_planes`, else enough runs that the columns
-  /// give ≥ 2¹⁸ threads (a large GPU's resident threads: 132 SMs × 2048) and each run is as
-  /// long as that allows, so the planes a thread's stencil reads are reused from its SM's
-  /// cache as it moves down (on the 3-D reference case, 200² columns: 7 runs of 29 planes).
-  /// 2-D: runs of one plane, i.e. one thread per cell as before.
-  SW_HD int column_run() const {
-    if (column_planes > 0) return column_planes < nz ? column_planes : nz;
-    if (dim != 3) return 1;
-    const long columns = long(ny) * long(nx), runs = (262144L + columns - 1) / columns;
-    return runs >= nz ? 1 : int((nz + runs - 1) / runs);
-  }
+  /// Planes of a CUDA column run: `column_planes` (STARWAVE_CUDA_COLUMN_PLANES), else one,
+  /// i.e. one thread per cell in 2-D and 3-D. Longer runs (a thread moving down its column,
+  /// reusing the planes its stencil read from its SM's cache) give the same bits but were
+  /// slower on an H200 for the 3-D reference case: 7.3 G cells/s in runs of 29 planes
+  /// against 10–19 with one thread per cell (docs/gpu.md).
+  SW_HD int column_run() const { return column_planes > 0 ? (column_planes < nz ? column_planes : nz) : 1; }
   /// Threads rows of the u and μ launches: (run, y) pairs, y fastest; nz in 2-D.
   SW_HD int column_rows() const { return ny * ((nz + column_run() - 1) / column_run()); }
 

@@ -20,13 +20,12 @@
 // A per-cell sequence of operations is the CPU kernel's: fusing changes which thread does
 // what, never the order of the operations on a value.
 //
-// In 3-D the u and μ launches stream along z: a thread owns a column (y, x) and updates a
-// run of planes top down (ShotProblem::column_run()), a block a 32 × 8 tile of columns.
+// In 3-D the u and μ launches can stream along z: a thread owns a column (y, x) and updates
+// a run of planes top down (ShotProblem::column_run()), a block a 32 × 8 tile of columns.
 // An order-8 stencil reads 9 planes of its column; moving down one plane, 8 of them were
 // just read by the same thread and its block's neighbours, so they come from the SM's
-// cache rather than from memory (a 3-D shot's fields outgrow the L2, a 2-D one's do not).
-// Runs are cut so the columns still give enough threads to fill the device. In 2-D a run
-// is one plane: one thread per cell.
+// cache rather than from memory. By default a run is one plane, one thread per cell
+// (longer runs were slower on an H200: docs/gpu.md).
 //
 // Even fused, a launch costs the host more than the GPU's work on a 2-D grid, so runs of
 // 2 × kChunkSteps steps are issued once and replayed (on a GPU: captured as a CUDA graph,
