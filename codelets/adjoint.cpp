@@ -45,6 +45,7 @@ void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 }
 
 void adjoint_cpu(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("adjoint")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cpu_typed(buffers, a, layout); });
@@ -69,6 +70,7 @@ void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
 }
 
 void adjoint_cuda(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("adjoint")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cuda_typed(buffers, a, layout); });

@@ -1,6 +1,7 @@
 #include "codelets/failure.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -11,6 +12,13 @@ namespace {
 std::mutex g_mutex;
 std::string g_message;
 std::atomic<bool> g_failed{false};
+std::atomic<int> g_busy{0};
+std::atomic<long long> g_last_end_ns{0};
+
+long long now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 }  // namespace
 
@@ -37,6 +45,14 @@ bool device_fault_requested(const char* task) {
 }
 
 bool failed() { return g_failed.load(); }
+
+Busy::Busy() { ++g_busy; }
+Busy::~Busy() {
+  g_last_end_ns.store(now_ns());
+  --g_busy;
+}
+
+bool idle_for(double seconds) { return g_busy.load() == 0 && double(now_ns() - g_last_end_ns.load()) >= seconds * 1e9; }
 
 std::string take_failure() {
   std::lock_guard<std::mutex> lock(g_mutex);

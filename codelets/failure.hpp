@@ -27,6 +27,18 @@ bool failed();
 /// leaves the GPU unusable), for the tests of that path on a machine with a GPU.
 bool device_fault_requested(const char* task);
 
+/// Held by every codelet while it runs: whether the workers are doing anything, for the
+/// run that waits on an allocation StarPU keeps retrying (src/host_memory.hpp).
+class Busy {
+ public:
+  Busy();
+  ~Busy();
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+};
+/// Whether no codelet runs now, nor has ended in the last `seconds`.
+bool idle_for(double seconds);
+
 /// The recorded failure, and clears it; empty when every task succeeded.
 std::string take_failure();
 

@@ -41,6 +41,7 @@ void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 }
 
 void forward_cpu(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("forward")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cpu_typed(buffers, a, layout); });
@@ -59,6 +60,7 @@ void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
 }
 
 void forward_cuda(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("forward")) return;
   codelets::with_shot_args(
       cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cuda_typed(buffers, a, layout); });

@@ -24,6 +24,7 @@ void image_cpu_typed(void* buffers[], int mode) {
 }
 
 void image_cpu(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("image")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
@@ -42,6 +43,7 @@ void reduce_cpu_typed(void* buffers[]) {
 }
 
 void reduce_cpu(void* buffers[], void*) {
+  const codelets::Busy busy;
   if (codelets::must_skip("reduce")) return;
   if (is_double(buffers[0]))
     reduce_cpu_typed<double>(buffers);
@@ -59,6 +61,7 @@ void image_cuda_typed(void* buffers[], int mode) {
 }
 
 void image_cuda(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("image")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
@@ -76,6 +79,7 @@ void reduce_cuda_typed(void* buffers[]) {
 }
 
 void reduce_cuda(void* buffers[], void*) {
+  const codelets::Busy busy;
   if (codelets::must_skip("reduce")) return;
   if (is_double(buffers[0]))
     reduce_cuda_typed<double>(buffers);

@@ -27,6 +27,7 @@ void misfit_cpu_typed(void* buffers[], int mode) {
 }
 
 void misfit_cpu(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("misfit")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
@@ -47,6 +48,7 @@ void misfit_cuda_typed(void* buffers[], int mode) {
 }
 
 void misfit_cuda(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
   if (codelets::must_skip("misfit")) return;
   int mode;
   starpu_codelet_unpack_args(cl_arg, &mode);

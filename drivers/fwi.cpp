@@ -152,15 +152,12 @@ int fwi(int argc, char** argv) {
   const int shown = s.nshots() / 2;
   // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
   const Survey shown_data = io::read_survey(data_path, true, [&](int k) { return k == shown; });
-  pictures.create();
   const Model& scale_model = f.true_model ? truth : initial;
   const double lo = scale_model.vmin(), hi = scale_model.vmax();
   auto field = [&](const std::vector<double>& v) {  // a 3-D model shows three slices through its middle
     return figures::Field{initial.nz, initial.ny, initial.nx, initial.dz, initial.dy,
                           initial.dx, initial.z0, initial.y0, initial.x0, std::vector<float>(v.begin(), v.end())};
   };
-  if (f.true_model) figures::plot_model(pictures.file("true.png"), field(truth.vp), "true model", lo, hi);
-  figures::plot_model(pictures.file("initial.png"), field(initial.vp), "initial model", lo, hi);
 
   Survey one;  // the middle shot, for its residual gather
   one.dim = s.dim;
@@ -178,7 +175,17 @@ int fwi(int argc, char** argv) {
   const double data_scale = figures::clip_amplitude(observed.values, 0.98);
   const std::vector<int> lines = s.receiver_lines(shown);  // 3-D: the receiver lines side by side
   const std::string shot_name = "shot " + std::to_string(shown);
-  figures::plot_gather(pictures.file("observed.png"), observed, s.dt, "observed data, " + shot_name, lines);
+  // The first pictures once a state exists: a run killed before it leaves none, so the same
+  // command runs again; one killed after it is continued with --resume, which replaces them.
+  bool first_drawn = false;
+  f.on_saved = [&] {
+    if (first_drawn) return;
+    first_drawn = true;
+    pictures.create();
+    if (f.true_model) figures::plot_model(pictures.file("true.png"), field(truth.vp), "true model", lo, hi);
+    figures::plot_model(pictures.file("initial.png"), field(initial.vp), "initial model", lo, hi);
+    figures::plot_gather(pictures.file("observed.png"), observed, s.dt, "observed data, " + shot_name, lines);
+  };
   auto figures_now = [&](const FwiProgress& p) {
     const std::string when =
         "iteration " + std::to_string(p.iteration) +

@@ -13,6 +13,7 @@
 #include "src/config.hpp"
 #include "src/error.hpp"
 #include "src/files.hpp"
+#include "src/host_memory.hpp"
 #include "src/runtime.hpp"
 #include "starwave_version.hpp"
 
@@ -41,7 +42,9 @@ int fail(const std::string& cmd, const std::string& message, int code, bool inpu
   if (input_error && starwave::mpi::rank() != 0) std::this_thread::sleep_for(std::chrono::seconds(1));
   // One write: under a launcher each piece of a line may travel on its own, and the MPI
   // library's abort notice could land between the rank's prefix and its message.
-  std::cerr << (starwave::mpi::prefix() + "starwave " + cmd + ": error: " + message + "\n") << std::flush;
+  std::cerr << (starwave::mpi::prefix() + "starwave " + starwave::printable(cmd) +
+                ": error: " + starwave::printable(message) + "\n")
+            << std::flush;
   if (starwave::mpi::size() > 1) starwave::mpi::abort_all(code);
   return code;
 }
@@ -57,7 +60,8 @@ void on_terminate() {
     } catch (...) {
     }
   }
-  std::cerr << (starwave::mpi::prefix() + "starwave: error: " + what + "\n") << std::flush;  // one write
+  std::cerr << (starwave::mpi::prefix() + starwave::error_prefix() + starwave::printable(what) + "\n")
+            << std::flush;  // one write
   starwave::mpi::abort_all(1);
 }
 
@@ -70,17 +74,21 @@ int main(int argc, char** argv) {
   }
   if (!std::strcmp(argv[1], "--version")) {
     if (argc > 2) {
-      std::cerr << "starwave --version: error: unexpected word '" << argv[2] << "'\n";
+      std::cerr << "starwave --version: error: unexpected word '" << starwave::printable(argv[2]) << "'\n";
       return 2;
     }
     std::cout << "starwave " << STARWAVE_COMMIT << "\n";
     return 0;
   }
   const std::string cmd = argv[1];
-  starwave::files::install_signal_handlers();  // temporaries and locks go with any signal
+  starwave::set_command(cmd);
+  starwave::host_memory::one_arena_under_address_limit();  // before any thread
+  starwave::files::install_signal_handlers();              // temporaries and locks go with any signal
+  starwave::files::name_failed_allocations();              // "out of memory" says what for
   try {
     starwave::mpi::start_if_launched();  // first: from here on any failure can end every rank
     if (starwave::mpi::size() > 1) std::set_terminate(on_terminate);
+    const starwave::files::InputPins pins;  // an input replaced or rewritten mid-run is refused
     if (cmd == "info") return starwave::commands::info(argc - 1, argv + 1);
     // Commands without shots are rank 0's alone (the others would write the same files).
     const bool single = cmd == "synth" || cmd == "survey" || cmd == "plot" || cmd == "import" || cmd == "export";
@@ -103,7 +111,15 @@ int main(int argc, char** argv) {
     const std::string where = e.path1().empty() ? "" : e.path1().string() + ": ";
     return fail(cmd, where + starwave::files::os_cause(e.code().value()), 1, false);
   } catch (const std::bad_alloc&) {
-    return fail(cmd, "out of memory (the run needs more than this machine has available)", 1, false);
+    std::string why = "out of memory";
+    try {  // what asked for it, and what bounds it: "out of memory reading d.h5: /data (…)"
+      const std::string use = starwave::files::out_of_memory_use();
+      const starwave::files::MemoryRoom room = starwave::files::memory_room();
+      why += (use.empty() ? std::string() : " reading " + use) + " (the run needs more than the " +
+             starwave::files::bytes_text(double(room.bytes)) + " " + room.bound + ")";
+    } catch (...) {
+    }
+    return fail(cmd, why, 1, false);
   } catch (const std::exception& e) {
     return fail(cmd, e.what(), 1, false);
   }

@@ -32,4 +32,17 @@ inline std::string number_text(double x) {
   return buf;
 }
 
+/// `text` as one printable line: control characters escaped (\n, \r, \t, \xNN; the
+/// C1 controls and U+2028/U+2029 as \uNNNN) and bytes that are not UTF-8 as \xNN, so a
+/// file name holding a newline keeps a message on one line and cannot forge another.
+std::string printable(const std::string& text);
+
+/// The command a run does ("gradient"), for messages said outside main's own catch (a
+/// device fault, a worker that cannot go on): error_prefix() is then "starwave gradient:
+/// error: ", before set_command "starwave: error: ".
+void set_command(const std::string& cmd);
+std::string error_prefix();
+/// "starwave CMD: note: ": what a run did for the user that they should know.
+std::string note_prefix();
+
 }  // namespace starwave

@@ -507,7 +507,8 @@ Folder::Folder(const std::string& dir, const std::string& option, const std::vec
   for (const std::string& name : names) {  // a user's own file is replaced only when asked
     const std::string p = (d / name).string();
     files::refuse_input_as_output(p, option, inputs);
-    if (fs::exists(p, ec) && !overwrite)
+    files::refuse_link(p, "remove it, or choose another " + option + " folder");
+    if (fs::exists(fs::symlink_status(p, ec)) && !overwrite)
       throw InputError(p + ": exists already; pass --overwrite to replace it, or choose another " + option + " folder");
   }
 }

@@ -20,6 +20,10 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <new>
+#include <sstream>
 
 #include "src/error.hpp"
 
@@ -133,9 +137,20 @@ void remove_stale_temporaries_of(const std::string& target) {
 Temporary::Temporary(const std::string& target) : target_(target) {
   static std::atomic<unsigned> serial{0};
   const fs::path t(target);
-  path_ = (fs::path(folder_of(t)) / (hidden_name(t.filename().string(), ".tmp.", kTemporaryTail) +
-                                     std::to_string(getpid()) + "." + std::to_string(serial++)))
-              .string();
+  // Created here, exclusively and not through a link: whatever waits under a name (a link
+  // planted where a temporary will be, a stale file) is passed over, never written.
+  for (int attempt = 0;; ++attempt) {
+    path_ = (fs::path(folder_of(t)) / (hidden_name(t.filename().string(), ".tmp.", kTemporaryTail) +
+                                       std::to_string(getpid()) + "." + std::to_string(serial++)))
+                .string();
+    const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      close(fd);
+      break;
+    }
+    if (errno != EEXIST || attempt == 1000)
+      throw RuntimeError(target + ": cannot create its temporary file " + path_ + ": " + os_cause(errno));
+  }
   track(path_);
 }
 
@@ -152,10 +167,59 @@ void Temporary::commit() {
   if (std::rename(path_.c_str(), target_.c_str()) != 0) {
     const int err = errno;
     discard();
-    throw InputError(target_ + ": cannot move the finished output into place: " + os_cause(err));
+    throw RuntimeError(target_ + ": cannot move the finished output into place: " + os_cause(err));
   }
+  unpin(target_);
   untrack(path_);
   live_ = false;
+}
+
+// ---- InputPins ---------------------------------------------------------------------------
+
+namespace {
+
+struct PinRegistry {
+  std::mutex lock;
+  std::map<std::string, struct stat> pins;  // by absolute, normalised path: the file as first read
+};
+std::atomic<PinRegistry*> g_pins{nullptr};
+
+std::string pin_key(const std::string& path) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(path, ec);
+  return (ec ? fs::path(path) : a).lexically_normal().string();
+}
+
+}  // namespace
+
+InputPins::InputPins() { g_pins.store(new PinRegistry); }
+
+InputPins::~InputPins() { delete g_pins.exchange(nullptr); }
+
+void require_unchanged(const std::string& path, int fd) {
+  PinRegistry* r = g_pins.load();
+  struct stat now {};
+  if (!r || fstat(fd, &now) != 0) return;
+  std::lock_guard<std::mutex> hold(r->lock);
+  const auto [it, first] = r->pins.emplace(pin_key(path), now);
+  if (first) return;
+  const struct stat& was = it->second;
+  if (now.st_dev != was.st_dev || now.st_ino != was.st_ino)
+    throw RuntimeError(path +
+                       ": replaced while this run was reading it (another file took its name); run again once "
+                       "the file is final");
+  if (now.st_size != was.st_size || now.st_mtim.tv_sec != was.st_mtim.tv_sec ||
+      now.st_mtim.tv_nsec != was.st_mtim.tv_nsec)
+    throw RuntimeError(path +
+                       ": changed while this run was reading it (rewritten in place: its size or modification "
+                       "time differs from its first reading); run again once the file is final");
+}
+
+void unpin(const std::string& path) {
+  PinRegistry* r = g_pins.load();
+  if (!r) return;
+  std::lock_guard<std::mutex> hold(r->lock);
+  r->pins.erase(pin_key(path));
 }
 
 // ---- OutputClaim ------------------------------------------------------------------------
@@ -218,6 +282,34 @@ void refuse_input_as_output(const std::string& path, const std::string& option,
   }
 }
 
+namespace {
+
+/// Whether `path` is a symbolic link (dangling or not); `to` is where it points.
+bool is_link(const std::string& path, std::string& to) {
+  std::error_code ec;
+  if (!fs::is_symlink(fs::symlink_status(path, ec))) return false;
+  to = fs::read_symlink(path, ec).string();
+  return true;
+}
+
+/// A lock file's pid as the file says it, digits only (the file may be anyone's).
+std::string pid_in(int fd) {
+  char buf[32] = {};
+  const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  std::string who;
+  for (ssize_t i = 0; i < n && std::isdigit(static_cast<unsigned char>(buf[i])); ++i) who += buf[i];
+  return who;
+}
+
+}  // namespace
+
+void refuse_link(const std::string& path, const std::string& advice) {
+  std::string to;
+  if (is_link(path, to))
+    throw InputError(path + ": is a symbolic link (to " + to + "); starwave neither writes through a link nor " +
+                     "replaces one: " + advice);
+}
+
 OutputClaim::OutputClaim(const std::string& path, const std::string& option, bool overwrite,
                          const std::vector<std::string>& inputs, bool lock) {
   if (path.empty()) throw InputError(option + ": an output file name is required");
@@ -231,30 +323,45 @@ OutputClaim::OutputClaim(const std::string& path, const std::string& option, boo
   if (target.filename().string().size() > most)  // else it would fail at the rename, after the work
     throw InputError(path + ": a file name of " + std::to_string(target.filename().string().size()) +
                      " bytes; this file system allows " + std::to_string(most));
-  if (fs::is_directory(target, ec)) throw InputError(path + ": is a folder; " + option + " needs a file name");
-  if (fs::exists(target, ec) && !fs::is_regular_file(target, ec))  // /dev/null, a pipe, a socket
+  refuse_input_as_output(path, option, inputs);  // a link to an input is named as that, first
+  refuse_link(path, "give " + option + " the file's own name");
+  const fs::file_status st = fs::symlink_status(target, ec);
+  if (fs::is_directory(st)) throw InputError(path + ": is a folder; " + option + " needs a file name");
+  if (fs::exists(st) && !fs::is_regular_file(st))  // /dev/null, a pipe, a socket
     throw InputError(path + ": is not a regular file; " + option + " needs a file name");
-  refuse_input_as_output(path, option, inputs);
+  // Refuse first, then claim: a run that will be refused touches nothing, its lock included.
+  const std::string exists_already = path + ": exists already; pass --overwrite to replace it";
+  if (fs::exists(st) && !overwrite) throw InputError(exists_already);
   if (lock) {
-    const std::string lock_path = (fs::path(dir) / hidden_name(target.filename().string(), ".lock", 0)).string();
+    const std::string lock_path = (target.parent_path() / hidden_name(target.filename().string(), ".lock", 0)).string();
+    // The lock is a plain file of its own: never a link (whose target the pid would
+    // overwrite), a second name of another file, a device or a pipe.
+    auto not_a_lock = [&](const std::string& what) {
+      return InputError(path + ": its lock file " + lock_path + " is " + what +
+                        ", not a lock starwave made; remove it and run again");
+    };
     for (;;) {
-      const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      std::string to;
+      if (is_link(lock_path, to)) throw not_a_lock("a symbolic link (to " + to + ")");
+      struct stat named {};
+      if (lstat(lock_path.c_str(), &named) == 0 && !S_ISREG(named.st_mode)) throw not_a_lock("not a regular file");
+      const int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+      if (fd < 0 && errno == ELOOP) throw not_a_lock("a symbolic link");
       if (fd < 0) throw InputError(path + ": cannot create its lock file " + lock_path + ": " + os_cause(errno));
-      if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        char pid[32] = {};
-        const ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+      struct stat held {};
+      if (fstat(fd, &held) != 0 || !S_ISREG(held.st_mode) || held.st_nlink != 1) {
         close(fd);
-        std::string who = n > 0 ? std::string(pid, std::size_t(n)) : std::string();
-        while (!who.empty() && (who.back() == '\n' || who.back() == ' ')) who.pop_back();
+        throw not_a_lock(S_ISREG(held.st_mode) ? "another name of a file (a hard link)" : "not a regular file");
+      }
+      if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const std::string who = pid_in(fd);
+        close(fd);
         throw InputError(path + ": another starwave run" + (who.empty() ? "" : " (pid " + who + ")") +
                          " is writing it; wait for that run to end or choose another " + option);
       }
       // The holder may have removed the lock file between our open and flock: the lock
       // counts only on the file that is still under that name.
-      struct stat held {
-      }, named{};
-      if (fstat(fd, &held) == 0 && stat(lock_path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
-          held.st_ino == named.st_ino) {
+      if (lstat(lock_path.c_str(), &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
         fd_ = fd;
         lock_path_ = lock_path;
         break;
@@ -262,6 +369,11 @@ OutputClaim::OutputClaim(const std::string& path, const std::string& option, boo
       close(fd);
     }
     track(lock_path_);
+    // Another run may have finished this output between the check above and the lock.
+    if (fs::exists(fs::symlink_status(target, ec)) && !overwrite) {
+      release();
+      throw InputError(exists_already);
+    }
     remove_stale_temporaries(dir, target.filename().string());
     const std::string pid = std::to_string(getpid()) + "\n";
     if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
@@ -269,10 +381,6 @@ OutputClaim::OutputClaim(const std::string& path, const std::string& option, boo
       release();
       throw InputError(path + ": cannot write its lock file " + lock_path + ": " + os_cause(err));
     }
-  }
-  if (fs::exists(target, ec) && !overwrite) {
-    release();
-    throw InputError(path + ": exists already; pass --overwrite to replace it");
   }
 }
 
@@ -304,16 +412,131 @@ void OutputClaim::release() noexcept {
 
 // ---- sizes ------------------------------------------------------------------------------
 
-std::uint64_t available_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : std::numeric_limits<std::uint64_t>::max();
+namespace {
+
+/// The value of `key` ("MemAvailable:", "VmSize:") in a /proc file of "key value kB" lines,
+/// in bytes; `found` false when absent.
+std::uint64_t proc_kib(const char* file, const std::string& key, bool& found) {
+  std::ifstream in(file);
+  std::string line;
+  found = false;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) {
+      found = true;
+      return std::strtoull(line.c_str() + key.size(), nullptr, 10) * 1024;
+    }
+  return 0;
 }
+
+/// The first whole number in file `path` ("max" and a missing file: none).
+bool read_number(const std::string& path, std::uint64_t& value) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word) || word.empty() || !std::isdigit(static_cast<unsigned char>(word[0]))) return false;
+  value = std::strtoull(word.c_str(), nullptr, 10);
+  return true;
+}
+
+/// `key`'s value in a memory.stat file (0 when absent).
+std::uint64_t stat_value(const std::string& path, const std::string& key) {
+  std::ifstream in(path);
+  std::string k;
+  std::uint64_t v = 0;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return 0;
+}
+
+std::string limit_text(std::uint64_t bytes) { return bytes_text(double(bytes)); }
+
+}  // namespace
+
+CgroupRoom cgroup_room(const std::string& proc_self_cgroup, const std::string& v2_root, const std::string& v1_root) {
+  CgroupRoom best;
+  std::istringstream lines(proc_self_cgroup);
+  for (std::string line; std::getline(lines, line);) {
+    // "0::/path" (v2) or "N:controller,list:/path" (v1, the memory controller's line)
+    const std::size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1);
+    const bool v2 = controllers.empty();
+    bool memory = false;
+    std::istringstream list(controllers);
+    for (std::string c; std::getline(list, c, ',');) memory = memory || c == "memory";
+    if (!v2 && !memory) continue;
+    const std::string root = v2 ? v2_root : v1_root;
+    if (root.empty()) continue;
+    const char* limit_file = v2 ? "memory.max" : "memory.limit_in_bytes";
+    const char* usage_file = v2 ? "memory.current" : "memory.usage_in_bytes";
+    const char* inactive = v2 ? "inactive_file" : "total_inactive_file";
+    // The group and each group above it (a parent's limit binds too); in a container the
+    // path may name groups above its own root, which then stands for them.
+    fs::path group = fs::path(root) / fs::path(line.substr(b + 1)).relative_path();
+    for (;;) {
+      std::uint64_t limit = 0, used = 0;
+      std::error_code ec;
+      if (fs::is_directory(group, ec) && read_number((group / limit_file).string(), limit) &&
+          limit < (std::uint64_t(1) << 62) && read_number((group / usage_file).string(), used)) {
+        const std::uint64_t reclaimable = stat_value((group / "memory.stat").string(), inactive);
+        const std::uint64_t held = used > reclaimable ? used - reclaimable : 0;
+        const std::uint64_t room = limit > held ? limit - held : 0;
+        if (!best.limited || room < best.room) best = {true, room, limit};
+      }
+      if (group == fs::path(root) || !group.has_parent_path() || group.parent_path() == group) break;
+      const std::string g = group.string();
+      if (g.size() <= root.size()) break;
+      group = group.parent_path();
+    }
+  }
+  return best;
+}
+
+MemoryRoom address_room() {
+  MemoryRoom r{std::numeric_limits<std::uint64_t>::max(), "no address-space limit"};
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    bool found = false;
+    const std::uint64_t mapped = proc_kib("/proc/self/status", "VmSize:", found);
+    r = {lim.rlim_cur > mapped ? lim.rlim_cur - mapped : 0,
+         "this process's address-space limit (ulimit -v) of " + limit_text(lim.rlim_cur) + " leaves"};
+  }
+  return r;
+}
+
+MemoryRoom memory_room() {
+  MemoryRoom r;
+  bool found = false;
+  r.bytes = proc_kib("/proc/meminfo", "MemAvailable:", found);
+  if (!found) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    r.bytes =
+        pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : std::numeric_limits<std::uint64_t>::max();
+  }
+  r.bound = "this machine has available";
+  auto tighter = [&r](std::uint64_t bytes, const std::string& bound) {
+    if (bytes < r.bytes) r = {bytes, bound};
+  };
+  {
+    std::ifstream in("/proc/self/cgroup");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::error_code ec;
+    const std::string v2 = fs::exists("/sys/fs/cgroup/cgroup.controllers", ec) ? "/sys/fs/cgroup" : "";
+    const CgroupRoom c = cgroup_room(text.str(), v2, "/sys/fs/cgroup/memory");
+    if (c.limited) tighter(c.room, "its memory cgroup's limit of " + limit_text(c.limit) + " leaves");
+  }
+  // The limits of this process: what it maps already counts against them.
+  if (const MemoryRoom a = address_room(); a.bytes < r.bytes) r = a;
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_DATA, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    const std::uint64_t data = proc_kib("/proc/self/status", "VmData:", found);
+    tighter(lim.rlim_cur > data ? lim.rlim_cur - data : 0,
+            "this process's data limit (ulimit -d) of " + limit_text(lim.rlim_cur) + " leaves");
+  }
+  return r;
+}
+
+std::uint64_t available_memory() { return memory_room().bytes; }
 
 std::string bytes_text(double bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -327,14 +550,40 @@ std::string bytes_text(double bytes) {
   return buf;
 }
 
+namespace {
+
+thread_local std::vector<std::string> t_uses;  // innermost last
+char g_failed_use[1024];                       // written by the new-handler, without allocating
+std::atomic<bool> g_failed_named{false};
+
+void on_failed_allocation() {
+  if (!t_uses.empty() && !g_failed_named.exchange(true)) {
+    const std::string& use = t_uses.back();
+    const std::size_t n = std::min(use.size(), sizeof g_failed_use - 1);
+    std::memcpy(g_failed_use, use.data(), n);
+    g_failed_use[n] = '\0';
+  }
+  throw std::bad_alloc();
+}
+
+}  // namespace
+
+MemoryUse::MemoryUse(std::string what) { t_uses.push_back(std::move(what)); }
+MemoryUse::~MemoryUse() { t_uses.pop_back(); }
+
+void name_failed_allocations() { std::set_new_handler(on_failed_allocation); }
+
+std::string out_of_memory_use() { return g_failed_named.load() ? std::string(g_failed_use) : std::string(); }
+
 void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std::string& what) {
   const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
   if (element_bytes != 0 && count > limit / element_bytes)
     throw InputError(what + ": " + std::to_string(count) + " values is more than any machine can hold");
-  const std::uint64_t bytes = count * element_bytes, have = available_memory();
-  if (bytes > have)
+  const std::uint64_t bytes = count * element_bytes;
+  const MemoryRoom have = memory_room();
+  if (bytes > have.bytes)
     throw InputError(what + ": needs " + bytes_text(double(bytes)) + " of memory, more than the " +
-                     bytes_text(double(have)) + " this machine has available");
+                     bytes_text(double(have.bytes)) + " " + have.bound);
 }
 
 void require_disk(const std::string& path, std::uint64_t bytes, const std::string& what) {

@@ -40,7 +40,8 @@ void remove_tracked() noexcept;
 /// (`.NAME.tmp.PID.N` whose process is gone).
 void remove_stale_temporaries_of(const std::string& target);
 
-/// A temporary file beside `target` (a hidden name with the process id), removed by the
+/// A temporary file beside `target` (a hidden name with the process id), created empty and
+/// exclusively (never through a link, never over an existing file), removed by the
 /// destructor unless commit() renamed it over `target`.
 class Temporary {
  public:
@@ -81,6 +82,24 @@ class OutputClaim {
   int fd_ = -1;
 };
 
+/// Every read of an input in a run reads the file its first read did. While an InputPins
+/// lives (main makes one per run), the first read of a path records the file (device,
+/// inode, size, modification time) and each later read checks it: a file renamed over
+/// the input meanwhile (as `model --overwrite` does) or rewritten in place is refused with
+/// RuntimeError "PATH: replaced (changed) while this run was reading it" — never a mixture
+/// of two files. Without an InputPins (library use, unit tests) nothing is checked.
+class InputPins {
+ public:
+  InputPins();
+  ~InputPins();
+  InputPins(const InputPins&) = delete;
+  InputPins& operator=(const InputPins&) = delete;
+};
+/// Records (first read) or checks (later reads) `path`, open for reading as `fd`.
+void require_unchanged(const std::string& path, int fd);
+/// Forgets `path` (this run replaced the file: later reads see its new content).
+void unpin(const std::string& path);
+
 /// What a command writes under its --out name.
 enum class Format { kHdf5, kSegy, kPng };
 
@@ -93,12 +112,51 @@ void refuse_other_format_name(const std::string& path, const std::string& option
 /// Whether `path`'s extension (any case) is one of format `f`'s (`.h5`, `.SGY`, …).
 bool named_as(const std::string& path, Format f);
 
+/// Refuses (InputError naming `path`, then `advice`: what to do instead) an output that is a
+/// symbolic link, dangling or not: a run neither writes through a link nor replaces one.
+void refuse_link(const std::string& path, const std::string& advice);
+
 /// Refuses (InputError) `path` when it is the same file as one of `inputs`.
 void refuse_input_as_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
 
-/// Bytes of memory the machine can give this process now (MemAvailable, or the physical
-/// memory where /proc/meminfo is missing).
+/// What this process may still allocate, and what bounds it: the least of the machine's
+/// MemAvailable (the physical memory where /proc/meminfo is missing), its memory cgroup's
+/// limit less what the cgroup holds (v1 or v2, the group's and every group's above it;
+/// reclaimable page cache not counted as held), the address-space limit (ulimit -v) less
+/// what the process maps, and the data limit (ulimit -d) less its data.
+struct MemoryRoom {
+  std::uint64_t bytes = 0;
+  std::string bound;  // for messages, after the bytes: "this machine has available", "… (ulimit -v) of 1 GiB leaves"
+};
+MemoryRoom memory_room();
+/// The address-space limit's part alone (bytes: the most a uint64 holds when unlimited).
+MemoryRoom address_room();
+/// memory_room().bytes.
 std::uint64_t available_memory();
+
+/// A memory cgroup's room, from /proc/self/cgroup's text and the mount points of the
+/// unified (v2) and memory (v1) hierarchies ("" where absent): memory_room's part, apart
+/// for the tests.
+struct CgroupRoom {
+  bool limited = false;
+  std::uint64_t room = 0, limit = 0;
+};
+CgroupRoom cgroup_room(const std::string& proc_self_cgroup, const std::string& v2_root, const std::string& v1_root);
+
+/// Names what this thread's allocations are for while it lives ("d.h5: /data"): should
+/// one fail (std::bad_alloc), out_of_memory_use() says what asked for the memory.
+class MemoryUse {
+ public:
+  explicit MemoryUse(std::string what);
+  ~MemoryUse();
+  MemoryUse(const MemoryUse&) = delete;
+  MemoryUse& operator=(const MemoryUse&) = delete;
+};
+/// Installs the new-handler that notes the innermost MemoryUse of a failed allocation
+/// (then throws std::bad_alloc as usual). Called once, in main.
+void name_failed_allocations();
+/// What the last failed allocation was for ("" when unnamed).
+std::string out_of_memory_use();
 
 /// Refuses (InputError) an allocation of `count` elements of `element_bytes` each that
 /// overflows or exceeds the available memory. `what` names the file and dataset (or

@@ -1,12 +1,15 @@
 #include "src/host_memory.hpp"
 
+#include <malloc.h>
 #include <starpu.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +22,25 @@ namespace starwave::host_memory {
 namespace {
 
 std::atomic<bool> pinning{false};
+
+Stuck g_stuck;
+std::atomic<long long> g_failing_since_ns{0};  // 0: the last allocation succeeded
+std::atomic<bool> g_gave_up{false};
+
+long long steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// After a failed allocation: gives up once allocations have failed for g_stuck.seconds
+/// while nothing ran.
+void note_failure(std::size_t size) {
+  const long long now = steady_ns();
+  long long since = 0;
+  if (g_failing_since_ns.compare_exchange_strong(since, now) || !g_stuck.give_up || !g_stuck.idle) return;
+  if (double(now - since) < g_stuck.seconds * 1e9 || !g_stuck.idle(g_stuck.seconds)) return;
+  if (!g_gave_up.exchange(true)) g_stuck.give_up(size);
+}
 
 /// The process's pool, never destroyed: StarPU may free buffers while the process exits.
 MappingPool& pool() {
@@ -176,7 +198,12 @@ int allocate(unsigned /*node*/, void** a, std::size_t size, int flags) {
   } catch (...) {
     *a = nullptr;
   }
-  return *a ? 0 : -ENOMEM;
+  if (*a) {
+    g_failing_since_ns.store(0, std::memory_order_relaxed);
+    return 0;
+  }
+  note_failure(size);
+  return -ENOMEM;
 }
 
 int release(unsigned /*node*/, void* a, std::size_t /*size*/, int /*flags*/) {
@@ -188,5 +215,12 @@ int release(unsigned /*node*/, void* a, std::size_t /*size*/, int /*flags*/) {
 }
 
 void install() { starpu_malloc_set_hooks(allocate, release); }
+
+void on_stuck(const Stuck& s) { g_stuck = s; }
+
+void one_arena_under_address_limit() {
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) mallopt(M_ARENA_MAX, 1);
+}
 
 }  // namespace starwave::host_memory

@@ -86,7 +86,24 @@ void set_pinning(bool cuda_workers);
 /// Unmaps the process pool's kept mappings (Runtime's end).
 void trim();
 
+/// StarPU retries an allocation that fails for ever: a worker spins, the run waits. When
+/// allocate() has failed for `seconds` with no success in between and `idle(seconds)`
+/// says no task ran meanwhile (nothing will free memory), `give_up(bytes)` is called once:
+/// it ends the run with its message. Set by Runtime; none by default.
+struct Stuck {
+  double seconds = 20;
+  bool (*idle)(double seconds) = nullptr;
+  void (*give_up)(std::size_t bytes) = nullptr;
+};
+void on_stuck(const Stuck& s);
+
 /// Hands allocate/release to StarPU (before starpu_init).
 void install();
+
+/// Under an address-space limit (ulimit -v), one malloc arena for every thread: glibc
+/// otherwise reserves 64 MiB of address space for each thread's own arena as the thread
+/// first allocates, at any time, so that what the memory plan measured would not hold.
+/// Called first in main, before any thread exists.
+void one_arena_under_address_limit();
 
 }  // namespace starwave::host_memory

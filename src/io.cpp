@@ -129,6 +129,9 @@ Hid open_file(const std::string& path) {
                        "`starwave import --velocity` (a model)");
     throw InputError(path + ": not an HDF5 file, or unreadable");
   }
+  // The file HDF5 opened is the one this run read before (files::InputPins).
+  int* fd = nullptr;
+  if (H5Fget_vfd_handle(f, H5P_DEFAULT, reinterpret_cast<void**>(&fd)) >= 0 && fd) files::require_unchanged(path, *fd);
   return f;
 }
 
@@ -196,6 +199,7 @@ std::vector<double> read_dataset(hid_t file, const std::string& path, const std:
   if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
     throw InputError(path + ": dataset " + name + " is not numeric");
   const hsize_t n = count_of(dims);
+  const files::MemoryUse use(path + ": " + name);
   files::require_memory(n, sizeof(double), path + ": " + name + " of shape " + shape_text(dims));
   std::vector<double> v(n);
   if (n > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
@@ -515,6 +519,7 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
     std::vector<int> shots;
     for (int k = 0; k < int(ns); ++k)
       if (!load_shot || load_shot(k)) shots.push_back(k);
+    const files::MemoryUse use(path + ": /data");
     files::require_memory(
         count_of({hsize_t(shots.size()), want[1], want[2]}), sizeof(float),
         path + ": /data of shape " + shape_text(want) + " (" + std::to_string(shots.size()) + " shots read)");
@@ -775,6 +780,7 @@ Array2D read_slice(const std::string& path, const std::string& dataset, int inde
   if (layered && (index < 0 || hsize_t(index) >= dims[0]))
     throw InputError(path + ": index " + std::to_string(index) + " is outside " + dataset + " of shape " +
                      shape_text(dims));
+  const files::MemoryUse use(path + ": " + dataset);
   files::require_memory(count_of({rows, cols}), sizeof(float) + 3 * 4,  // the values and their picture
                         path + ": " + dataset + " of shape " + shape_text(dims));
   Array2D a;

@@ -18,13 +18,16 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "codelets/distribution.hpp"
+#include "codelets/failure.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "src/error.hpp"
 #include "src/files.hpp"
 #include "src/host_memory.hpp"
+#include "src/starpu_home.hpp"
 
 namespace starwave {
 namespace {
@@ -110,8 +113,8 @@ constexpr const char* kStarpuNumbers[] = {
 
 /// Refuses, in one line naming the variable, the environment StarPU would abort on (after
 /// a run had claimed its output): a number variable that is not a whole number ≥ 0, a
-/// worker binding list without one number, a scheduler it does not have, and a home
-/// where it cannot keep its performance models.
+/// worker binding list without one number, a scheduler it does not have. (Its home:
+/// starpu_home::prepare.)
 void check_starpu_environment() {
   auto whole = [](const char* v) {  // what strtol reads whole and StarPU takes: [space][+]digits
     char* end = nullptr;
@@ -144,19 +147,6 @@ void check_starpu_environment() {
       throw InputError(std::string("environment: STARPU_SCHED='") + v + "' is not a StarPU scheduler (" + known +
                        ", modular-…)");
   }
-  // StarPU's home for its performance models: XDG_CACHE_HOME, else STARPU_HOME, else HOME.
-  for (const char* var : {"XDG_CACHE_HOME", "STARPU_HOME", "HOME"})
-    if (const char* v = std::getenv(var)) {
-      const std::filesystem::path dir = std::filesystem::path(v) / ".starpu";
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-      if (ec || !std::filesystem::is_directory(dir) || access(dir.c_str(), W_OK) != 0)
-        throw InputError(std::string("environment: ") + var + "='" + v +
-                         "': StarPU cannot keep its performance models in " + dir.string() +
-                         (ec ? " (" + ec.message() + ")" : std::string(" (not a writable folder)")) +
-                         "; set STARPU_HOME to a folder it may write");
-      break;
-    }
 }
 
 #ifdef STARWAVE_USE_MPI
@@ -253,8 +243,9 @@ namespace {
 void on_fatal_cuda_error(const char* where, const char* message) {
   std::string what = where ? where : "StarPU's CUDA driver";
   if (what.rfind("starwave_", 0) == 0) what = what.substr(9) + " task";  // a codelet's perf-model symbol
-  std::fprintf(stderr, "%sstarwave: error: CUDA error in %s, on the device: %s\n", mpi::prefix().c_str(), what.c_str(),
-               message ? message : "unknown error");
+  const std::string line = mpi::prefix() + error_prefix() + "CUDA error in " + printable(what) +
+                           ", on the device: " + printable(message ? message : "unknown error") + "\n";
+  std::fputs(line.c_str(), stderr);
   mpi::abort_all(1);
 }
 #endif
@@ -272,6 +263,61 @@ int workers_per_gpu(const RuntimeOptions& o) {
   if (ngpus <= 0) return kDefaultWorkersPerGpu;
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   return int(std::clamp<long>(cores / (2L * ngpus), 1L, long(kDefaultWorkersPerGpu)));
+}
+
+/// How long allocations may fail, with no task running, before the run gives up.
+constexpr double kStuckSeconds = 20;
+
+/// StarPU retries a buffer it cannot allocate for ever; with no task running nothing will
+/// free memory, so the run ends here with one line (host_memory::on_stuck).
+void give_up_on_memory(std::size_t bytes) {
+  const files::MemoryRoom room = files::memory_room();
+  const std::string line = mpi::prefix() + error_prefix() + "out of memory: a task's buffer of " +
+                           files::bytes_text(double(bytes)) + " could not be allocated for " +
+                           number_text(kStuckSeconds) + " s while no task ran, within the " +
+                           files::bytes_text(double(room.bytes)) + " " + room.bound +
+                           "; raise the limit, or run fewer shots at once (STARPU_NCPU)\n";
+  std::fputs(line.c_str(), stderr);
+  mpi::abort_all(1);
+}
+
+/// StarPU starts a thread per worker (a CUDA worker's driver too) and aborts when one
+/// cannot start. Each thread reserves a stack of `ulimit -s` in the address space: under
+/// `ulimit -v` the room left must hold them, or the run is refused before StarPU starts.
+void require_room_for_threads(int threads) {
+  struct rlimit as {
+  }, stack{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
+  // glibc's thread stacks: ulimit -s, or 2 MiB when it is unlimited; plus a guard page.
+  std::uint64_t each = 2u << 20;
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY) each = stack.rlim_cur;
+  each += 4096;
+  // What StarPU maps besides the stacks as it starts (measured: ~40 MiB for its tables,
+  // its perf-model files and the libraries it loads late), with a margin.
+  constexpr std::uint64_t kStarpuStart = std::uint64_t(96) << 20;
+  const std::uint64_t need = std::uint64_t(threads) * each + kStarpuStart;
+  const files::MemoryRoom room = files::address_room();
+  if (room.bytes >= need) return;
+  throw InputError("StarPU's " + std::to_string(threads) + " threads need about " + files::bytes_text(double(need)) +
+                   " of address space to start (a stack of " + files::bytes_text(double(each - 4096)) +
+                   " each, ulimit -s), more than the " + files::bytes_text(double(room.bytes)) + " " + room.bound +
+                   ": raise the limit, or start fewer workers (STARPU_NCPU)");
+}
+
+/// The threads StarPU will start for `conf`: a CPU worker per core unless told, and each
+/// CUDA worker with its driver thread.
+int threads_to_start(const struct starpu_conf& conf, int per_gpu) {
+  long cpus = conf.ncpus;
+  if (cpus < 0) {
+    const char* v = std::getenv("STARPU_NCPU");
+    cpus = v && *v ? std::atol(v) : sysconf(_SC_NPROCESSORS_ONLN);
+  }
+  int gpus = 0;
+#ifdef STARWAVE_USE_CUDA
+  if (conf.ncuda != 0 && cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  if (conf.ncuda > 0) gpus = std::min(gpus, conf.ncuda);
+#endif
+  return int(std::max(1L, cpus)) + 2 * gpus * per_gpu + 2;  // + StarPU's own and the MPI progress thread
 }
 
 }  // namespace
@@ -358,6 +404,12 @@ Runtime::Runtime(const RuntimeOptions& o) {
   // or the one STARWAVE_CPU_ISA names.
   if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) throw InputError(why);
   check_starpu_environment();
+  int gpus = 0;  // as StarPU counts them for its bus files: every device, whatever ncuda
+#ifdef STARWAVE_USE_CUDA
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+#endif
+  for (const std::string& note : starpu_home::prepare(gpus))
+    std::fputs((mpi::prefix() + note_prefix() + printable(note) + "\n").c_str(), stderr);
   struct starpu_conf conf;
   if (starpu_conf_init(&conf) != 0) throw RuntimeError("StarPU: starpu_conf_init failed");
   if (o.ncpus >= 0) conf.ncpus = o.ncpus;
@@ -382,6 +434,8 @@ Runtime::Runtime(const RuntimeOptions& o) {
   // from other nodes): 64-byte aligned like ours, the large ones on huge pages
   // (src/host_memory.hpp).
   host_memory::install();
+  host_memory::on_stuck({kStuckSeconds, codelets::idle_for, give_up_on_memory});
+  require_room_for_threads(threads_to_start(conf, per_gpu));
 #ifdef STARWAVE_USE_MPI
   if (launched_ranks() > 1) {
     ensure_mpi();

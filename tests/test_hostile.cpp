@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -246,7 +247,8 @@ class Hostile : public ::testing::Test {
     std::ofstream(base_ / "mine" / "current.png") << "my own picture";
   }
   static void TearDownTestSuite() {
-    for (const char* name : {"full", "signals", "two-runs", "failed-fwi", "environment"})
+    for (const char* name : {"full", "signals", "two-runs", "failed-fwi", "environment", "links", "killed-fwi",
+                             "address-space", "names", "starpu-home"})
       fs::remove_all(base_.string() + "-" + name);
     fs::remove_all(base_);
   }
@@ -692,6 +694,201 @@ TEST_F(Hostile, ASecondRunOnTheSameOutputIsRefusedWhileTheFirstOwnsIt) {
   EXPECT_FALSE(fs::exists(dir / ".inv.h5.lock")) << "the lock goes with its run";
   // Once the first has ended, the output is free again (and exists: --overwrite is asked).
   EXPECT_EQ(run_in(dir, "fwi --quiet --model init.h5 --data d.h5 --out inv.h5 --iterations 1 --overwrite").status, 0);
+}
+
+TEST_F(Hostile, NothingARunCreatesOrReplacesFollowsALink) {
+  // A lock, an output or a picture that is a symbolic link, a second name of another file
+  // (a hard link) or a pipe is refused before anything is written: the file it leads to
+  // (here a user's own, or the run's own model) keeps its bytes.
+  const fs::path dir = scratch("links");
+  for (const char* f : {"vp.h5", "s.h5", "init.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  std::ofstream(dir / "precious.txt") << "a user's own words";
+  const std::string model = "model --model vp.h5 --survey s.h5 --out out.h5";
+  auto lock_case = [&](const std::function<void()>& plant, const std::string& mention) {
+    plant();
+    expect_refusal(dir, model, mention);
+    expect_refusal(dir, model + " --overwrite", mention);
+    fs::remove(dir / ".out.h5.lock");
+  };
+  lock_case([&] { fs::create_symlink("precious.txt", dir / ".out.h5.lock"); },
+            "out.h5: its lock file .out.h5.lock is a symbolic link (to precious.txt)");
+  lock_case([&] { fs::create_symlink("vp.h5", dir / ".out.h5.lock"); }, "is a symbolic link (to vp.h5)");
+  lock_case([&] { fs::create_symlink("nowhere", dir / ".out.h5.lock"); }, "is a symbolic link (to nowhere)");
+  lock_case([&] { fs::create_hard_link(dir / "precious.txt", dir / ".out.h5.lock"); }, "(a hard link)");
+  lock_case([&] { ASSERT_EQ(mkfifo((dir / ".out.h5.lock").c_str(), 0644), 0); }, "is not a regular file");
+  // An output that exists is refused before its lock is touched: the planted link is
+  // refused either way, and the file it leads to is never truncated.
+  std::ofstream(dir / "out.h5") << "an earlier result";
+  fs::create_symlink("vp.h5", dir / ".out.h5.lock");
+  expect_refusal(dir, model, "out.h5: exists already");
+  fs::remove(dir / ".out.h5.lock");
+  fs::remove(dir / "out.h5");
+  // --out naming a link, dangling or not: neither written through nor replaced.
+  fs::create_symlink("nowhere.h5", dir / "dangling.h5");
+  fs::create_symlink("precious.txt", dir / "mine.h5");
+  for (const char* out : {"dangling.h5", "mine.h5"})
+    for (const char* flag : {"", " --overwrite"}) {
+      expect_refusal(dir, std::string("model --model vp.h5 --survey s.h5 --out ") + out + flag,
+                     std::string(out) + ": is a symbolic link");
+      expect_refusal(dir, std::string("synth --kind layered --nz 20 --nx 20 --out ") + out + flag,
+                     std::string(out) + ": is a symbolic link");
+    }
+  EXPECT_FALSE(fs::exists(dir / "nowhere.h5"));
+  // A picture fwi would draw, planted as a link in its folder.
+  fs::create_directories(dir / "figs");
+  fs::create_symlink("../precious.txt", dir / "figs" / "current.png");
+  for (const char* flag : {"", " --overwrite"})
+    expect_refusal(dir,
+                   std::string("fwi --model init.h5 --data d.h5 --out inv.h5 --iterations 1 --figures figs") + flag,
+                   "figs/current.png: is a symbolic link (to ../precious.txt)");
+}
+
+#if !defined(__SANITIZE_ADDRESS__)  // ASan reserves terabytes of address space: no ulimit -v
+TEST_F(Hostile, AnAddressSpaceLimitIsMeasuredAndRefusedInOneLine) {
+  // Under `ulimit -v` the memory plan counts the address space left, and a limit that
+  // cannot hold StarPU's threads is refused before StarPU starts (it would abort there,
+  // leaving the lock), never a run that waits for ever on an allocation.
+  const fs::path dir = scratch("address-space");
+  for (const char* f : {"vp.h5", "d.h5", "s.h5"}) fs::copy_file(base_ / f, dir / f);
+  const std::string limit = "ulimit -v 150000;";
+  expect_refusal(dir, "gradient --model vp.h5 --data d.h5 --out g.h5", "this process's address-space limit (ulimit -v)",
+                 2, limit);
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out m.h5", "this process's address-space limit (ulimit -v)",
+                 2, limit);
+  // Room for StarPU, none for the whole wavefield of a shot (926 MiB kept whole).
+  ASSERT_EQ(run_in(dir, "synth --quiet --kind layered --nz 200 --nx 400 --spacing 10 --out big.h5").status, 0);
+  ASSERT_EQ(run_in(dir, "survey --quiet --model big.h5 --nshots 1 --t-max 2 --out bs.h5").status, 0);
+  ASSERT_EQ(run_in(dir, "model --quiet --model big.h5 --survey bs.h5 --out bd.h5").status, 0);
+  expect_refusal(dir, "gradient --model big.h5 --data bd.h5 --out g.h5 --storage full", "more than the", 2,
+                 "ulimit -v 800000;");
+  // Room enough: the run goes through.
+  EXPECT_EQ(run_in(dir, "gradient --quiet --model vp.h5 --data d.h5 --out g.h5", "ulimit -v 1500000;").status, 0);
+}
+#endif
+
+TEST_F(Hostile, ANameHoldingControlCharactersIsSaidEscapedOnOneLine) {
+  // A refusal stays one line whatever the names it quotes hold: a newline, a carriage
+  // return, a terminal escape.
+  const fs::path dir = scratch("names");
+  for (const char* f : {"vp.h5", "s.h5"}) fs::copy_file(base_ / f, dir / f);
+  expect_refusal(dir, "model --model 'no\nsuch.h5' --survey s.h5 --out o.h5", "no\\nsuch.h5: no such file");
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out 'nodir\r\033[2K/o.h5'",
+                 "nodir\\r\\x1b[2K/o.h5: the output folder");
+  const Result r = run_in(dir, "'mo\ndel' --model vp.h5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "starwave mo\\ndel: error: unknown subcommand (see starwave --help)\n");
+}
+
+/// The values of `dataset` in `file`, as doubles (empty if it cannot be read).
+std::vector<double> values_of(const fs::path& file, const std::string& dataset) {
+  std::vector<double> v;
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return v;
+  const hid_t d = H5Dopen2(f, dataset.c_str(), H5P_DEFAULT);
+  if (d >= 0) {
+    const hid_t space = H5Dget_space(d);
+    v.resize(std::size_t(H5Sget_simple_extent_npoints(space)));
+    if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) v.clear();
+    H5Sclose(space);
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+  return v;
+}
+
+TEST_F(Hostile, ADamagedStarpuHomeIsRepairedOrRefusedNeverAnAbort) {
+  // StarPU aborts on model files cut short (a kill or a full disk during its save) on
+  // every later run, takes an empty HOME for "/", and saves its files whatever room is
+  // left. Damaged files are set aside with one line each and measured anew; a home whose
+  // file system is full is refused before any work.
+  const fs::path dir = scratch("starpu-home");
+  for (const char* f : {"vp.h5", "s.h5"}) fs::copy_file(base_ / f, dir / f);
+  const std::string home = "STARPU_HOME='" + (dir / "home").string() + "'";
+  const std::string model = "model --quiet --model vp.h5 --survey s.h5 --out ";
+  ASSERT_EQ(run_in(dir, model + "first.h5", home).status, 0);
+  const fs::path models = dir / "home" / ".starpu" / "sampling" / "codelets" / "45";
+  std::vector<fs::path> saved;
+  for (const auto& e : fs::directory_iterator(models))
+    if (e.path().filename().string().rfind("starwave_", 0) == 0) saved.push_back(e.path());
+  ASSERT_FALSE(saved.empty()) << "StarPU saved no model";
+  // Each model file cut short at 10%, 50% or 90% of its bytes (and the bus's
+  // configuration at 10%): the run goes on, says so once per file, and computes the same.
+  int k = 0;
+  for (const fs::path& f : saved) fs::resize_file(f, fs::file_size(f) * std::uintmax_t(10 + 40 * (k++ % 3)) / 100);
+  fs::path config;
+  for (const auto& e : fs::directory_iterator(dir / "home" / ".starpu" / "sampling" / "bus"))
+    if (e.path().extension() == ".config") config = e.path();
+  ASSERT_FALSE(config.empty());
+  fs::resize_file(config, fs::file_size(config) / 10);
+  const Result r = run_in(dir, model + "second.h5", home);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), long(saved.size()) + 1) << r.err;
+  EXPECT_NE(r.err.find("starwave model: note: StarPU's performance model "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("could not be read (cut short?); set aside as"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("StarPU's bus measurements " + config.string()), std::string::npos) << r.err;
+  const std::vector<double> first = values_of(dir / "first.h5", "/data");
+  EXPECT_FALSE(first.empty());
+  EXPECT_TRUE(first == values_of(dir / "second.h5", "/data")) << "the same data, bit for bit";
+  const Result again = run_in(dir, model + "third.h5", home);
+  EXPECT_EQ(again.status, 0);
+  EXPECT_EQ(again.err, "") << "measured anew and saved: nothing left to set aside";
+  // A model that is a folder (StarPU aborts reading it; a pipe, it would wait on for ever).
+  const fs::path& made = saved.front();
+  fs::remove(made);
+  fs::create_directories(made / "x");
+  const Result folder = run_in(dir, model + "folder.h5", home);
+  EXPECT_EQ(folder.status, 0) << folder.err;
+  EXPECT_NE(folder.err.find(made.string() + " is not a regular file; set aside"), std::string::npos) << folder.err;
+  // An empty HOME is not "/", and no home at all is the user's own.
+  const bool root_home_before = fs::exists("/.starpu");
+  EXPECT_EQ(run_in(dir, model + "fourth.h5", "HOME= STARPU_HOME= XDG_CACHE_HOME=").status, 0);
+  if (!root_home_before) {
+    EXPECT_FALSE(fs::exists("/.starpu")) << "StarPU made its home at /";
+  }
+  EXPECT_EQ(run_in(dir, model + "fifth.h5", "env -u HOME -u STARPU_HOME -u XDG_CACHE_HOME").status, 0);
+  // A home on a full file system (a 256 KiB tmpfs, filled): refused before any work.
+  if (std::system("unshare -rm true 2>/dev/null") != 0) {
+    ADD_FAILURE() << "unshare -rm (a private mount) is not allowed here: the full-disk case is not tried";
+    return;
+  }
+  fs::create_directories(dir / "full");
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out full.h5",
+                 "the file system of " + (dir / "full").string() + "/.starpu/sampling has", 2,
+                 "unshare -rm sh -c 'mount -t tmpfs -o size=256k tmpfs full && head -c 250000 /dev/zero > full/fill; "
+                 "STARPU_HOME=\"$PWD/full\" exec \"$0\" \"$@\"'");
+}
+
+TEST_F(Hostile, AnInversionKilledOutrightLeavesNothingThatBlocksItsRerun) {
+  // SIGKILL cannot be caught. Pictures are drawn only once a state is saved, so a run
+  // killed at any moment leaves either nothing of its own (the same command runs again)
+  // or a state with its pictures (continued with --resume, which replaces them).
+  const fs::path dir = scratch("killed-fwi");
+  for (const char* f : {"init.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  const std::string fwi = "fwi --quiet --model init.h5 --data d.h5 --out inv.h5 --iterations 3";
+  // Killed the moment its first picture appears: its state is there already.
+  const pid_t pid = start_in(dir, fwi);
+  bool drawn = false;
+  for (int i = 0; i < 12000 && !drawn; ++i) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir / "inv_figures", ec))
+      if (e.path().extension() == ".png") drawn = true;
+    if (!drawn) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGKILL);
+  finish(pid);
+  ASSERT_TRUE(drawn) << "no picture within a minute";
+  EXPECT_TRUE(fs::exists(dir / "inv.h5.state")) << "a picture drawn before any state";
+  EXPECT_EQ(run_in(dir, fwi + " --resume").status, 0) << "the killed run is continued";
+  // Killed as soon as it has claimed its output, before any state: the same command again.
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename() != "init.h5" && e.path().filename() != "d.h5") fs::remove_all(e.path());
+  const pid_t early = start_in(dir, fwi);
+  ASSERT_TRUE(appears(dir / ".inv.h5.lock"));
+  kill(early, SIGKILL);
+  finish(early);
+  const bool saved = fs::exists(dir / "inv.h5.state");
+  const Result again = run_in(dir, fwi + (saved ? " --resume" : ""));
+  EXPECT_EQ(again.status, 0) << (saved ? "resumed: " : "the same command: ") << again.err;
 }
 
 TEST_F(Hostile, AFailedInversionLeavesNoPicturesAndNoResult) {

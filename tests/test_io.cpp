@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <new>
 
 #include "src/error.hpp"
 #include "src/files.hpp"
@@ -80,6 +81,90 @@ TEST(Io, ModelRoundTrip) {
   EXPECT_EQ(r.x0, m.x0);
   for (std::size_t i = 0; i < m.vp.size(); ++i) ASSERT_EQ(float(r.vp[i]), float(m.vp[i]));
 }
+
+TEST(Io, AnInputReplacedOrRewrittenMidRunIsRefused) {
+  // Every read of an input reads the file the run's first read did: a file renamed over
+  // it (`model --overwrite`) or rewritten in place is refused by name, never mixed in; a
+  // file the run itself writes is read back as written.
+  const auto model_of = [](double v, int nx) {
+    Model m;
+    m.nz = 2;
+    m.nx = nx;
+    m.dz = m.dx = 10;
+    m.vp.assign(std::size_t(2 * nx), v);
+    return m;
+  };
+  const auto refused = [](const std::string& path, const std::string& words) {
+    try {
+      io::read_model(path);
+      ADD_FAILURE() << path << ": read";
+    } catch (const RuntimeError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": " + words + " while this run was reading it"), std::string::npos)
+          << e.what();
+    }
+  };
+  const std::string p = scratch("pinned.h5"), q = scratch("replacement.h5"), r = scratch("rewritten.h5");
+  io::write_model(p, model_of(2000, 3));
+  io::write_model(r, model_of(2000, 3));
+  {
+    const files::InputPins pins;
+    EXPECT_EQ(io::read_model(p).vp[0], 2000.0);
+    EXPECT_EQ(io::read_model(p).vp[0], 2000.0) << "read twice, unchanged";
+    io::write_model(q, model_of(3000, 3));
+    fs::rename(q, p);  // what `model --overwrite` does to a file another run reads
+    refused(p, "replaced");
+
+    EXPECT_EQ(io::read_model(r).nx, 3);
+    io::write_model(q, model_of(3000, 5));
+    {  // the same file, its bytes replaced
+      std::ifstream from(q, std::ios::binary);
+      std::ofstream to(r, std::ios::binary | std::ios::trunc);
+      to << from.rdbuf();
+    }
+    refused(r, "changed");
+
+    io::write_model(p, model_of(4000, 3));  // the run's own output, read back
+    EXPECT_EQ(io::read_model(p).vp[0], 4000.0);
+  }
+  EXPECT_EQ(io::read_model(r).nx, 5) << "without pins, files are read as they are";
+}
+
+TEST(Messages, WhatAUserNamedIsPrintedOnOneLine) {
+  // Control characters (a newline in a file name could forge a second message), C1
+  // controls, line separators and bytes that are not UTF-8 are escaped; the rest of
+  // UTF-8 is kept as written.
+  EXPECT_EQ(printable("a\nb\rc\td"), "a\\nb\\rc\\td");
+  EXPECT_EQ(printable(std::string("nul\0x", 5)), "nul\\x00x");
+  EXPECT_EQ(printable("\x1b[31mred\x7f"), "\\x1b[31mred\\x7f");
+  EXPECT_EQ(printable("v\xc2\x85z"), "v\\u0085z");  // NEL
+  EXPECT_EQ(printable("a\xe2\x80\xa8"
+                      "b\xe2\x80\xa9"),
+            "a\\u2028b\\u2029");
+  EXPECT_EQ(printable("caf\xe9.h5"), "caf\\xe9.h5");  // Latin-1, not UTF-8
+  EXPECT_EQ(printable("\xc0\xafx"), "\\xc0\\xafx");   // an overlong '/'
+  EXPECT_EQ(printable("mod\xc3\xa8le \xe6\xb3\xa2.h5 \xf0\x9f\x8c\x8a"),
+            "mod\xc3\xa8le \xe6\xb3\xa2.h5 \xf0\x9f\x8c\x8a");
+  EXPECT_EQ(printable("\xe2\x80"), "\\xe2\\x80");  // cut short
+  set_command("mo\ndel");
+  EXPECT_EQ(error_prefix(), "starwave mo\\ndel: error: ");
+  set_command("");
+  EXPECT_EQ(error_prefix(), "starwave: error: ");
+}
+
+#if !defined(__SANITIZE_ADDRESS__)  // ASan ends the process on a failed allocation
+TEST(Messages, AnAllocationThatFailsIsNamedByWhatAskedForIt) {
+  files::name_failed_allocations();
+  EXPECT_EQ(files::out_of_memory_use(), "");
+  {
+    const files::MemoryUse outer("big.h5: /vp");
+    const files::MemoryUse inner("big.h5: /data");
+    volatile std::size_t huge = std::size_t(1) << 62;
+    EXPECT_THROW(std::vector<char>(std::size_t(huge)), std::bad_alloc);
+  }
+  EXPECT_EQ(files::out_of_memory_use(), "big.h5: /data") << "the innermost use";
+  std::set_new_handler(nullptr);
+}
+#endif
 
 TEST(Io, SurveyAndDataRoundTrip) {
   Model m;
@@ -252,6 +337,38 @@ TEST(Io, AClaimedOutputIsLockedUntilReleased) {
   EXPECT_NO_THROW(files::OutputClaim(p, "--out", false, {}, true));
 }
 
+TEST(Io, ATemporaryIsCreatedAfreshAndNeverThroughALink) {
+  // Whatever waits under the names the next temporaries would take (a link to a user's
+  // file, a dangling link, a file) is passed over: the temporary is a new file of its own.
+  const std::string target = scratch("fresh.h5");
+  const std::string victim = scratch("victim.txt");
+  std::ofstream(victim) << "a user's own words";
+  std::string first;
+  {
+    files::Temporary t(target);
+    first = t.path();
+  }
+  const std::string stem = first.substr(0, first.rfind('.') + 1);
+  const long serial = std::stol(first.substr(first.rfind('.') + 1));
+  fs::create_symlink(victim, stem + std::to_string(serial + 1));
+  fs::create_symlink(scratch("nowhere"), stem + std::to_string(serial + 2));
+  std::ofstream(stem + std::to_string(serial + 3)) << "left here";
+  {
+    files::Temporary t(target);
+    EXPECT_EQ(t.path(), stem + std::to_string(serial + 4));
+    EXPECT_FALSE(fs::is_symlink(fs::symlink_status(t.path())));
+    std::ofstream(t.path()) << "the run's bytes";
+    t.commit();
+  }
+  std::ifstream in(victim);
+  std::string words;
+  std::getline(in, words);
+  EXPECT_EQ(words, "a user's own words");
+  EXPECT_FALSE(fs::exists(scratch("nowhere")));
+  EXPECT_EQ(fs::file_size(target), std::string("the run's bytes").size());
+  for (int k = 1; k <= 3; ++k) fs::remove(stem + std::to_string(serial + k));
+}
+
 TEST(Io, AnOutputNamedNearTheLimitHasItsTemporaryAndLock) {
   // 250 bytes is a legal file name; ".NAME.tmp.PID.N" and ".NAME.lock" would not be.
   for (const std::size_t length : {240u, 250u, 255u}) {
@@ -316,6 +433,8 @@ TEST(Io, MissingDataIsReportedWithTheFileName) {
   }
 }
 
+files::MemoryRoom room(std::uint64_t bytes) { return {bytes, "this machine has available"}; }
+
 TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
   MemoryNeed need;
   need.shared = 100;
@@ -323,11 +442,11 @@ TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
   need.per_shot = 50;
   need.store = 40;
   EXPECT_EQ(need.total(2, 3), 100u + 20u + 150u);
-  EXPECT_EQ(shots_in_flight(need, 2, 4, 1000, "this run", "hint"), 4);  // room for all
-  EXPECT_EQ(shots_in_flight(need, 2, 4, 230, "this run", "hint"), 2);   // 120 + 2 × 50 fits, 3 do not
-  EXPECT_EQ(shots_in_flight(need, 2, 4, 170, "this run", "hint"), 1);
+  EXPECT_EQ(shots_in_flight(need, 2, 4, room(1000), "this run", "hint"), 4);  // room for all
+  EXPECT_EQ(shots_in_flight(need, 2, 4, room(230), "this run", "hint"), 2);   // 120 + 2 × 50 fits, 3 do not
+  EXPECT_EQ(shots_in_flight(need, 2, 4, room(170), "this run", "hint"), 1);
   try {
-    shots_in_flight(need, 2, 4, 169, "this run", "use --storage boundary");
+    shots_in_flight(need, 2, 4, room(169), "this run", "use --storage boundary");
     ADD_FAILURE() << "one shot that does not fit was accepted";
   } catch (const InputError& e) {
     const std::string m = e.what();
@@ -338,9 +457,9 @@ TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
   // Sizes that would wrap a 64-bit count saturate: never taken for small after wrapping.
   need.per_shot = std::uint64_t(1) << 63;
   EXPECT_EQ(need.total(1, 4), ~std::uint64_t(0));
-  EXPECT_EQ(shots_in_flight(need, 1, 4, ~std::uint64_t(0) - 1, "this run", "hint"), 1);  // 4 × 2^63 wraps to 0
+  EXPECT_EQ(shots_in_flight(need, 1, 4, room(~std::uint64_t(0) - 1), "this run", "hint"), 1);  // 4 × 2^63 wraps to 0
   need.per_worker = ~std::uint64_t(0) / 2;
-  EXPECT_THROW(shots_in_flight(need, 3, 4, ~std::uint64_t(0) - 1, "this run", "hint"), InputError);
+  EXPECT_THROW(shots_in_flight(need, 3, 4, room(~std::uint64_t(0) - 1), "this run", "hint"), InputError);
 }
 
 }  // namespace

@@ -5,11 +5,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "codelets/failure.hpp"
 #include "src/host_memory.hpp"
 #include "src/runtime.hpp"
 #include "src/synth.hpp"
@@ -176,6 +180,42 @@ TEST(HostMemory, LargeBuffersAreHugePageMappingsKeptForTheNextShot) {
   ASSERT_EQ(allocate(0, &mapped, 3 * MiB, 0), 0);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(mapped) % kHugePage, 0u);
   EXPECT_EQ(release(0, mapped, 3 * MiB, 0), 0);
+}
+
+TEST(HostMemory, AllocationsFailingWhileNothingRunsEndTheRunInsteadOfWaitingForEver) {
+  // StarPU retries an allocation that fails for ever. While tasks run (they will free
+  // memory) the failures may go on; once they have lasted the set time with no task
+  // running and no success in between, the run is ended (here: recorded).
+  using namespace host_memory;
+  static bool idle = false;
+  static std::size_t given_up = 0;
+  on_stuck({0.2, [](double) { return idle; }, [](std::size_t bytes) { given_up = bytes; }});
+  const std::size_t huge = std::size_t(1) << 62;  // no machine maps this
+  void* p = nullptr;
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_EQ(allocate(0, &p, huge, 0), -ENOMEM);
+    EXPECT_EQ(p, nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  EXPECT_EQ(given_up, 0u) << "tasks were running";
+  idle = true;
+  void* small = nullptr;
+  ASSERT_EQ(allocate(0, &small, 1000, 0), 0);  // a success: the count starts again
+  release(0, small, 1000, 0);
+  EXPECT_EQ(allocate(0, &p, huge, 0), -ENOMEM);
+  EXPECT_EQ(given_up, 0u) << "the first failure";
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(allocate(0, &p, huge, 0), -ENOMEM);
+  EXPECT_EQ(given_up, huge) << "failing for 0.25 s while nothing ran";
+  on_stuck({});
+
+  // Whether tasks run: a codelet holds codelets::Busy while it does.
+  {
+    const codelets::Busy busy;
+    EXPECT_FALSE(codelets::idle_for(0));
+  }
+  EXPECT_TRUE(codelets::idle_for(0));
+  EXPECT_FALSE(codelets::idle_for(60)) << "a task ended just now";
 }
 
 }  // namespace

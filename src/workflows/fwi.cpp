@@ -617,8 +617,12 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
   auto stopping = [&] { return result.stopped = f.stop_requested && f.stop_requested(); };
   auto t0 = std::chrono::steady_clock::now();  // of the iteration (and the band start before it)
   int evaluations = 0;
-  auto report = [&] {  // an iteration is complete: the state to disk, then the report
+  auto save_state = [&] {
     if (!f.state.empty()) save(f.state, st, made);
+    if (f.on_saved) f.on_saved();
+  };
+  auto report = [&] {  // an iteration is complete: the state to disk, then the report
+    save_state();
     if (f.on_iteration) f.on_iteration(progress(st, f, evaluations, t0));
     t0 = std::chrono::steady_clock::now();
     evaluations = 0;
@@ -638,7 +642,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
         opt.propose(trial);
         have_trial = true;
       }
-      if (!f.state.empty()) save(f.state, st, made);
+      save_state();
     }
     while (!st.band_over && st.band_iteration < f.iterations) {
       if (lbfgs) {          // trials along the direction until one is accepted (it proposes the next)

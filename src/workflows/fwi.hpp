@@ -49,6 +49,7 @@ struct FwiOptions {
   bool resume = false;              // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
+  std::function<void()> on_saved;  // after each save of the state (rank 0), before that iteration's report
   std::function<void(int done, int total)> on_shot_done;               // within an evaluation (a StarPU callback)
   std::function<void(const MemoryNeed&, std::uint64_t, int)> on_plan;  // each evaluation: GradientHooks::on_plan
   std::function<bool()> stop_requested;                                // checked between evaluations

@@ -87,10 +87,10 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
   need.shared =
       t * (med.buffer.size() + ref_med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
-  const int window_size = shots_in_flight(
-      need, workers, std::max(2, workers + graph::cuda_workers()), files::available_memory(), "this run",
-      o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
-                     : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+  const int window_size =
+      shots_in_flight(need, workers, std::max(2, workers + graph::cuda_workers()), files::memory_room(), "this run",
+                      o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
+                                     : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
   if (hooks.on_plan && graph::rank() == 0) {
     ShotProblem<T> full = layout;
     full.storage = ShotProblem<T>::kStoreFull;
@@ -220,7 +220,15 @@ std::function<std::vector<float>(int shot)> stream_observed_data(const std::stri
   for (int shot = 0; shot < s.nshots(); ++shot)
     if (graph::mine(shot) && io::read_slice(path, "/data", shot).values.size() != traces)  // refuses NaN/Inf
       throw InputError(path + ": /data shot " + std::to_string(shot) + " is not nrec × nt");
-  return [path](int shot) { return io::read_slice(path, "/data", shot).values; };
+  // Each shot was checked above: a read that fails during the run (memory taken meanwhile,
+  // the file replaced) is a failure of the run, not bad input.
+  return [path](int shot) {
+    try {
+      return io::read_slice(path, "/data", shot).values;
+    } catch (const InputError& e) {
+      throw RuntimeError(e.what());
+    }
+  };
 }
 
 void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o, bool streamed) {

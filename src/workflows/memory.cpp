@@ -22,11 +22,12 @@ std::uint64_t MemoryNeed::total(int workers, int shots) const {
              times(per_shot, std::uint64_t(std::max(shots, 0))));
 }
 
-int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64_t available, const std::string& what,
-                    const std::string& hint) {
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const files::MemoryRoom& have,
+                    const std::string& what, const std::string& hint) {
   // StarPU's own cap on what it allocates in main memory (MiB; whole, checked by Runtime):
   // a run that needs more waits for memory that never frees, for ever.
-  std::string room = "this machine has available";
+  std::uint64_t available = have.bytes;
+  std::string room = have.bound;
   if (const char* v = std::getenv("STARPU_LIMIT_CPU_MEM"); v && *v)
     if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < available) {
       available = cap;

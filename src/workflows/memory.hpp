@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "src/files.hpp"
+
 namespace starwave {
 
 struct MemoryNeed {
@@ -19,12 +21,12 @@ struct MemoryNeed {
   std::uint64_t total(int workers, int shots) const;
 };
 
-/// The number of shots to keep in flight: `wanted`, or fewer when `available` bytes cannot
-/// hold them (the results are the same whatever the number: only the schedule changes).
-/// Refuses (InputError) a run whose single shot does not fit: "`what` needs …, more than
-/// the … this machine has available (`hint`)".
-int shots_in_flight(const MemoryNeed& need, int workers, int wanted, std::uint64_t available, const std::string& what,
-                    const std::string& hint);
+/// The number of shots to keep in flight: `wanted`, or fewer when the room `available`
+/// (files::memory_room) cannot hold them (the results are the same whatever the number:
+/// only the schedule changes). Refuses (InputError) a run whose single shot does not fit:
+/// "`what` needs …, more than the … this machine has available (`hint`)".
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const files::MemoryRoom& available,
+                    const std::string& what, const std::string& hint);
 
 /// One line for the user before a run starts: "one shot in flight holds 45.1 MB, of which
 /// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight".
