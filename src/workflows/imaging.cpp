@@ -76,7 +76,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   // the next one waits ready while the submitting thread reads a shot's data), two at
   // least; fewer if memory is short; a run that cannot hold one is refused before any
   // work or handle (DESIGN §3). A shot's tasks run one after another, so a second shot
-  // per CPU worker only holds memory: with 2 × workers (until session 16) the demo's
+  // per CPU worker only holds memory: with 2 × workers the demo's
   // gradient took 7 % longer and peaked at 335 MB instead of 196.
   const int workers = graph::workers();
   MemoryNeed need;
