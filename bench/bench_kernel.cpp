@@ -1,8 +1,8 @@
-// bench/bench_kernel.cpp — the CPU propagator alone (no StarPU) on DESIGN §8's reference
+// bench/bench_kernel.cpp — the CPU propagator alone (no StarPU) on docs/design.md §8's reference
 // case: one shot, one core. Prints the whole-grid throughput, the throughput with no
 // absorbing layers (interior loop only) and, from the two, the cost of a layer cell.
 // Not a test: a tool for tuning kernels/cpu.   usage: bench_kernel [steps] [reps] [pml] [3d [tile]]
-// (3d: DESIGN §8's 3-D reference case, 160³ cells at 10 m, instead of the 2-D one; tile:
+// (3d: docs/design.md §8's 3-D reference case, 160³ cells at 10 m, instead of the 2-D one; tile:
 // rows of its y-tiles, 0 = sized for the cache as the engine does).
 #include <algorithm>
 #include <cstdio>

@@ -2,13 +2,13 @@
 //
 //   bench_mpi gradient [steps] [shots] [reps]
 //       One gradient task graph (forward_keep, misfit, adjoint, image per shot, the
-//       reduction tree) on DESIGN §8's reference model, `shots` shots spread across the
+//       reduction tree) on docs/design.md §8's reference model, `shots` shots spread across the
 //       surface, run `reps` times after one warm-up; every rank takes part, rank 0 prints
 //       the median. Run it alone or under mpirun; STARPU_NCPU sets the workers per rank.
 //       The observed data are zero (the cost of a gradient does not depend on them), so
 //       nothing has to be modeled first.
 //   bench_mpi project T_SHOT T_FIXED [ALPHA BETA]
-//       The projection of the README's "Cluster runs": evaluation time against devices
+//       The projection of docs/benchmarks.md "MPI": evaluation time against devices
 //       from a per-shot gradient time T_SHOT (s, one device), a per-evaluation cost that
 //       does not divide among devices T_FIXED (s), and the messages of one evaluation on
 //       the reference model (latency ALPHA s, bandwidth BETA bytes/s; defaults 2 µs and

@@ -1,5 +1,5 @@
 // bench/gpu.hpp — what the benchmarks need to know of the GPU: whether one is there, its
-// name, and its copy bandwidth measured in the same run (the roofline of DESIGN §8).
+// name, and its copy bandwidth measured in the same run (the roofline of docs/design.md §8).
 #pragma once
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/mpi_scaling.sh — the same gradient (DESIGN §8's reference model) on one rank with
+# bench/mpi_scaling.sh — the same gradient (docs/design.md §8's reference model) on one rank with
 # two CPU workers and on two ranks with one worker each (efficiency = the ratio of the
 # times), then the per-shot and fixed costs on one worker, and the projection of
-# shot-parallel scaling that bench_mpi derives from them (README "Cluster runs").
+# shot-parallel scaling that bench_mpi derives from them (docs/benchmarks.md "MPI").
 #   bench/mpi_scaling.sh [build dir] [steps] [shots] [reps]     defaults: build 2000 8 5
 set -euo pipefail
 b="${1:-build}"; steps="${2:-2000}"; shots="${3:-8}"; reps="${4:-5}"

@@ -1,4 +1,4 @@
-// bench/reference_case.hpp — DESIGN §8's reference case, shared by the benchmarks:
+// bench/reference_case.hpp — docs/design.md §8's reference case, shared by the benchmarks:
 // 600 × 250 cells at 4 m, v 1500 → 4000 m/s linear in depth, order 8, 25 Hz Ricker, shots
 // at 8 m depth, a receiver on every column at 8 m.
 #pragma once
@@ -64,7 +64,7 @@ inline Survey spread_survey(const Model& m, int shots, int steps) {
   return s;
 }
 
-/// DESIGN §8's 3-D reference case: 160³ cells at 10 m, v 1500 → 4000 m/s linear in depth.
+/// docs/design.md §8's 3-D reference case: 160³ cells at 10 m, v 1500 → 4000 m/s linear in depth.
 inline Model reference_model_3d() {
   Model m;
   m.dim = 3;

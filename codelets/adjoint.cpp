@@ -94,6 +94,7 @@ struct starpu_codelet* adjoint_codelet() {
     c.modes[7] = STARPU_W;
     c.modes[8] = STARPU_SCRATCH;
     c.model = &model;
+    c.can_execute = codelets::wave_task_can_execute;
     c.name = "adjoint";
     return c;
   }();

@@ -1,4 +1,4 @@
-// codelets/adjoint.hpp — the `adjoint` task of DESIGN §3: one shot's back-propagation with
+// codelets/adjoint.hpp — the `adjoint` task of docs/design.md §3: one shot's back-propagation with
 // the re-created forward field, and its imaging correlations.
 #pragma once
 

@@ -4,6 +4,7 @@
 
 #include <starpu.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -29,6 +30,23 @@ inline struct starpu_perfmodel history_model(const char* symbol) {
   m.type = STARPU_HISTORY_BASED;
   m.symbol = symbol;
   return m;
+}
+
+/// can_execute of the wave tasks (forward, adjoint): in a run with CUDA workers and a
+/// scheduler that plans with perf models (dmda and its kin), a CPU worker takes a shot
+/// only once StarPU knows how long that shot takes on a CPU. Until then `dmda` would send
+/// it shots to measure them, and one 3-D shot on a CPU core costs ~100 on a GPU: the run
+/// would end when the CPU's shots do (docs/gpu.md). A CPU-only run (STARPU_NCUDA=0)
+/// measures the CPU's speed for later runs; `eager` and the other greedy schedulers give
+/// every worker shots, as they always do.
+inline int wave_task_can_execute(unsigned workerid, struct starpu_task* task, unsigned nimpl) {
+  if (starpu_worker_get_type(int(workerid)) != STARPU_CPU_WORKER || starpu_cuda_worker_get_count() == 0) return 1;
+  const struct starpu_sched_policy* policy = starpu_sched_ctx_get_sched_policy(task->sched_ctx);
+  const char* name = policy && policy->policy_name ? policy->policy_name : "";
+  const bool plans = std::strncmp(name, "dm", 2) == 0 || std::strstr(name, "heft") != nullptr;
+  if (!plans) return 1;
+  struct starpu_perfmodel_arch* arch = starpu_worker_get_perf_archtype(int(workerid), task->sched_ctx);
+  return arch && !std::isnan(starpu_task_expected_length(task, arch, nimpl)) ? 1 : 0;
 }
 
 #ifdef STARWAVE_USE_CUDA

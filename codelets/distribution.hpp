@@ -1,4 +1,4 @@
-// codelets/distribution.hpp — where each piece of DESIGN §3's task graph lives when
+// codelets/distribution.hpp — where each piece of docs/design.md §3's task graph lives when
 // starwave runs as several MPI ranks (starpu-mpi), and the one way data enters a graph.
 //
 // Every rank builds the same graph in the same order. A handle is registered on every
@@ -96,7 +96,7 @@ Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem);
 
 /// A read-only input of `n` elements owned by rank `owner`: there a copy of `host` (which
 /// may go as soon as this returns) in memory StarPU allocates — pinned where CUDA workers
-/// exist, so its transfer to a GPU is asynchronous (DESIGN §3) — elsewhere a placeholder as
+/// exist, so its transfer to a GPU is asynchronous (docs/design.md §3) — elsewhere a placeholder as
 /// in owned_vector(). Call it on every rank, in the same order.
 Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem);
 

@@ -3,7 +3,7 @@
 // take the whole job down with a stack trace. It records the first failure here (a CUDA
 // launch refused, a device error, or a failure injected by a test), every later task of
 // the run skips its work, and the workflow, once its graph has drained, rethrows it as a
-// TaskError (src/error.hpp): one line on stderr, exit 1, no output file (DESIGN §3).
+// TaskError (src/error.hpp): one line on stderr, exit 1, no output file (docs/design.md §3).
 #pragma once
 
 #include <string>

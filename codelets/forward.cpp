@@ -68,7 +68,7 @@ void forward_cuda(void* buffers[], void* cl_arg) {
 #endif
 
 /// `keep`: the forward of a gradient or an image, which also writes the store and the
-/// final state (DESIGN §3); its own perf model, as it costs more.
+/// final state (docs/design.md §3); its own perf model, as it costs more.
 struct starpu_codelet* forward_codelet(bool keep) {
   static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_forward"),
                                               codelets::history_model("starwave_forward_keep")};
@@ -92,6 +92,7 @@ struct starpu_codelet* forward_codelet(bool keep) {
       c.modes[5] = STARPU_W;
       c.modes[6] = STARPU_W;
       c.model = &models[k];
+      c.can_execute = codelets::wave_task_can_execute;
       c.name = k == 0 ? "forward" : "forward_keep";
     }
     return true;

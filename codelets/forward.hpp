@@ -1,4 +1,4 @@
-// codelets/forward.hpp — the `forward` task of DESIGN §3: one shot's propagation.
+// codelets/forward.hpp — the `forward` task of docs/design.md §3: one shot's propagation.
 #pragma once
 
 #include <starpu.h>

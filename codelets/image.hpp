@@ -1,4 +1,4 @@
-// codelets/image.hpp — the `image` and `reduce` tasks of DESIGN §3: a shot's raw
+// codelets/image.hpp — the `image` and `reduce` tasks of docs/design.md §3: a shot's raw
 // correlation made into its contribution (∂J/∂v or RTM image, with its illumination), and
 // the sum of two contributions.
 #pragma once

@@ -1,4 +1,4 @@
-// codelets/misfit.hpp — the `misfit` task of DESIGN §3: one shot's adjoint source and
+// codelets/misfit.hpp — the `misfit` task of docs/design.md §3: one shot's adjoint source and
 // ½ Σ w (d_syn − d_obs)² (or, for RTM, the data to migrate as adjoint source).
 #pragma once
 

@@ -1,4 +1,4 @@
-// codelets/shots.hpp — one shot's data in a task graph (DESIGN §3), as types that register,
+// codelets/shots.hpp — one shot's data in a task graph (docs/design.md §3), as types that register,
 // own and hand back its handles (codelets/distribution.hpp): registered on every rank in
 // the same order, owned by the shot's rank, which alone is given what the shot reads
 // (the other ranks pass nulls and register placeholders). Whatever a workflow does not

@@ -1,7 +1,7 @@
 // drivers/segy.cpp — `starwave import --in shots.sgy --out data.h5 (--wavelet w.h5 |
 // --ricker F0 [--delay S]) [--dim 2|3]`, `starwave import --velocity --in vp.sgy --out
 // vp.h5 [--spacing DZ,DX] [--scale S]` and `starwave export --in file.h5 --out file.sgy
-// [--dataset D]` (DESIGN §4's SEG-Y mapping, src/segy.hpp).
+// [--dataset D]` (docs/design.md §4's SEG-Y mapping, src/segy.hpp).
 #include <algorithm>
 #include <cmath>
 #include <iostream>

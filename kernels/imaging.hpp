@@ -1,5 +1,5 @@
 // kernels/imaging.hpp — the per-element math of the misfit, image and reduce tasks
-// (DESIGN §3), shared by their CPU loops and CUDA kernels. Pure: no StarPU, no I/O.
+// (docs/design.md §3), shared by their CPU loops and CUDA kernels. Pure: no StarPU, no I/O.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +35,7 @@ SW_HD void contribution_point(const T* correlation, const T* illumination, const
 }
 
 // The misfit's order of summation, fixed so that a CPU and a CUDA worker give the same bits
-// (DESIGN §3): element i of a shot's n residual samples belongs to lane i mod kMisfitLanes;
+// (docs/design.md §3): element i of a shot's n residual samples belongs to lane i mod kMisfitLanes;
 // each lane sums the squares of its elements in ascending i (in double); the lanes are
 // summed in blocks of kMisfitThreads by a halving tree (v[t] += v[t + h], h = 128 … 1), and
 // the kMisfitBlocks block sums by the same tree. On a GPU a lane is a thread and a block a

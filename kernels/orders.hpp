@@ -1,5 +1,5 @@
 // kernels/orders.hpp — the stencil orders the kernels are compiled for, and the one place a
-// run-time order becomes a compile-time one (DESIGN §2: the order is a template parameter,
+// run-time order becomes a compile-time one (docs/design.md §1: the order is a template parameter,
 // the run time picks the instance). An order without kernels is never replaced by another.
 #pragma once
 

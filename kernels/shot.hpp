@@ -1,6 +1,6 @@
 // kernels/shot.hpp — the description of one shot's propagation, as raw pointers, shared by
 // the CPU and CUDA propagators, and the memory layout of its arrays. Pure data: no
-// StarPU, no I/O. One layout for 2-D and 3-D (DESIGN §1): a 2-D grid is a 3-D one with a
+// StarPU, no I/O. One layout for 2-D and 3-D (docs/design.md §1): a 2-D grid is a 3-D one with a
 // single row per plane and no guard rows in y.
 //
 // Grid layout: the padded grid (user's model + absorbing layers) has nz × ny × nx cells
@@ -13,7 +13,7 @@
 // such as the points' nodes address the grid from cell (0, 0, 0):
 // i = z·plane + y·stride + x (in 2-D, plane = stride).
 //
-// The CPML memory variables are compact (DESIGN §2): ψ_z, ζ_z exist only in the top and
+// The CPML memory variables are compact (docs/design.md §1): ψ_z, ζ_z exist only in the top and
 // bottom layers (whole planes in the grid's plane layout, `halo` zero guard planes on both
 // sides of each layer); ψ_y, ζ_y (3-D) only in the front and back layers (every plane z,
 // whole rows, zero guard rows on both sides of each layer); ψ_x, ζ_x only in the left and
@@ -71,7 +71,7 @@ struct ShotProblem {
   /// Grid offset of row (z, y)'s column 0.
   SW_HD long row_offset(int z, int y) const { return long(z) * plane + long(y) * stride; }
 
-  // The shot's points (DESIGN §2): the source is injected at `nsrc` nodes with weights
+  // The shot's points (docs/design.md §2): the source is injected at `nsrc` nodes with weights
   // (one node of weight 1 when it lies on a node; Hicks' windowed sinc otherwise), and
   // receiver r samples Σ_e w_e u[node_e] over its entries e, with the same kind of weights
   // (sampling is the transpose of injection). The integers live in the shot's nodes buffer:
@@ -144,7 +144,7 @@ struct ShotProblem {
   T* work = nullptr;  // scratch of work_size() values: u, u_prev, the CPML memory variables cpml_z1, cpml_z2, cpml_x1,
                       // cpml_x2, cpml_y1, cpml_y2 (ψ, ζ forward; α, β adjoint), clocks
 
-  // The forward wavefield kept for the adjoint (DESIGN §3), written by the forward when
+  // The forward wavefield kept for the adjoint (docs/design.md §3), written by the forward when
   // `store` is set: every step's values on the `halo`-wide shell around the model region
   // (kStoreBoundary: the adjoint re-creates the model region backwards from it), or on the
   // model region with that shell (kStoreFull); and the last two states.

@@ -1,7 +1,7 @@
 // kernels/stencil.hpp — the single source of the finite-difference math, shared by the CPU
 // loops (kernels/cpu) and the CUDA kernels (kernels/cuda).
 //
-// Equation (DESIGN §2): (1/v²) ∂²u/∂t² − ∇²u = s(t) δ(x − x_s), constant density, 2-D
+// Equation (docs/design.md §2): (1/v²) ∂²u/∂t² − ∇²u = s(t) δ(x − x_s), constant density, 2-D
 // or 3-D (one code: a 2-D grid has one row per plane, and no y terms).
 // Leapfrog in time, centred differences of order 2, 4, 6, 8 in space:
 //   u[n+1] = 2u[n] − u[n−1] + v²Δt² (L̃ u[n] + s[n] δ_h),   δ_h = 1/(Δz Δx) or 1/(Δz Δy Δx).
@@ -54,7 +54,7 @@ SW_HD constexpr double d1_coef(int j) {
 }
 
 /// Largest eigenvalue (times h²) of the 1-D second-difference operator: its symbol at the
-/// Nyquist wavenumber, |c0 + 2 Σ_j c_j (−1)^j|. Used by the stability bound of DESIGN §2.
+/// Nyquist wavenumber, |c0 + 2 Σ_j c_j (−1)^j|. Used by the stability bound of docs/design.md §2.
 template <int Order>
 constexpr double d2_nyquist_eigenvalue() {
   double s = d2_coef<Order>(0);
@@ -286,7 +286,7 @@ SW_HD void update_point(const StepArgs<T>& a, int z, int y, int x) {
 
 // ---------------------------------------------------------------------------------------
 // The adjoint step: the transpose of the forward step above, run backwards in time
-// (discretise-then-optimise, DESIGN §2). With λ the adjoint wavefield, the code carries
+// (discretise-then-optimise, docs/design.md §2). With λ the adjoint wavefield, the code carries
 // μ = v²Δt² λ, for which the interior update is the forward's own:
 //   μ[n] = 2μ[n+1] − μ[n+2] + v²Δt² (∇²μ[n+1] + Σ_d C_d + g[n])
 // (g: the adjoint source, e.g. the residual at the receivers). Transposing the CPML
@@ -459,7 +459,7 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
 
 /// Antisymmetric mirror of the free surface at one column (grid offset `col` = y·stride + x
 /// of plane 0) of the updated field (pointer at cell (0, 0, 0)): u = 0 on plane `top`, and
-/// the `halo` planes above hold −u of the planes below (DESIGN §2), for the planes below
+/// the `halo` planes above hold −u of the planes below (docs/design.md §2), for the planes below
 /// that lie in the grid (< nz; past it the guard planes are zero, and so stay their
 /// mirrors). The guard rows and columns stay zero.
 template <typename T>

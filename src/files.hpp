@@ -1,4 +1,4 @@
-// src/files.hpp — what a run may write, and what it must never touch (DESIGN §5).
+// src/files.hpp — what a run may write, and what it must never touch (docs/design.md §5).
 //
 // The rules a user can rely on, each kept in one place here:
 // - An output is claimed before any work: its folder must exist, an existing file is

@@ -9,7 +9,7 @@
 // shot's); a request none fits releases the oldest until what is mapped stays within the
 // most the pool ever had in use, so keeping never raises the pool's peak. trim() (at the
 // end of a Runtime) releases them all. Smaller buffers: posix_memalign, 64-byte aligned.
-// Why and how much (page faults, timings): README "The two commands".
+// Why and how much (page faults, timings): docs/benchmarks.md "Whole runs".
 //
 // Pinning: where CUDA workers exist StarPU asks for pinned buffers; here such a buffer has
 // whole pages of its own, pinned by starpu_memory_pin (cudaHostRegister), unpinned before

@@ -1,4 +1,4 @@
-// src/io.hpp — HDF5 files of DESIGN §4. Readers check every shape and attribute and throw
+// src/io.hpp — HDF5 files of docs/design.md §4. Readers check every shape and attribute and throw
 // InputError naming the file and the dataset; writers are atomic (temporary + rename).
 #pragma once
 
@@ -21,7 +21,7 @@ void write_model(const std::string& path, const Model& m);
 
 /// Writes model-sized fields (each nz × nx, row-major) as float32 datasets, with the
 /// model's `spacing` and `origin` on each and on the root, plus root attributes `scalars`
-/// (DESIGN §4 outputs: /gradient, /image, /illumination …).
+/// (docs/design.md §4 outputs: /gradient, /image, /illumination …).
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars);
 

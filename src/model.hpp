@@ -1,4 +1,4 @@
-// src/model.hpp — the velocity model on a regular grid (DESIGN §4: /vp, spacing, origin),
+// src/model.hpp — the velocity model on a regular grid (docs/design.md §4: /vp, spacing, origin),
 // 2-D (nz, nx) or 3-D (nz, ny, nx); a 2-D model is a 3-D one with one row (ny = 1).
 #pragma once
 

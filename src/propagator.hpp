@@ -1,5 +1,5 @@
 // src/propagator.hpp — turns a model, a survey and the numerical options into what the
-// kernels need (DESIGN §2): the padded grid with its CPML coefficients, the internal time
+// kernels need (docs/design.md §2): the padded grid with its CPML coefficients, the internal time
 // step, per-shot source samples and node indices.
 #pragma once
 
@@ -31,7 +31,7 @@ struct NumericalOptions {
 
 /// The internal time step: the data are sampled every `k` internal steps.
 struct TimeStepping {
-  double dt_stable = 0;  // DESIGN §2 bound
+  double dt_stable = 0;  // docs/design.md §2 bound
   double dt = 0;         // internal step (data dt / k)
   int k = 1;
   int nsteps = 0;  // (nt − 1)·k
@@ -46,7 +46,7 @@ inline constexpr double kMaxStepsPerSample = 10000;
 /// more than 2^31 steps.
 TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOptions& o);
 
-/// Largest stable step for a velocity, spacing and order (DESIGN §2); dy > 0 for a 3-D grid.
+/// Largest stable step for a velocity, spacing and order (docs/design.md §2); dy > 0 for a 3-D grid.
 double stable_time_step(double vmax, double dz, double dx, int order, double dy = 0);
 
 /// Refuses a survey whose positions have another dimension than the model (InputError).
@@ -75,7 +75,7 @@ Medium<T> medium_layout(const Model& m, const NumericalOptions& o);
 template <typename T>
 Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStepping& ts, int nt, double pml_frequency);
 
-/// Hicks' (2002) windowed sinc for points off the grid's nodes (DESIGN §2): 2·r nodes per
+/// Hicks' (2002) windowed sinc for points off the grid's nodes (docs/design.md §2): 2·r nodes per
 /// dimension, Kaiser parameter b; a coordinate within kOnNode cells of a node is on it.
 inline constexpr int kHicksRadius = 4;
 inline constexpr double kHicksBeta = 6.31;

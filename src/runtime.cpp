@@ -162,8 +162,8 @@ void ensure_mpi() {
   // StarPU-MPI's progression thread polls MPI while any transfer is pending (for the
   // reduction tree, most of a gradient): where it shares a core with a worker, Open MPI
   // must yield that core while it waits. Measured on 2 ranks × 1 worker on 2 cores: the
-  // gradient took 1.36× one rank × 2 workers without it, 1.02× with it (README "Cluster
-  // runs"). A value the user set stays.
+  // gradient took 1.36× one rank × 2 workers without it, 1.02× with it (docs/benchmarks.md
+  // "MPI"). A value the user set stays.
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
   int provided = 0;
   if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS)
@@ -239,7 +239,7 @@ namespace {
 
 /// A CUDA fault that leaves the device unusable (an illegal address, a lost GPU) surfaces
 /// in StarPU's driver thread, after the task's launches; nothing can unwind from there,
-/// so the process ends now, in one line (DESIGN §3), instead of in StarPU's assertion.
+/// so the process ends now, in one line (docs/design.md §3), instead of in StarPU's assertion.
 void on_fatal_cuda_error(const char* where, const char* message) {
   std::string what = where ? where : "StarPU's CUDA driver";
   if (what.rfind("starwave_", 0) == 0) what = what.substr(9) + " task";  // a codelet's perf-model symbol

@@ -1,6 +1,6 @@
 // src/runtime.hpp — StarPU's lifetime, and MPI's when a launcher started several ranks.
 // One Runtime at a time per process; the scheduler defaults to dmda (history-based perf
-// models, DESIGN §3) unless STARPU_SCHED says otherwise. Launched by mpirun/mpiexec/srun
+// models, docs/design.md §3) unless STARPU_SCHED says otherwise. Launched by mpirun/mpiexec/srun
 // as several ranks (and built with starpu-mpi), the Runtime starts starpu-mpi on
 // MPI_COMM_WORLD; MPI itself is started once per process by mpi::start_if_launched()
 // (first thing in main, so any failure can end every rank) and finalised at exit, so
@@ -21,13 +21,13 @@ struct RuntimeOptions {
   int ncpus = -1;  // CPU workers; -1 = StarPU's choice (STARPU_NCPU or every core)
   int ncuda = -1;  // GPUs used; -1 = every GPU
   // CUDA workers per GPU: the shots it runs at once, each on its own stream and driver
-  // thread (DESIGN §3 "A GPU is kept busy"); -1 = $STARPU_NWORKER_PER_CUDA, else
+  // thread (docs/design.md §3 "A GPU is kept busy"); -1 = $STARPU_NWORKER_PER_CUDA, else
   // kDefaultWorkersPerGpu or fewer, so that driver threads take at most half the cores.
   int workers_per_gpu = -1;
   std::string scheduler;  // empty = $STARPU_SCHED or dmda
 };
 
-/// Shots in flight per GPU by default (README "GPUs": measured on an H100, 8 gave the
+/// Shots in flight per GPU by default (docs/benchmarks.md "GPUs": measured on an H100, 8 gave the
 /// most cell updates per second of 1 … 16).
 constexpr int kDefaultWorkersPerGpu = 8;
 

@@ -259,7 +259,7 @@ Survey read_shots(const std::string& path, int dim) {
     s.data.insert(s.data.end(), trace.begin(), trace.end());
   }
   // Shots of different trace counts: each padded to the longest with copies of its last
-  // receiver (zero traces), its count recorded (DESIGN §4 /receiver/count).
+  // receiver (zero traces), its count recorded (docs/design.md §4 /receiver/count).
   std::size_t nrec = 0;
   for (const auto& r : receivers) nrec = std::max(nrec, r.size());
   std::vector<float> data, weights;

@@ -1,4 +1,4 @@
-// src/segy.hpp — SEG-Y shot records in and out (DESIGN §4), through segyio (Debian's
+// src/segy.hpp — SEG-Y shot records in and out (docs/design.md §4), through segyio (Debian's
 // libsegyio-dev): `starwave import` and `starwave export`.
 //
 // Header mapping, both ways: one shot per FieldRecord (bytes 9–12), in file order; x, y

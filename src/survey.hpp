@@ -1,5 +1,5 @@
 // src/survey.hpp — sources, receivers, wavelets and (optionally) recorded data
-// (DESIGN §4: a survey is a data file without /data).
+// (docs/design.md §4: a survey is a data file without /data).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 namespace starwave {
 
-/// A point in m: [z, x] in 2-D (y = 0), [z, y, x] in 3-D (DESIGN §4's order, so
+/// A point in m: [z, x] in 2-D (y = 0), [z, y, x] in 3-D (docs/design.md §4's order, so
 /// `{z, x}` and `{z, y, x}` read as the file's rows do).
 struct Position {
   double z = 0, y = 0, x = 0;

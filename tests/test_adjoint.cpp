@@ -1,4 +1,4 @@
-// tests/test_adjoint.cpp — the adjoint kernel against the forward (DESIGN §7): dot-product
+// tests/test_adjoint.cpp — the adjoint kernel against the forward (docs/design.md §7): dot-product
 // tests of the source-to-receiver map and of the linearised (Born) map against their
 // transposes, a Taylor test of the gradient, and the two storage strategies.
 #include <gtest/gtest.h>

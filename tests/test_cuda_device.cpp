@@ -1,5 +1,5 @@
 // tests/test_cuda_device.cpp — the CUDA kernels on a real GPU against the CPU kernels, bit
-// for bit (DESIGN §3, §7): every propagation kernel (forward, store, adjoint) for every
+// for bit (docs/design.md §3, §7): every propagation kernel (forward, store, adjoint) for every
 // order, float and double, with and without a free surface; the misfit, image and reduce
 // kernels; a gradient, an image and modeled data through StarPU with CPU workers only,
 // CUDA workers only, and both; a refused launch reported with its name and CUDA's words.

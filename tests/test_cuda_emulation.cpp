@@ -1,5 +1,5 @@
 // tests/test_cuda_emulation.cpp — the CUDA kernels' bodies and launch sequence, run on the
-// host by the launch-emulation shim, against the CPU kernel (DESIGN §7): the same bits,
+// host by the launch-emulation shim, against the CPU kernel (docs/design.md §7): the same bits,
 // forward and adjoint, every order, float and double, with and without a free surface;
 // the fused passes' launch counts; a refused launch reported with its name.
 #include <gtest/gtest.h>

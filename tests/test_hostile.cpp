@@ -1,4 +1,4 @@
-// tests/test_hostile.cpp — starwave used as a hostile user would (DESIGN §5, issue 12).
+// tests/test_hostile.cpp — starwave used as a hostile user would (docs/design.md §5, issue 12).
 //
 // Every refusal must be: one line on stderr, ours ("starwave CMD: error: …", naming the
 // file or option), a non-zero exit, no output, and nothing in the folder touched — no file
@@ -469,7 +469,7 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"L-BFGS memory with Adam", "fwi --model init.h5 --data d.h5 --out out.h5 --optimizer adam --memory 3",
        "--memory"},
       {"resume and overwrite", "fwi --model init.h5 --data d.h5 --out r.h5 --resume --overwrite", "choose one"},
-      // 5. A resume must continue the run its state was made by (DESIGN §5): the state, the
+      // 5. A resume must continue the run its state was made by (docs/design.md §5): the state, the
       // result and the pictures stay as they are.
       {"a resume with another order", "fwi --model init.h5 --data d.h5 --out r.h5 --resume --iterations 2 --order 4",
        "r.h5.state was made with --order 8, this run has 4"},

@@ -213,7 +213,7 @@ Survey small_survey(Model& m) {
 }
 
 TEST(Io, ReceiverCountsAndWeightsRoundTripAndAreChecked) {
-  // /receiver/count and /receiver/weight (DESIGN §4) written and read back; a shot's trace
+  // /receiver/count and /receiver/weight (docs/design.md §4) written and read back; a shot's trace
   // weights are the file's, 0 past its count; bad counts and weights refused by name.
   Model m;
   Survey s = small_survey(m);

@@ -179,7 +179,7 @@ TEST(Physics, SourceReceiverReciprocityInALayeredModel) {
 // ---- 3-D -----------------------------------------------------------------------------
 
 /// The 3-D Green's function is δ(t − r/v)/(4πr): the trace is the wavelet delayed by r/v
-/// over 4πr (DESIGN §2).
+/// over 4πr (docs/design.md §2).
 TEST(Physics3D, Order8MatchesAnalyticGreensFunctionAt6CellsPerWavelength) {
   const double v = 2000, f = 10;
   const double h = v / (2.5 * f * 6);  // 6 cells per wavelength at 2.5 × the peak frequency

@@ -1,4 +1,4 @@
-// tests/test_segy.cpp — SEG-Y shot records and fields (src/segy.hpp, DESIGN §4's header
+// tests/test_segy.cpp — SEG-Y shot records and fields (src/segy.hpp, docs/design.md §4's header
 // mapping): written then read back the same (2-D and 3-D coordinates, scalars, depths,
 // per-shot spreads), IBM floats read, fields one trace per column, and every file the
 // mapping cannot use refused by name.

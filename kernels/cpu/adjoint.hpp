@@ -1,4 +1,4 @@
-// kernels/cpu/adjoint.hpp — CPU adjoint of the propagator (DESIGN §2, §3): the transpose of
+// kernels/cpu/adjoint.hpp — CPU adjoint of the propagator (docs/design.md §2, §3): the transpose of
 // the forward step run backwards in time, with the forward wavefield re-created from the
 // store the forward wrote, and the imaging correlations.
 #pragma once

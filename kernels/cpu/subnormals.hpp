@@ -14,7 +14,7 @@ namespace starwave::cpu::detail {
 /// that decay into the subnormal range, and x86 cores take a ~100-cycle assist on each of
 /// them: with them the kernel runs 2–2.5× slower for no change in any significant digit.
 /// The CUDA kernels flush float subnormals too (nvcc -ftz=true), and both keep them in
-/// double (DESIGN §3: the same bits on any worker), so `T` picks the mode.
+/// double (docs/design.md §3: the same bits on any worker), so `T` picks the mode.
 template <typename T>
 class FlushSubnormals {
  public:

@@ -1,9 +1,9 @@
 // kernels/cuda/bodies.hpp — what each CUDA thread does, and the order of launches for one
 // shot, written once for two executors: the real GPU (kernels/cuda/propagate.cu) and the
 // host launch-emulation shim of the tests (tests/cuda_emulation.hpp), which loops over
-// blocks and threads standing in for blockIdx/threadIdx (DESIGN §7). Every body is a thin
+// blocks and threads standing in for blockIdx/threadIdx (docs/design.md §7). Every body is a thin
 // index mapping around the per-point functions of kernels/stencil.hpp, so a CUDA worker
-// computes the same bits as the CPU loops (DESIGN §3).
+// computes the same bits as the CPU loops (docs/design.md §3).
 //
 // Launches are fused so that a time step costs few of them (on a 2-D grid each launch
 // costs more than its work):
@@ -135,7 +135,7 @@ SW_HD T add_receiver_sources(const ShotProblem<T>& p, const T* residual, int n, 
 }
 
 /// Free surface, after the cell's last update of the step: u = 0 on plane `top`, and each
-/// of the `halo` planes below writes its value, negated, to its mirror plane above (DESIGN
+/// of the `halo` planes below writes its value, negated, to its mirror plane above (docs/design.md
 /// §2; stencil::mirror_free_surface, cell by cell).
 template <typename T>
 SW_HD void mirror_cell(T* out, long plane, int z, int top, int halo) {

@@ -47,7 +47,7 @@ struct State {
   bool band_over = false;              // its line search found no decrease
 };
 
-/// One thing that determines an inversion's result (DESIGN §5, resume rule): saved in the
+/// One thing that determines an inversion's result (docs/design.md §5, resume rule): saved in the
 /// state as the text attribute `made_with_KEY`, and compared with the run that resumes it.
 struct Setting {
   std::string key;    // attribute name after made_with_

@@ -1,4 +1,4 @@
-// src/workflows/imaging.cpp — the gradient and RTM algorithm on the task graph of DESIGN
+// src/workflows/imaging.cpp — the gradient and RTM algorithm on the task graph of docs/design.md
 // §3. Per shot:
 //     forward_keep(s) → misfit(s) → adjoint(s) → image(s)
 // then the contributions are summed by a fixed binary tree over shot index (built as a
@@ -75,7 +75,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   // Shots in flight: one per CPU worker, two per CUDA worker (its shots take milliseconds:
   // the next one waits ready while the submitting thread reads a shot's data), two at
   // least; fewer if memory is short; a run that cannot hold one is refused before any
-  // work or handle (DESIGN §3). A shot's tasks run one after another, so a second shot
+  // work or handle (docs/design.md §3, §9). A shot's tasks run one after another, so a second shot
   // per CPU worker only holds memory: with 2 × workers the demo's
   // gradient took 7 % longer and peaked at 335 MB instead of 196.
   const int workers = graph::workers();

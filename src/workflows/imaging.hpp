@@ -1,6 +1,6 @@
 // src/workflows/imaging.hpp — the gradient of the misfit and the RTM image (`starwave
 // gradient`, `starwave rtm`): per shot forward_keep → misfit → adjoint → image tasks, and
-// a fixed binary tree of reduce tasks over shot index (DESIGN §3).
+// a fixed binary tree of reduce tasks over shot index (docs/design.md §3).
 #pragma once
 
 #include <functional>

@@ -1,5 +1,5 @@
 // src/workflows/memory.hpp — what a run needs in memory, known before any work, against
-// what the machine has (DESIGN §3: peak memory is bounded by the shots in flight). The
+// what the machine has (docs/design.md §3: peak memory is bounded by the shots in flight). The
 // workflows describe their buffers; this decides how many shots may be in flight, or
 // refuses a run that cannot fit with one line saying what takes the room.
 #pragma once
