@@ -106,9 +106,9 @@ struct starpu_codelet* adjoint_codelet() {
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
   codelets::ShotArgs a = codelets::shot_args(layout, order);
-  submit_task(adjoint_codelet(), "adjoint", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.signals, STARPU_R,
-              h.residual, STARPU_R, h.store, STARPU_R, h.final_state, STARPU_W, h.correlation, STARPU_W, h.illumination,
-              STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
+  submit_on(adjoint_codelet(), "adjoint",
+            {h.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination, h.work},
+            STARPU_VALUE, &a, sizeof a);
 }
 
 template void insert_adjoint<float>(const AdjointHandles&, const ShotProblem<float>&, int);

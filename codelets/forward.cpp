@@ -111,12 +111,11 @@ void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int o
   codelets::ShotArgs a = codelets::shot_args(l, order);
   a.keeps = keep;
   if (keep)
-    submit_task(forward_codelet(true), "forward_keep", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.signals,
-                STARPU_W, h.traces, STARPU_SCRATCH, h.work, STARPU_W, h.store, STARPU_W, h.final_state, STARPU_VALUE,
-                &a, sizeof a);
+    submit_on(forward_codelet(true), "forward_keep",
+              {h.medium, h.nodes, h.signals, h.traces, h.work, h.store, h.final_state}, STARPU_VALUE, &a, sizeof a);
   else
-    submit_task(forward_codelet(false), "forward", STARPU_R, h.medium, STARPU_R, h.nodes, STARPU_R, h.signals, STARPU_W,
-                h.traces, STARPU_SCRATCH, h.work, STARPU_VALUE, &a, sizeof a);
+    submit_on(forward_codelet(false), "forward", {h.medium, h.nodes, h.signals, h.traces, h.work}, STARPU_VALUE, &a,
+              sizeof a);
 }
 
 template void insert_forward<float>(const ForwardHandles&, const ShotProblem<float>&, int);

@@ -135,13 +135,12 @@ struct starpu_codelet* reduce_codelet() {
 }  // namespace
 
 void insert_image(const ImageHandles& h, int mode, void (*done)(void*), void* arg) {
-  submit_task(image_codelet(), "image", STARPU_R, h.correlation, STARPU_R, h.illumination, STARPU_R, h.velocity,
-              STARPU_W, h.contribution, STARPU_VALUE, &mode, sizeof mode, STARPU_CALLBACK_WITH_ARG_NFREE, done,
-              arg);  // NFREE: StarPU would free(arg)
+  submit_on(image_codelet(), "image", {h.correlation, h.illumination, h.velocity, h.contribution}, STARPU_VALUE, &mode,
+            sizeof mode, STARPU_CALLBACK_WITH_ARG_NFREE, done, arg);  // NFREE: StarPU would free(arg)
 }
 
 void insert_reduce(starpu_data_handle_t sum, starpu_data_handle_t part) {
-  submit_task(reduce_codelet(), "reduce", STARPU_RW, sum, STARPU_R, part);
+  submit_on(reduce_codelet(), "reduce", {sum, part});
 }
 
 }  // namespace starwave

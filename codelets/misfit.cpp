@@ -87,8 +87,8 @@ struct starpu_codelet* misfit_codelet() {
 }  // namespace
 
 void insert_misfit(const MisfitHandles& h, int mode) {
-  submit_task(misfit_codelet(), "misfit", STARPU_R, h.synthetic, STARPU_R, h.observed, STARPU_W, h.residual, STARPU_W,
-              h.misfit, STARPU_SCRATCH, h.scratch, STARPU_R, h.weights, STARPU_VALUE, &mode, sizeof mode);
+  submit_on(misfit_codelet(), "misfit", {h.synthetic, h.observed, h.residual, h.misfit, h.scratch, h.weights},
+            STARPU_VALUE, &mode, sizeof mode);
 }
 
 }  // namespace starwave

@@ -12,7 +12,9 @@
 #include <starpu_mpi.h>
 #endif
 
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "codelets/distribution.hpp"
 
@@ -29,6 +31,18 @@ void submit_task(struct starpu_codelet* cl, const char* name, Args... args) {
     ret = starpu_task_insert(cl, args..., STARPU_NAME, name, 0);
   if (ret != 0)
     throw graph::Refused(std::string("StarPU refused task '") + name + "' (error " + std::to_string(ret) + ")");
+}
+
+/// submit_task() on the codelet's buffers `data`, in its order: each buffer's access mode
+/// is the one the codelet's definition gives (cl->modes), written there once.
+template <typename... Args>
+void submit_on(struct starpu_codelet* cl, const char* name, std::initializer_list<starpu_data_handle_t> data,
+               Args... args) {
+  std::vector<starpu_data_handle_t> handles(data);
+  if (int(handles.size()) != cl->nbuffers)
+    throw graph::Refused(std::string("task '") + name + "': " + std::to_string(handles.size()) +
+                         " buffers for a codelet of " + std::to_string(cl->nbuffers));
+  submit_task(cl, name, STARPU_DATA_ARRAY, handles.data(), int(handles.size()), args...);
 }
 
 }  // namespace starwave

@@ -18,7 +18,7 @@ int info(int argc, char** argv) {
 
   unsigned h5maj = 0, h5min = 0, h5rel = 0;
   H5get_libversion(&h5maj, &h5min, &h5rel);
-  std::cout << "starwave " << STARWAVE_COMMIT << "\n"
+  std::cout << "starwave " STARWAVE_VERSION " (" STARWAVE_COMMIT ")\n"
             << "  StarPU         " << Runtime::starpu_version() << " (" << STARWAVE_STARPU_PREFIX << ")\n"
             << "  HDF5           " << h5maj << "." << h5min << "." << h5rel << "\n"
 #ifdef STARWAVE_USE_CUDA

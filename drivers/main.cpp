@@ -21,7 +21,7 @@ namespace {
 
 const char* kUsage =
     "usage: starwave SUBCOMMAND [options]   (starwave SUBCOMMAND --help for its options;\n"
-    "       starwave --version for the commit it was built from)\n"
+    "       starwave --version for the version and commit it was built from)\n"
     "  info     workers, StarPU/MPI/HDF5 versions, build options\n"
     "  synth    write a built-in velocity model (constant, layered, marmousi-like, marmousi2)\n"
     "  survey   write a regular surface acquisition with a Ricker wavelet\n"
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       std::cerr << "starwave --version: error: unexpected word '" << starwave::printable(argv[2]) << "'\n";
       return 2;
     }
-    std::cout << "starwave " << STARWAVE_COMMIT << "\n";
+    std::cout << "starwave " STARWAVE_VERSION " (" STARWAVE_COMMIT ")\n";
     return 0;
   }
   const std::string cmd = argv[1];
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   } catch (const starwave::cli::HelpShown&) {
     return 0;
   } catch (const starwave::InputError& e) {
-    return fail(cmd, e.what(), 2, true);
+    return fail(cmd, e.what() + starwave::cli::config_origin(e.what()), 2, true);
   } catch (const std::filesystem::filesystem_error& e) {  // our words, not the library's
     const std::string where = e.path1().empty() ? "" : e.path1().string() + ": ";
     return fail(cmd, where + starwave::files::os_cause(e.code().value()), 1, false);

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,12 +27,47 @@ std::string printable(const std::string& text) {
   return text.size() > 200 ? out + "…" : out;
 }
 
+/// Where each option the config file gave comes from, " (in run.ini, line 3)", for the
+/// messages that name the option after parse() (config_origin()).
+std::map<std::string, std::string>& origins() {
+  static std::map<std::string, std::string> o;
+  return o;
+}
+
+/// The line (1-based) of `text` that sets `key` (INI `key = value`, blanks around the key
+/// allowed), or 0.
+long line_of(const std::string& text, const std::string& key) {
+  std::istringstream in(text);
+  long n = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string k = line.substr(0, eq);
+    k.erase(0, k.find_first_not_of(" \t"));
+    k.erase(k.find_last_not_of(" \t") + 1);
+    if (k == key) return n;
+  }
+  return 0;
+}
+
 }  // namespace
+
+std::string config_origin(const std::string& message) {
+  if (message.rfind("--", 0) != 0) return "";
+  const std::size_t end = message.find_first_of(": ", 2);
+  const auto it = origins().find(message.substr(2, end == std::string::npos ? std::string::npos : end - 2));
+  if (it == origins().end() || message.find(" (in ") != std::string::npos) return "";
+  return it->second;
+}
 
 void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm) {
   std::string config;
-  std::string from_file;  // " (in FILE)" for the options whose value the config file gave
-  std::vector<std::string> file_keys;
+  origins().clear();
+  auto origin_of = [](const std::string& name) {
+    const auto it = origins().find(name);
+    return it == origins().end() ? std::string() : it->second;
+  };
   desc.add_options()("help,h", "show this help")("config", po::value<std::string>(&config),
                                                  "read options from this INI file (key = value)");
   // Every word that is not an option or its value lands here, and is refused: a word the
@@ -79,15 +115,22 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
       for (const auto& o : parsed.options) {  // po would take them and then do nothing with them
         if (o.string_key == "config" || o.string_key == "help")
           throw InputError("--config: " + file + ": '" + o.string_key + "' can only be given on the command line");
-        if (!vm.count(o.string_key) || vm[o.string_key].defaulted())
-          file_keys.push_back(o.string_key);  // the command line's value wins
+        if (!vm.count(o.string_key) || vm[o.string_key].defaulted()) {  // the command line's value wins
+          const long line = line_of(text, o.string_key);
+          origins()[o.string_key] = " (in " + file + (line > 0 ? ", line " + std::to_string(line) : "") + ")";
+        }
       }
       try {
         po::store(parsed, vm);  // converts the values: `nz = abc` is refused here
+      } catch (const po::error_with_option_name& e) {
+        std::string key = e.get_option_name();
+        key.erase(0, key.find_first_not_of('-'));
+        const long line = line_of(text, key);
+        throw InputError("--config: " + file + (line > 0 ? ": line " + std::to_string(line) : std::string()) + ": " +
+                         printable(e.what()));
       } catch (const po::error& e) {
         throw InputError("--config: " + file + ": " + printable(e.what()));
       }
-      from_file = " (in " + file + ")";
     }
     po::notify(vm);
   } catch (const po::error& e) {
@@ -97,8 +140,14 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
   for (const auto& [name, value] : vm) {
     if (value.value().type() != typeid(double)) continue;
     const double x = value.as<double>();
-    const bool in_file = std::find(file_keys.begin(), file_keys.end(), name) != file_keys.end();
-    if (!std::isfinite(x)) throw InputError("--" + name + ": must be a finite number" + (in_file ? from_file : ""));
+    if (!std::isfinite(x)) throw InputError("--" + name + ": must be a finite number" + origin_of(name));
+  }
+  // An empty value is a mistake (`--bands ''`, a variable that expanded to nothing), never
+  // taken as "not given".
+  for (const auto& [name, value] : vm) {
+    if (value.defaulted() || value.value().type() != typeid(std::string)) continue;
+    if (value.as<std::string>().empty())
+      throw InputError("--" + name + ": empty value; give one, or leave the option out" + origin_of(name));
   }
   if (vm.count("quiet") && vm.count("verbose") && vm["quiet"].as<bool>() && vm["verbose"].as<bool>())
     throw InputError("--quiet and --verbose: choose one");
@@ -118,10 +167,12 @@ std::vector<double> parse_numbers(const std::string& text, const std::string& me
     std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     item.erase(0, item.find_first_not_of(" \t"));  // "3, 5, 8" too
     item.erase(item.find_last_not_of(" \t") + 1);
+    // Decimal numbers only: std::stod would also read "0x10" as 16 and "1p3" nowhere near 1.3.
+    const bool decimal = !item.empty() && item.find_first_not_of("0123456789+-.eE") == std::string::npos;
     std::size_t used = 0;
     double v = NAN;
     try {
-      v = std::stod(item, &used);
+      if (decimal) v = std::stod(item, &used);
     } catch (const std::exception&) {
       used = 0;
     }

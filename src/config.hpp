@@ -21,6 +21,11 @@ struct HelpShown {};
 /// become InputError naming the option, word or file.
 void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm);
 
+/// " (in run.ini, line 3)" when `message` ("--order: …") names an option whose value the
+/// last parse() took from its config file (and does not say so already), else "": the
+/// checks made after parsing say where the value came from.
+std::string config_origin(const std::string& message);
+
 /// Whether option `name` was given (on the command line or in the INI file), not defaulted.
 bool given(const po::variables_map& vm, const std::string& name);
 /// InputError(message) unless `ok`.

@@ -1,6 +1,7 @@
 #include "src/figures.hpp"
 
 #include <cairo.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -504,6 +505,11 @@ Folder::Folder(const std::string& dir, const std::string& option, const std::vec
   if (!fs::is_directory(parent, ec))
     throw InputError(option + ": " + dir + ": the folder " + parent.string() + " it goes in does not exist");
   if (fs::exists(d, ec) && !fs::is_directory(d, ec)) throw InputError(option + ": " + dir + " is a file, not a folder");
+  // Writable now, before any work, not at the first picture (a read-only folder or file
+  // system, a folder without write permission).
+  const fs::path writes_in = fs::is_directory(d, ec) ? d : parent;
+  if (::access(writes_in.c_str(), W_OK | X_OK) != 0)
+    throw InputError(option + ": " + dir + ": cannot write in " + writes_in.string() + ": " + files::os_cause(errno));
   for (const std::string& name : names) {  // a user's own file is replaced only when asked
     const std::string p = (d / name).string();
     files::refuse_input_as_output(p, option, inputs);

@@ -329,7 +329,7 @@ struct TaylorCase {
 
 class Taylor : public ::testing::TestWithParam<TaylorCase> {};
 
-TEST_P(Taylor, TestOfTheGradient) {
+TEST_P(Taylor, TheGradientPredictsTheMisfitToSecondOrder) {
   const int dim = GetParam().dim;
   const Model m = test_model(dim);
   Model truth = m;

@@ -144,7 +144,7 @@ TEST_F(Cli, ModelWritesDataAndPicturesEndToEnd) {
   EXPECT_EQ(fs::file_size(out), size);
 }
 
-TEST_F(Cli, OptionsFromConfigFile) {
+TEST_F(Cli, OptionsComeFromAnIniFileAndTheCommandLineWins) {
   const std::string ini = path("run.ini");
   std::ofstream(ini) << "order = 4\npml-width = 10\nprecision = double\n";
   const std::string out = path("data.h5");
@@ -155,10 +155,10 @@ TEST_F(Cli, OptionsFromConfigFile) {
   // own value wins over the file's.
   std::ofstream(path("typo.ini")) << "order = eight\n";
   expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("typo.ini")), path("d2.h5"),
-                 "typo.ini: the argument ('eight') for option 'order' is invalid");
+                 "typo.ini: line 1: the argument ('eight') for option 'order' is invalid");
   std::ofstream(path("nan.ini")) << "internal-dt = nan\n";
   expect_refused(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nan.ini")), path("d2.h5"),
-                 "must be a finite number (in " + path("nan.ini") + ")");
+                 "must be a finite number (in " + path("nan.ini") + ", line 1)");
   const Result inf =
       run(model_cmd(model_, survey_, path("d2.h5"), "--config " + path("nan.ini") + " --internal-dt inf"));
   EXPECT_EQ(inf.status, 2);
@@ -189,11 +189,13 @@ TEST_F(Cli, OptionsFromConfigFile) {
                  "big.ini: larger than 1 MiB");
 }
 
-TEST_F(Cli, VersionIsTheCommitInfoShows) {
+TEST_F(Cli, VersionIsTheReleaseAndCommitInfoShows) {
   const Result v = run("--version");
   EXPECT_EQ(v.status, 0) << v.err;
-  ASSERT_EQ(v.out.rfind("starwave ", 0), 0u) << v.out;
-  EXPECT_GT(v.out.size(), std::string("starwave \n").size()) << "names a commit (or 'unknown')";
+  // "starwave 0.9.0 (f14b916…)": the project's version, then the commit (or "unknown").
+  const std::string head = std::string("starwave ") + STARWAVE_PROJECT_VERSION + " (";
+  ASSERT_EQ(v.out.rfind(head, 0), 0u) << v.out;
+  EXPECT_GT(v.out.size(), head.size() + 2) << "names a commit (or 'unknown')";
   EXPECT_EQ(std::count(v.out.begin(), v.out.end(), '\n'), 1) << v.out;
   const Result i = run("info");
   EXPECT_EQ(i.status, 0) << i.err;
@@ -203,21 +205,23 @@ TEST_F(Cli, VersionIsTheCommitInfoShows) {
   EXPECT_NE(extra.err.find("unexpected word 'extra'"), std::string::npos) << extra.err;
 }
 
-TEST_F(Cli, MissingFile) { expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5"); }
+TEST_F(Cli, AMissingInputFileIsRefusedNamingIt) {
+  expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5");
+}
 
-TEST_F(Cli, WrongShape) {
+TEST_F(Cli, AModelOfTheWrongShapeIsRefused) {
   const std::string bad = path("bad.h5");
   write_model(bad, 100, 0, std::vector<double>(100, 2000));  // a 1-D /vp
   expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "2-D");
 }
 
-TEST_F(Cli, MissingAttribute) {
+TEST_F(Cli, AFileWithoutARequiredAttributeIsRefused) {
   const std::string bad = path("bad.h5");
   write_model(bad, 40, 60, std::vector<double>(2400, 2000), false);
   expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "spacing");
 }
 
-TEST_F(Cli, NaNVelocity) {
+TEST_F(Cli, ANaNVelocityIsRefused) {
   std::vector<double> v(2400, 2000);
   v[1234] = std::nan("");
   const std::string bad = path("bad.h5");
@@ -225,7 +229,7 @@ TEST_F(Cli, NaNVelocity) {
   expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "/vp holds NaN");
 }
 
-TEST_F(Cli, NonPositiveVelocity) {
+TEST_F(Cli, AZeroOrNegativeVelocityIsRefused) {
   std::vector<double> v(2400, 2000);
   v[7] = -1;
   const std::string bad = path("bad.h5");
@@ -233,7 +237,7 @@ TEST_F(Cli, NonPositiveVelocity) {
   expect_refused(model_cmd(bad, survey_, path("d.h5")), path("d.h5"), "positive");
 }
 
-TEST_F(Cli, SourceOutsideTheModel) {
+TEST_F(Cli, ASourceOutsideTheModelIsRefused) {
   // A survey made for a wider model puts sources beyond this one's right edge.
   const std::string wide = path("wide.h5"), s = path("wide-survey.h5");
   ASSERT_EQ(run("synth --kind constant --nz 40 --nx 120 --spacing 10 --out " + wide).status, 0);
@@ -270,20 +274,20 @@ TEST_F(Cli, SourcesAndReceiversOffTheGrid) {
   for (float v : io::read_slice(path("g.h5"), "/gradient", 0).values) ASSERT_TRUE(std::isfinite(v));
 }
 
-TEST_F(Cli, UnstableTimeStep) {
+TEST_F(Cli, AnUnstableTimeStepIsRefused) {
   expect_refused(model_cmd(model_, survey_, path("d.h5"), "--internal-dt 0.002"), path("d.h5"), "unstable");
 }
 
-TEST_F(Cli, UnknownOption) {
+TEST_F(Cli, AnUnknownOptionIsRefusedByName) {
   expect_refused(model_cmd(model_, survey_, path("d.h5"), "--frobnicate 3"), path("d.h5"), "frobnicate");
 }
 
-TEST_F(Cli, BadOptionValue) {
+TEST_F(Cli, AnOrderOrPrecisionThatDoesNotExistIsRefused) {
   expect_refused(model_cmd(model_, survey_, path("d.h5"), "--order 5"), path("d.h5"), "--order");
   expect_refused(model_cmd(model_, survey_, path("d.h5"), "--precision half"), path("d.h5"), "--precision");
 }
 
-TEST_F(Cli, MissingData) {
+TEST_F(Cli, PlottingADatasetTheFileLacksIsRefusedNamingIt) {
   // `plot` of /data from a survey without data names the dataset.
   expect_refused("plot --in " + survey_ + " --dataset /data --out " + path("g.png"), path("g.png"), "/data");
 }
@@ -688,7 +692,7 @@ TEST_F(Cli, SegyKeepsEveryMicrosecondIntervalAndTheModelsBounds) {
   EXPECT_EQ(run("import --in " + far + " --ricker 10 --out " + o).status, 0) << "without --model, no bounds to check";
 }
 
-TEST_F(Cli, RtmDirectWaveChoices) {
+TEST_F(Cli, RtmRemovesTheDirectWaveAsAskedAndNeverWritesAnEmptyImage) {
   // The data were modeled in model_: migrating them there with --direct-wave model removes
   // everything, and the all-zero image is refused with the hint, never written; the
   // default (a copy smoothed below the acquisition) images; bad choices are refused.
@@ -719,14 +723,14 @@ TEST_F(Cli, RtmDirectWaveChoices) {
   EXPECT_EQ(root_attribute(img, "direct_smooth"), 0);
 }
 
-TEST_F(Cli, BadStorage) {
+TEST_F(Cli, AnUnknownStorageIsRefused) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   expect_refused("gradient --model " + model_ + " --data " + data + " --storage some --out " + path("g.h5"),
                  path("g.h5"), "--storage");
 }
 
-TEST_F(Cli, FwiBadOptimizerOptions) {
+TEST_F(Cli, FwiOptimizerBatchAndBandOptionsThatCannotWorkAreRefused) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   const std::string base = "fwi --model " + model_ + " --data " + data + " --out " + path("r.h5");

@@ -137,7 +137,7 @@ void compare_geometry(int nz, int nx, int pml, bool free_surface) {
   expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreBoundary, context);
 }
 
-TEST(CudaEmulation, LayerGeometries) {
+TEST(CudaEmulation, EveryLayerWidthAndGridSizeGivesTheCpusBits) {
   for (int pml : {0, 1, 7, 8, 16, 17, 20})
     for (int nx : {3, 9, 40}) {
       compare_geometry<float, 8>(11, nx, pml, false);

@@ -903,4 +903,66 @@ TEST_F(Hostile, AFailedInversionLeavesNoPicturesAndNoResult) {
   EXPECT_TRUE(before == snapshot(dir)) << "no figures folder, no result, no state, no temporary, no lock";
 }
 
+TEST_F(Hostile, ANumberIsDecimalAndAValueIsNeverEmpty) {
+  // "0x10" is not 16 m, and an empty value (a shell variable that expanded to nothing) is a
+  // mistake, not the option left out.
+  const fs::path dir = scratch("words");
+  for (const char* f : {"vp.h5", "init.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  ASSERT_EQ(run_in(dir, "export --in vp.h5 --out vp.sgy").status, 0);
+  expect_refusal(dir, "import --velocity --in vp.sgy --out v.h5 --spacing 0x10", "--spacing");
+  expect_refusal(dir, "import --velocity --in vp.sgy --out v.h5 --spacing 1e1,0x4", "--spacing");
+  const std::string fwi = "fwi --model init.h5 --data d.h5 --out r.h5 --iterations 1 ";
+  expect_refusal(dir, fwi + "--bands ''", "--bands: empty value");
+  expect_refusal(dir, fwi + "--figures ''", "--figures: empty value");
+  expect_refusal(dir, "plot --in vp.h5 --out p.png --title ''", "--title: empty value");
+  std::ofstream(dir / "empty.ini") << "# an empty value\nfigures =\n";
+  expect_refusal(dir, fwi + "--config empty.ini",
+                 "--figures: empty value; give one, or leave the option out (in empty.ini, line 2)");
+  // Decimal forms are all taken.
+  EXPECT_EQ(run_in(dir, "import --velocity --in vp.sgy --out v.h5 --spacing 1e1").status, 0);
+}
+
+TEST_F(Hostile, AConfigValueRefusedByItsMeaningNamesTheFileAndLine) {
+  // A value that parses but means nothing here (order 5) is refused after the file is read:
+  // the message still says where it came from; a value the command line gives does not.
+  const fs::path dir = scratch("config-line");
+  for (const char* f : {"vp.h5", "s.h5"}) fs::copy_file(base_ / f, dir / f);
+  std::ofstream(dir / "run.ini") << "# the run\n\n  order = 5\n";
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --config run.ini",
+                 "--order: must be 2, 4, 6 or 8 (got 5) (in run.ini, line 3)");
+  std::ofstream(dir / "typo.ini") << "pml-width = 10\norder = eight\n";
+  expect_refusal(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --config typo.ini", "typo.ini: line 2:");
+  const Result cli = run_in(dir, "model --model vp.h5 --survey s.h5 --out d.h5 --order 5");
+  EXPECT_EQ(cli.status, 2);
+  EXPECT_EQ(cli.err.find("(in "), std::string::npos) << cli.err;
+}
+
+TEST_F(Hostile, AResumedStateOutsideTheInversionsBoundsIsRefused) {
+  // A state holds a model the inversion made, always within its bounds: a negative or NaN
+  // velocity there is damage, and is never continued from.
+  for (const double bad : {-1500.0, std::nan("")}) {
+    const fs::path dir = scratch("damaged-state");
+    for (const char* f : {"init.h5", "d.h5", "r.h5", "r.h5.state"}) fs::copy_file(base_ / f, dir / f);
+    poke(dir / "r.h5.state", "/vp", 5, bad);
+    expect_refusal(dir, "fwi --model init.h5 --data d.h5 --out r.h5 --iterations 2 --figures-every 0 --resume",
+                   std::isnan(bad) ? "r.h5.state: /vp holds NaN"
+                                   : "r.h5.state: /vp holds -1500 m/s at cell 5, outside the inversion's bounds");
+  }
+}
+
+TEST_F(Hostile, AFiguresFolderThatCannotBeWrittenIsRefusedBeforeAnyWork) {
+  const fs::path dir = scratch("read-only-figures");
+  for (const char* f : {"init.h5", "d.h5"}) fs::copy_file(base_ / f, dir / f);
+  fs::create_directories(dir / "ro");
+  if (std::system("unshare -rm true 2>/dev/null") != 0) {
+    ADD_FAILURE() << "unshare -rm (a private mount) is not allowed here: the read-only folder is not tried";
+    return;
+  }
+  // A read-only file system mounted on ro/ (root writes anywhere else).
+  const std::string ro = "unshare -rm sh -c 'mount -t tmpfs -o ro tmpfs ro && exec \"$0\" \"$@\"'";
+  const std::string fwi = "fwi --model init.h5 --data d.h5 --out r.h5 --iterations 1 ";
+  expect_refusal(dir, fwi + "--figures ro/pictures", "--figures: ro/pictures: cannot write in ro", 2, ro);
+  expect_refusal(dir, fwi + "--figures ro", "--figures: ro: cannot write in ro", 2, ro);
+}
+
 }  // namespace

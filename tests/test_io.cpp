@@ -61,7 +61,7 @@ TEST(Io, AModelHoldsVelocitiesAFloatCanHold) {
   }
 }
 
-TEST(Io, ModelRoundTrip) {
+TEST(Io, AModelWrittenThenReadIsTheSame) {
   SynthOptions so;
   so.kind = "marmousi-like";
   so.nz = 30;
@@ -166,7 +166,7 @@ TEST(Messages, AnAllocationThatFailsIsNamedByWhatAskedForIt) {
 }
 #endif
 
-TEST(Io, SurveyAndDataRoundTrip) {
+TEST(Io, ASurveyAndItsDataWrittenThenReadAreTheSame) {
   Model m;
   m.nz = 20;
   m.nx = 30;

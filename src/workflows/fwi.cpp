@@ -587,6 +587,13 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
   if (f.resume) {
     check_made_with(f.state, made);
     st = load(f.state, initial.vp.size());
+    // Every model an inversion saves lies within its bounds: a value outside them (negative,
+    // NaN, edited by hand) is a damaged state, never a model to continue from.
+    for (std::size_t i = 0; i < st.v.size(); ++i)
+      if (!(st.v[i] >= lower && st.v[i] <= upper))
+        throw InputError("--resume: " + f.state + ": /vp holds " + number_text(st.v[i]) + " m/s at cell " +
+                         std::to_string(i) + ", outside the inversion's bounds " + number_text(lower) + "–" +
+                         number_text(upper) + " m/s: the state is damaged; start again with --overwrite");
   } else {
     st.v = initial.vp;
     for (double& v : st.v) v = std::clamp(v, lower, upper);
