@@ -84,12 +84,13 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
   const double copy = bench::gpu_copy_bandwidth();
   std::printf("GPU: %s, copy bandwidth %.0f GB/s (device to device, bytes read + written)\n", gpu.c_str(), copy);
   std::printf("%12s %8s %12s %14s %22s\n", "CUDA workers", "shots", "median s", "G cells/s", "copy roofline (16 B)");
-  auto time_shots = [&](const RuntimeOptions& ro, int shots, int warmups, double* rate) {
+  // Median of `runs` timed runs after `warmups` untimed ones, in a fresh runtime.
+  auto time_shots = [&](const RuntimeOptions& ro, int shots, int warmups, int runs, double* rate) {
     Runtime rt(ro);
     const Survey s = bench::spread_survey(m, shots, steps);
     for (int w = 0; w < warmups; ++w) model_shots(m, s, o, nullptr);  // perf models, device memory
     std::vector<double> times;
-    for (int r = 0; r < reps; ++r) {
+    for (int r = 0; r < runs; ++r) {
       ModelingReport rep;
       model_shots(m, s, o, &rep);
       times.push_back(rep.seconds);
@@ -99,7 +100,6 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
     if (rate) *rate /= times[times.size() / 2];
     return times[times.size() / 2];
   };
-  double gpu_only = 0;
   std::vector<std::pair<int, int>> rows{{1, 1}};
   for (int w : per_gpu_list) rows.push_back({w, many});
   for (const auto& [per_gpu, shots] : rows) {
@@ -108,8 +108,7 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
     ro.ncuda = 1;
     ro.workers_per_gpu = per_gpu;
     double rate = 0;
-    const double t = time_shots(ro, shots, 1, &rate);
-    if (per_gpu == kDefaultWorkersPerGpu && shots == many) gpu_only = t;
+    const double t = time_shots(ro, shots, 1, reps, &rate);
     std::printf("%12d %8d %12.4f %14.2f %21.0f%%\n", per_gpu, shots, t, rate / 1e9, 100 * rate * 16 / (copy * 1e9));
   }
   // Every core and the GPU, the dmda scheduler's perf models calibrated first.
@@ -130,11 +129,9 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
   alone.ncuda = 1;
   alone.scheduler = "dmda";
   std::vector<double> ta, tb;
-  const int reps_each = reps;
-  reps = 1;  // time_shots: one timed run per runtime
-  for (int r = 0; r < reps_each; ++r) {
-    ta.push_back(time_shots(alone, many, 1, nullptr));
-    tb.push_back(time_shots(mixed, many, 1, nullptr));
+  for (int r = 0; r < reps; ++r) {
+    ta.push_back(time_shots(alone, many, 1, 1, nullptr));
+    tb.push_back(time_shots(mixed, many, 1, 1, nullptr));
   }
   std::sort(ta.begin(), ta.end());
   std::sort(tb.begin(), tb.end());
@@ -142,8 +139,7 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
   std::printf(
       "%d shots, alternately (%d CUDA workers, dmda, calibrated), median of %d: the GPU alone %.4f s, every CPU "
       "core + the GPU %.4f s = %.2f× the GPU alone\n",
-      many, kDefaultWorkersPerGpu, reps_each, a, b, b / a);
-  (void)gpu_only;
+      many, kDefaultWorkersPerGpu, reps, a, b, b / a);
 }
 
 int main(int argc, char** argv) {

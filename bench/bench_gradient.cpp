@@ -130,7 +130,6 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
               bench::gpu_copy_bandwidth(), reps);
   std::printf("%12s %8s %12s %12s %10s %16s\n", "CUDA workers", "shots", "model s", "gradient s", "ratio",
               "gradient/shot s");
-  double alone = 0;
   for (const auto& [per_gpu, shots] :
        std::vector<std::pair<int, int>>{{1, 1}, {1, many}, {kDefaultWorkersPerGpu, many}}) {
     RuntimeOptions ro;
@@ -139,7 +138,6 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
     ro.workers_per_gpu = per_gpu;
     Runtime rt(ro);
     const auto [tm, tg] = model_and_gradient(m, o, bench::spread_survey(m, shots, steps), reps, 1);
-    if (per_gpu == kDefaultWorkersPerGpu) alone = tg;
     std::printf("%12d %8d %12.4f %12.4f %10.2f %16.4f\n", per_gpu, shots, tm, tg, tg / tm, tg / shots);
   }
   RuntimeOptions mixed;
@@ -167,7 +165,6 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
       (k == 0 ? ag : bg).push_back(tg);
     }
   }
-  (void)alone;
   std::printf(
       "%d shots, alternately (dmda, calibrated), median of %d: the GPU alone: model %.4f s, gradient %.4f s; "
       "every CPU core + the GPU: model %.4f s (%.2f×), gradient %.4f s (%.2f× the GPU alone)\n",
