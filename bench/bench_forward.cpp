@@ -16,8 +16,8 @@
 #include "bench/gpu.hpp"
 #include "bench/reference_case.hpp"
 #include "kernels/cpu/levels.hpp"
-#include "src/runtime.hpp"
-#include "src/survey.hpp"
+#include "src/model/survey.hpp"
+#include "src/runtime/runtime.hpp"
 #include "src/workflows/modeling.hpp"
 
 using namespace starwave;

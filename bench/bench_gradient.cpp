@@ -17,7 +17,7 @@
 #include "bench/reference_case.hpp"
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/levels.hpp"
-#include "src/runtime.hpp"
+#include "src/runtime/runtime.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"

@@ -13,7 +13,7 @@
 #include "bench/reference_case.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "kernels/cpu/propagate.hpp"
-#include "src/runtime.hpp"
+#include "src/runtime/runtime.hpp"
 #include "tests/helpers.hpp"  // prepare_shot(): one shot's arrays for a direct kernel run
 
 using namespace starwave;

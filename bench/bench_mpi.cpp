@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "bench/reference_case.hpp"
-#include "src/runtime.hpp"
+#include "src/runtime/runtime.hpp"
 #include "src/workflows/imaging.hpp"
 
 using namespace starwave;

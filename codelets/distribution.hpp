@@ -22,7 +22,7 @@
 namespace starwave::graph {
 
 /// This process's place among the MPI ranks, recorded once when MPI starts
-/// (mpi::start_if_launched(); src/runtime.hpp's mpi::rank() and size() read it here).
+/// (mpi::start_if_launched(); src/runtime/mpi.hpp's mpi::rank() and size() read it here).
 void set_world(int rank, int size);
 int world_rank();  // 0 … world_size() − 1 (0 without MPI)
 int world_size();  // 1 without MPI

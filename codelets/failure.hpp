@@ -3,7 +3,7 @@
 // take the whole job down with a stack trace. It records the first failure here (a CUDA
 // launch refused, a device error, or a failure injected by a test), every later task of
 // the run skips its work, and the workflow, once its graph has drained, rethrows it as a
-// TaskError (src/error.hpp): one line on stderr, exit 1, no output file (docs/design.md §3).
+// TaskError (src/base/error.hpp): one line on stderr, exit 1, no output file (docs/design.md §3).
 #pragma once
 
 #include <string>
@@ -28,7 +28,7 @@ bool failed();
 bool device_fault_requested(const char* task);
 
 /// Held by every codelet while it runs: whether the workers are doing anything, for the
-/// run that waits on an allocation StarPU keeps retrying (src/host_memory.hpp).
+/// run that waits on an allocation StarPU keeps retrying (src/runtime/host_memory.hpp).
 class Busy {
  public:
   Busy();

@@ -1,6 +1,8 @@
 // drivers/fwi.cpp — `starwave fwi --model init.h5 --data obs.h5 --out result.h5
 // --iterations N [--optimizer lbfgs|adam|gd] [--bands 3,5,8] [--smooth M] [--resume]
-// [--true-model vp.h5] [...]`.
+// [--true-model vp.h5] [...]`. fwi() reads as the run: parse the command, claim the
+// outputs, read the inputs, refuse what cannot run, invert (drawing and reporting each
+// iteration), write the result.
 #include <unistd.h>
 
 #include <atomic>
@@ -11,12 +13,13 @@
 #include <memory>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/error.hpp"
-#include "src/figures.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/runtime.hpp"
+#include "drivers/config.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/plot/figures.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/safety/outputs.hpp"
+#include "src/safety/signals.hpp"
 #include "src/workflows/fwi.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
@@ -24,61 +27,70 @@
 namespace starwave::commands {
 namespace {
 
+/// What `starwave fwi` was asked to do.
+struct FwiCommand {
+  NumericalOptions o;
+  FwiOptions f;
+  std::string model_path, data_path, out, true_path, figures_dir;
+  int figures_every = 1;
+  cli::CommonFlags flags;
+  std::vector<std::string> inputs() const { return {model_path, data_path, true_path}; }
+  int bands() const { return std::max<int>(1, int(f.bands.size())); }
+};
+
 /// "3,5,8" → {3, 5, 8}; InputError naming --bands otherwise.
 std::vector<double> parse_bands(const std::string& text) {
   if (text.empty()) return {};
   return cli::parse_numbers(text, "--bands: '" + text + "' is not a comma-separated list of frequencies in Hz");
 }
 
-}  // namespace
-
-int fwi(int argc, char** argv) {
-  NumericalOptions o;
+/// The command line (and --config file), with every option that means nothing for the
+/// chosen optimiser refused rather than ignored.
+FwiCommand parse_command(int argc, char** argv) {
+  FwiCommand c;
   cli::NumericalText numerical;
-  FwiOptions f;
-  std::string model_path, data_path, out, true_path, figures_dir, bands_text;
-  int figures_every = 1;
+  std::string bands_text;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
-  cli::CommonFlags flags;
   cli::po::options_description desc("starwave fwi");
-  desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(), "initial velocity model (HDF5)")(
-      "data", cli::po::value<std::string>(&data_path)->required(), "observed data file (HDF5, with /data)")(
-      "out", cli::po::value<std::string>(&out)->required(),
+  desc.add_options()("model", cli::po::value<std::string>(&c.model_path)->required(), "initial velocity model (HDF5)")(
+      "data", cli::po::value<std::string>(&c.data_path)->required(), "observed data file (HDF5, with /data)")(
+      "out", cli::po::value<std::string>(&c.out)->required(),
       "output: /vp, /history/misfit, settings; the restart state goes to OUT.state")(
-      "iterations", cli::po::value<int>(&f.iterations)->default_value(10), "iterations (per band with --bands)")(
-      "vmin", cli::po::value<double>(&f.vmin)->default_value(0), "lower velocity bound, m/s (0 = 0.75 × initial min)")(
-      "vmax", cli::po::value<double>(&f.vmax)->default_value(0), "upper velocity bound, m/s (0 = 1.25 × initial max)")(
-      "memory", cli::po::value<int>(&f.memory)->default_value(5), "L-BFGS memory (pairs)")(
-      "optimizer", cli::po::value<std::string>(&f.optimizer)->default_value("lbfgs"),
+      "iterations", cli::po::value<int>(&c.f.iterations)->default_value(10), "iterations (per band with --bands)")(
+      "vmin", cli::po::value<double>(&c.f.vmin)->default_value(0),
+      "lower velocity bound, m/s (0 = 0.75 × initial min)")("vmax", cli::po::value<double>(&c.f.vmax)->default_value(0),
+                                                            "upper velocity bound, m/s (0 = 1.25 × initial max)")(
+      "memory", cli::po::value<int>(&c.f.memory)->default_value(5), "L-BFGS memory (pairs)")(
+      "optimizer", cli::po::value<std::string>(&c.f.optimizer)->default_value("lbfgs"),
       "lbfgs, adam or gd (plain gradient descent)")("batch-shots",
-                                                    cli::po::value<int>(&f.batch_shots)->default_value(0),
+                                                    cli::po::value<int>(&c.f.batch_shots)->default_value(0),
                                                     "adam, gd: shots per iteration, drawn from --seed (0 = all)")(
       "seed", cli::po::value<long long>(&seed)->default_value(1),
       "adam, gd: seed of the shot batches (0 … 4294967295)")(
-      "learning-rate", cli::po::value<double>(&f.learning_rate)->default_value(20),
+      "learning-rate", cli::po::value<double>(&c.f.learning_rate)->default_value(20),
       "adam, gd: step in m/s (gd: the largest change)")(
       "bands", cli::po::value<std::string>(&bands_text),
       "frequency continuation: low-pass corners in Hz, e.g. 3,5,8 (data and wavelet filtered per band)")(
-      "smooth", cli::po::value<double>(&f.smooth)->default_value(0),
-      "Gaussian smoothing of the gradient, m (0 = none)")("resume", cli::po::bool_switch(&f.resume),
+      "smooth", cli::po::value<double>(&c.f.smooth)->default_value(0),
+      "Gaussian smoothing of the gradient, m (0 = none)")("resume", cli::po::bool_switch(&c.f.resume),
                                                           "continue from OUT.state (after a crash or a stop)")(
-      "true-model", cli::po::value<std::string>(&true_path), "true model (synthetic studies): model error reported")(
-      "fix-top", cli::po::value<double>(&f.fix_top)->default_value(0),
+      "true-model", cli::po::value<std::string>(&c.true_path), "true model (synthetic studies): model error reported")(
+      "fix-top", cli::po::value<double>(&c.f.fix_top)->default_value(0),
       "keep the velocity of rows shallower than this (m), e.g. a water layer")(
-      "figures", cli::po::value<std::string>(&figures_dir),
+      "figures", cli::po::value<std::string>(&c.figures_dir),
       "folder for the pictures (default: OUT without .h5, plus _figures)")(
-      "figures-every", cli::po::value<int>(&figures_every)->default_value(1),
+      "figures-every", cli::po::value<int>(&c.figures_every)->default_value(1),
       "draw the pictures every N iterations (0 = at the end only); each drawing models one shot");
-  cli::add_numerical_options(desc, o, numerical);
-  cli::add_common_flags(desc, flags);
+  cli::add_numerical_options(desc, c.o, numerical);
+  cli::add_common_flags(desc, c.flags);
   cli::po::variables_map vm;
   cli::parse("fwi", argc, argv, desc, vm);
-  cli::finish_numerical_options(o, numerical);
+  cli::finish_numerical_options(c.o, numerical);
+  FwiOptions& f = c.f;
   f.bands = parse_bands(bands_text);
-  if (figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
+  if (c.figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
   f.seed = unsigned(seed);
-  // Options that mean nothing here are refused, not ignored.
   const bool lbfgs = f.optimizer == "lbfgs";
   cli::refuse_if_given(vm, "batch-shots", !lbfgs,
                        "with --optimizer lbfgs, which uses every shot (adam and gd take batches)");
@@ -87,233 +99,349 @@ int fwi(int argc, char** argv) {
   cli::refuse_if_given(vm, "seed", f.batch_shots > 0, "without --batch-shots (it draws the shots of each batch)");
   cli::refuse_if_given(vm, "learning-rate", !lbfgs, "with --optimizer lbfgs, whose line search chooses the step");
   cli::refuse_if_given(vm, "memory", lbfgs, "with --optimizer " + f.optimizer + " (it is L-BFGS's)");
-  if (f.resume && flags.overwrite)
+  if (f.resume && c.flags.overwrite)
     throw InputError("--resume continues the saved run and --overwrite starts again: choose one");
+  f.state = c.out + ".state";
+  if (c.figures_dir.empty()) c.figures_dir = std::filesystem::path(c.out).replace_extension("").string() + "_figures";
+  return c;
+}
 
-  // The outputs: the result, the restart state beside it and the pictures. None may be an
-  // input; under MPI rank 0 writes them all and holds the result's lock.
-  const bool root = mpi::rank() == 0;
-  const std::vector<std::string> inputs = {model_path, data_path, true_path};
-  f.state = out + ".state";
-  const files::OutputClaim claim(out, "--out", flags.overwrite || f.resume, inputs, root);  // resumed: replaced
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
-  // The state beside it: no folder, device or input in its place (checked now, not after
-  // the first iteration's work); its own existence is the question below.
-  const files::OutputClaim state_claim(f.state, "--out (for the restart state OUT.state)", true, inputs, false);
-  if (!f.resume && std::filesystem::exists(f.state) && !flags.overwrite)
-    throw InputError(f.state +
+/// The restart state beside the result: no folder, device or input in its place (checked
+/// now, not after the first iteration's work), and an existing one continued (--resume) or
+/// replaced (--overwrite), never silently.
+safety::OutputClaim claim_state(const FwiCommand& c) {
+  safety::OutputClaim claim(c.f.state, "--out (for the restart state OUT.state)", true, c.inputs(), false);
+  if (!c.f.resume && std::filesystem::exists(c.f.state) && !c.flags.overwrite)
+    throw InputError(c.f.state +
                      ": a saved inversion state exists; pass --resume to continue it or --overwrite to "
                      "start again");
-  if (figures_dir.empty()) figures_dir = (std::filesystem::path(out).replace_extension("").string()) + "_figures";
-  {  // a folder under the result's (or state's) name would stop it being written, at the end
-    namespace fs = std::filesystem;
-    auto where = [](const std::string& p) {  // no error: a path that cannot be resolved compares as written
-      std::error_code ec;
-      const fs::path w = fs::weakly_canonical(fs::absolute(p, ec), ec);
-      return ec ? fs::path(p).lexically_normal() : w;
-    };
-    const fs::path folder = where(figures_dir);
-    if (folder == where(out))
-      throw InputError("--figures: " + figures_dir + " is the name of the result (--out); choose another folder");
-    if (folder == where(f.state))
-      throw InputError("--figures: " + figures_dir + " is the name of the restart state (" + f.state +
-                       "); choose another folder");
-  }
-  std::vector<std::string> drawings = {"initial.png",  "observed.png", "current.png",
-                                       "gradient.png", "misfit.png",   "residual.png"};
-  if (!true_path.empty()) drawings.push_back("true.png");
-  figures::Folder pictures(figures_dir, "--figures", drawings, flags.overwrite || f.resume, inputs, root);
+  return claim;
+}
 
-  const Model initial = io::read_model(model_path);
-  // The survey and /data's shape now; each shot's traces are read (and band-filtered) as it
-  // is submitted, every evaluation (streamed: peak memory does not grow with the shots).
-  const Survey s = io::read_survey(data_path, true, [](int) { return false; });
-  f.observed = stream_observed_data(data_path, s);  // checks this rank's shots for NaN/Inf
-  Model truth;
-  if (!true_path.empty()) {
-    truth = io::read_model(true_path);
-    if (truth.dim != initial.dim || truth.nz != initial.nz || truth.ny != initial.ny || truth.nx != initial.nx)
-      throw InputError(true_path + ": --true-model must have the initial model's shape");
-    f.true_model = &truth;
+/// A pictures folder under the result's (or the state's) name would stop it being
+/// written, at the end: refused now.
+void refuse_figures_over_outputs(const FwiCommand& c) {
+  namespace fs = std::filesystem;
+  auto where = [](const std::string& p) {  // no error: a path that cannot be resolved compares as written
+    std::error_code ec;
+    const fs::path w = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    return ec ? fs::path(p).lexically_normal() : w;
+  };
+  const fs::path folder = where(c.figures_dir);
+  if (folder == where(c.out))
+    throw InputError("--figures: " + c.figures_dir + " is the name of the result (--out); choose another folder");
+  if (folder == where(c.f.state))
+    throw InputError("--figures: " + c.figures_dir + " is the name of the restart state (" + c.f.state +
+                     "); choose another folder");
+}
+
+std::vector<std::string> drawings(const FwiCommand& c) {
+  std::vector<std::string> names = {"initial.png",  "observed.png", "current.png",
+                                    "gradient.png", "misfit.png",   "residual.png"};
+  if (!c.true_path.empty()) names.push_back("true.png");
+  return names;
+}
+
+/// The run's inputs. The survey is read without its traces: each shot's are read (and
+/// band-filtered) as it is submitted, every evaluation (streamed: peak memory does not
+/// grow with the shots).
+struct FwiInputs {
+  Model initial, truth;  // truth: --true-model, when given
+  Survey survey;
+};
+
+void read_inputs(FwiCommand& c, FwiInputs& in) {
+  in.initial = io::read_model(c.model_path);
+  in.survey = io::read_survey(c.data_path, true, [](int) { return false; });
+  c.f.observed = stream_observed_data(c.data_path, in.survey);  // checks this rank's shots for NaN/Inf
+  if (c.true_path.empty()) return;
+  in.truth = io::read_model(c.true_path);
+  const Model& a = in.initial;
+  if (in.truth.dim != a.dim || in.truth.nz != a.nz || in.truth.ny != a.ny || in.truth.nx != a.nx)
+    throw InputError(c.true_path + ": --true-model must have the initial model's shape");
+  c.f.true_model = &in.truth;
+}
+
+/// The pictures: true (if given), initial and current model on one colour scale, the
+/// latest gradient, the middle shot's observed gather and its residual on the same grey
+/// scale, and the misfit curve. The first ones are drawn once a state exists (a run killed
+/// before it leaves none, so the same command runs again; one killed after it is continued
+/// with --resume, which replaces them); they go again if the run fails, and stay with a
+/// stopped run's result.
+class FwiPictures {
+ public:
+  FwiPictures(const FwiCommand& c, const FwiInputs& in, figures::Folder& folder)
+      : c_(c), in_(in), folder_(folder), shown_(in.survey.nshots() / 2) {
+    const Survey& s = in.survey;
+    // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
+    const Survey shown_data = io::read_survey(c.data_path, true, [this](int k) { return k == shown_; });
+    const Model& scale = c.f.true_model ? in.truth : in.initial;
+    lo_ = scale.vmin();
+    hi_ = scale.vmax();
+    one_.dim = s.dim;
+    one_.dt = s.dt;
+    one_.nt = s.nt;
+    one_.sources = {s.sources[std::size_t(shown_)]};
+    one_.wavelets = {s.wavelet(shown_)};
+    one_.receivers = {s.receivers_of(shown_)};
+    observed_.rows = s.nrec();
+    observed_.cols = int(s.nt);
+    const float* traces = shown_data.observed(shown_);
+    observed_.values.assign(traces, traces + per_shot());
+    data_scale_ = figures::clip_amplitude(observed_.values, 0.98);
+    lines_ = s.receiver_lines(shown_);  // 3-D: the receiver lines side by side
+    shot_name_ = "shot " + std::to_string(shown_);
   }
 
-  check_fwi_inputs(initial, s, o, f);  // every refusal before StarPU starts
-  check_resume(initial, s, o, f);      // and before a picture is drawn: the saved state must be this run's
-  if (!root) {                         // the other ranks evaluate what rank 0 asks for, on their shots
-    Runtime rt;
-    return invert(initial, s, o, f).stopped ? 130 : 0;
+  /// After each save of the state: the first time, the pictures that do not change.
+  void on_saved() {
+    if (first_drawn_) return;
+    first_drawn_ = true;
+    folder_.create();
+    if (c_.f.true_model) figures::plot_model(folder_.file("true.png"), field(in_.truth.vp), "true model", lo_, hi_);
+    figures::plot_model(folder_.file("initial.png"), field(in_.initial.vp), "initial model", lo_, hi_);
+    figures::plot_gather(folder_.file("observed.png"), observed_, in_.survey.dt, "observed data, " + shot_name_,
+                         lines_);
   }
 
-  // Pictures: true (if given), initial and current model on one colour scale, the latest
-  // gradient, the middle shot's observed gather and its residual on the same grey scale,
-  // and the misfit curve. Drawn only once every refusal is behind us; removed again if the
-  // run fails (a stopped run keeps them with its result).
-  Runtime rt;
-  const int shown = s.nshots() / 2;
-  // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
-  const Survey shown_data = io::read_survey(data_path, true, [&](int k) { return k == shown; });
-  const Model& scale_model = f.true_model ? truth : initial;
-  const double lo = scale_model.vmin(), hi = scale_model.vmax();
-  auto field = [&](const std::vector<double>& v) {  // a 3-D model shows three slices through its middle
-    return figures::Field{initial.nz, initial.ny, initial.nx, initial.dz, initial.dy,
-                          initial.dx, initial.z0, initial.y0, initial.x0, std::vector<float>(v.begin(), v.end())};
+  /// After each iteration: drawn every --figures-every iterations, else kept for finish().
+  void on_iteration(const FwiProgress& p) {
+    if (c_.figures_every > 0 && p.iteration % c_.figures_every == 0) {
+      draw(p);
+      undrawn_.reset();
+      return;
+    }
+    undrawn_ = std::make_unique<Undrawn>(Undrawn{p, *p.model, *p.gradient, *p.precond, *p.history, *p.history_band});
+    undrawn_->p.model = &undrawn_->model;
+    undrawn_->p.gradient = &undrawn_->gradient;
+    undrawn_->p.precond = &undrawn_->precond;
+    undrawn_->p.history = &undrawn_->history;
+    undrawn_->p.history_band = &undrawn_->history_band;
+  }
+
+  /// The pictures show the last iteration, whatever --figures-every.
+  void finish() {
+    if (undrawn_) draw(undrawn_->p);
+  }
+
+ private:
+  struct Undrawn {  // the latest iteration, when its pictures were skipped
+    FwiProgress p;
+    std::vector<double> model, gradient, precond, history, history_band;
   };
 
-  Survey one;  // the middle shot, for its residual gather
-  one.dim = s.dim;
-  one.dt = s.dt;
-  one.nt = s.nt;
-  one.sources = {s.sources[std::size_t(shown)]};
-  one.wavelets = {s.wavelet(shown)};
-  one.receivers = {s.receivers_of(shown)};
-  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
-  figures::Image2D observed;  // the middle shot's data; residuals are drawn on its scale
-  observed.rows = s.nrec();
-  observed.cols = int(s.nt);
-  const float* shown_traces = shown_data.observed(shown);
-  observed.values.assign(shown_traces, shown_traces + per_shot);
-  const double data_scale = figures::clip_amplitude(observed.values, 0.98);
-  const std::vector<int> lines = s.receiver_lines(shown);  // 3-D: the receiver lines side by side
-  const std::string shot_name = "shot " + std::to_string(shown);
-  // The first pictures once a state exists: a run killed before it leaves none, so the same
-  // command runs again; one killed after it is continued with --resume, which replaces them.
-  bool first_drawn = false;
-  f.on_saved = [&] {
-    if (first_drawn) return;
-    first_drawn = true;
-    pictures.create();
-    if (f.true_model) figures::plot_model(pictures.file("true.png"), field(truth.vp), "true model", lo, hi);
-    figures::plot_model(pictures.file("initial.png"), field(initial.vp), "initial model", lo, hi);
-    figures::plot_gather(pictures.file("observed.png"), observed, s.dt, "observed data, " + shot_name, lines);
-  };
-  auto figures_now = [&](const FwiProgress& p) {
+  std::size_t per_shot() const { return std::size_t(in_.survey.nrec()) * std::size_t(in_.survey.nt); }
+
+  /// A model-sized field (a 3-D one shows three slices through its middle).
+  figures::Field field(const std::vector<double>& v) const {
+    const Model& m = in_.initial;
+    return figures::Field{m.nz, m.ny, m.nx, m.dz, m.dy, m.dx, m.z0, m.y0, m.x0, std::vector<float>(v.begin(), v.end())};
+  }
+
+  void draw(const FwiProgress& p) {
+    const FwiOptions& f = c_.f;
     const std::string when =
         "iteration " + std::to_string(p.iteration) +
         (f.bands.empty() ? std::string()
                          : " (band " + std::to_string(p.band + 1) + ": " + number_text(p.frequency) + " Hz)");
-    figures::plot_model(pictures.file("current.png"), field(*p.model), "model after " + when, lo, hi);
+    figures::plot_model(folder_.file("current.png"), field(*p.model), "model after " + when, lo_, hi_);
     std::vector<double> pg(p.gradient->size());  // the preconditioned gradient: what moves the model
     for (std::size_t i = 0; i < pg.size(); ++i) pg[i] = (*p.precond)[i] * (*p.gradient)[i];
-    figures::plot_section(pictures.file("gradient.png"), field(pg), "preconditioned gradient, " + when,
+    figures::plot_section(folder_.file("gradient.png"), field(pg), "preconditioned gradient, " + when,
                           "dJ/dv, preconditioned");
-    // J at the start, then after each iteration; a band starts with J of its own data at
-    // the iteration the last one ended (so the curve jumps there, upwards).
+    draw_misfit(p);
+    draw_residual(p, when);
+  }
+
+  /// J at the start, then after each iteration; a band starts with J of its own data at
+  /// the iteration the last one ended (so the curve jumps there, upwards).
+  void draw_misfit(const FwiProgress& p) {
     figures::Curve curve{"misfit", "iteration", "misfit J (log scale)", *p.history, true, {}, {}};
     for (std::size_t k = 0; k < p.history_band->size(); ++k) {
       const double band = (*p.history_band)[k], at = double(k) - band;
       curve.x.push_back(at);
-      if (!f.bands.empty() && (k == 0 || band != (*p.history_band)[k - 1]))
-        curve.marks.emplace_back(at, number_text(f.bands[std::size_t(band)]) + " Hz");
+      if (!c_.f.bands.empty() && (k == 0 || band != (*p.history_band)[k - 1]))
+        curve.marks.emplace_back(at, number_text(c_.f.bands[std::size_t(band)]) + " Hz");
     }
-    figures::plot_curve(pictures.file("misfit.png"), curve);
-    Model m = initial;
+    figures::plot_curve(folder_.file("misfit.png"), curve);
+  }
+
+  /// The middle shot modeled in the current model, less its observed traces (the other
+  /// ranks wait meanwhile).
+  void draw_residual(const FwiProgress& p, const std::string& when) {
+    const Survey& s = in_.survey;
+    Model m = in_.initial;
     m.vp = *p.model;
-    const std::vector<float> syn = model_shots_alone(m, one, o);  // the other ranks wait meanwhile
+    const std::vector<float> syn = model_shots_alone(m, one_, c_.o);
     figures::Image2D res;
     res.rows = s.nrec();
     res.cols = int(s.nt);
-    res.values.resize(per_shot);
-    const std::vector<float> w = s.trace_weights(shown);  // dead traces and padding: none
-    for (std::size_t i = 0; i < per_shot; ++i) res.values[i] = w[i / std::size_t(s.nt)] * (syn[i] - shown_traces[i]);
-    figures::plot_gather(pictures.file("residual.png"), res, s.dt,
-                         "weighted residual (modeled − observed), " + shot_name + ", after " + when, lines, 0.98,
-                         data_scale);
-  };
-  files::arm_graceful_stop(true);  // a first SIGINT/SIGTERM ends the run at the next iteration, saved
-  f.stop_requested = [] { return files::stop_requested(); };
-  // A live count of the shots done in the running evaluation, on a terminal only.
-  const bool live = !flags.quiet && isatty(STDERR_FILENO);
-  std::atomic<int> reported{0}, gradient{0};  // iterations reported, gradients begun in the next
-  if (live)
-    f.on_shot_done = [&](int done, int total) {
-      if (done == 1) ++gradient;
-      std::fprintf(stderr, "\r  iteration %d, gradient %d: %d/%d shots done ", reported.load() + 1, gradient.load(),
-                   done, total);
-      std::fflush(stderr);
-    };
-  bool planned = false;  // held here: each evaluation gets its own copy of the hook
-  if (!flags.quiet)
-    f.on_plan = [&planned](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
-      if (planned) return;  // the first evaluation's; the others are the same or smaller (mini-batches)
-      planned = true;
-      std::printf("fwi: each gradient: %s\n", plan_text(need, full_store, in_flight).c_str());
-      std::fflush(stdout);
-    };
-  const int nbands = std::max<int>(1, int(f.bands.size()));
-  struct Undrawn {  // the latest iteration, when its pictures were skipped (--figures-every)
-    FwiProgress p;
-    std::vector<double> model, gradient, precond, history, history_band;
-  };
-  std::unique_ptr<Undrawn> undrawn;
-  double total = 0;
-  int first = -1;
-  f.on_iteration = [&](const FwiProgress& p) {
-    if (live) std::fprintf(stderr, "\r\033[K");
-    reported = p.iteration;
-    gradient = 0;
-    if (figures_every > 0 && p.iteration % figures_every == 0) {
-      figures_now(p);
-      undrawn.reset();
-    } else {  // kept for the drawing at the end
-      undrawn = std::make_unique<Undrawn>(Undrawn{p, *p.model, *p.gradient, *p.precond, *p.history, *p.history_band});
-      undrawn->p.model = &undrawn->model;
-      undrawn->p.gradient = &undrawn->gradient;
-      undrawn->p.precond = &undrawn->precond;
-      undrawn->p.history = &undrawn->history;
-      undrawn->p.history_band = &undrawn->history_band;
-    }
-    total += p.seconds;
-    if (first < 0) first = p.iteration;
-    if (flags.quiet) return;
-    const double eta = total / (p.iteration - first + 1) * std::max(0, f.iterations * nbands - p.iteration);
+    res.values.resize(per_shot());
+    const std::vector<float> w = s.trace_weights(shown_);  // dead traces and padding: none
+    for (std::size_t i = 0; i < per_shot(); ++i)
+      res.values[i] = w[i / std::size_t(s.nt)] * (syn[i] - observed_.values[i]);
+    figures::plot_gather(folder_.file("residual.png"), res, s.dt,
+                         "weighted residual (modeled − observed), " + shot_name_ + ", after " + when, lines_, 0.98,
+                         data_scale_);
+  }
+
+  const FwiCommand& c_;
+  const FwiInputs& in_;
+  figures::Folder& folder_;
+  const int shown_;
+  double lo_ = 0, hi_ = 0, data_scale_ = 0;
+  Survey one_;                 // the middle shot, for its residual gather
+  figures::Image2D observed_;  // its data; residuals are drawn on its scale
+  std::vector<int> lines_;
+  std::string shot_name_;
+  bool first_drawn_ = false;
+  std::unique_ptr<Undrawn> undrawn_;
+};
+
+/// What the run says as it goes: the memory plan once, a live count of the shots done in
+/// the running evaluation (on a terminal), one line per iteration with its estimated time
+/// to the end.
+class FwiReport {
+ public:
+  explicit FwiReport(const FwiCommand& c) : c_(c), live_(!c.flags.quiet && isatty(STDERR_FILENO)) {}
+
+  bool live() const { return live_; }
+
+  void on_shot_done(int done, int total) {
+    if (done == 1) ++gradient_;
+    std::fprintf(stderr, "\r  iteration %d, gradient %d: %d/%d shots done ", reported_.load() + 1, gradient_.load(),
+                 done, total);
+    std::fflush(stderr);
+  }
+
+  /// The first evaluation's plan; the others are the same or smaller (mini-batches).
+  void on_plan(const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+    if (planned_) return;
+    planned_ = true;
+    std::printf("fwi: each gradient: %s\n", plan_text(need, full_store, in_flight).c_str());
+    std::fflush(stdout);
+  }
+
+  /// Before the iteration's pictures: the live count is cleared.
+  void iteration_done(const FwiProgress& p) {
+    if (live_) std::fprintf(stderr, "\r\033[K");
+    reported_ = p.iteration;
+    gradient_ = 0;
+  }
+
+  void print(const FwiProgress& p) {
+    total_ += p.seconds;
+    if (first_ < 0) first_ = p.iteration;
+    if (c_.flags.quiet) return;
+    const double eta = total_ / (p.iteration - first_ + 1) * std::max(0, c_.f.iterations * c_.bands() - p.iteration);
     std::printf("iteration %3d", p.iteration);
-    if (!f.bands.empty()) std::printf("  band %d/%d (%g Hz)", p.band + 1, nbands, p.frequency);
+    if (!c_.f.bands.empty()) std::printf("  band %d/%d (%g Hz)", p.band + 1, c_.bands(), p.frequency);
     std::printf("  misfit %.5g  relative %.4f", p.misfit, p.relative);
     if (p.model_error >= 0) std::printf("  model error %.4f", p.model_error);
     std::printf("  %.1f s (%d gradients)  ETA %.0f s\n", p.seconds, p.evaluations, eta);
     std::fflush(stdout);
-  };
-  const FwiResult r = invert(initial, s, o, f);
-  if (undrawn) figures_now(undrawn->p);  // the pictures show the last iteration whatever N
-  io::write_fwi_result(out, r.model, r.misfit, r.band, f.bands,
+  }
+
+ private:
+  const FwiCommand& c_;
+  const bool live_;
+  std::atomic<int> reported_{0}, gradient_{0};  // iterations reported, gradients begun in the next
+  bool planned_ = false;
+  double total_ = 0;
+  int first_ = -1;
+};
+
+void write_result(const FwiCommand& c, const FwiResult& r) {
+  const FwiOptions& f = c.f;
+  io::write_fwi_result(c.out, r.model, r.misfit, r.band, f.bands,
                        {{"iterations", r.iterations},
                         {"vmin", f.vmin},
                         {"vmax", f.vmax},
                         {"memory", f.memory},
                         {"smooth", f.smooth},
                         {"fix_top", f.fix_top},
-                        {"order", o.order},
-                        {"pml_width", o.pml_width},
-                        {"free_surface", o.free_surface},
-                        {"double_precision", o.double_precision}});
-  pictures.keep();
+                        {"order", c.o.order},
+                        {"pml_width", c.o.pml_width},
+                        {"free_surface", c.o.free_surface},
+                        {"double_precision", c.o.double_precision}});
+}
+
+/// Each band's misfit from its start to its end, and the model error when it is known.
+void print_summary(const FwiCommand& c, const FwiInputs& in, const FwiResult& r) {
+  std::cout << "wrote " << c.out << ": " << r.iterations << " iterations"
+            << (r.converged ? " (the last band's line search found no further decrease)" : "") << "\n";
+  const std::vector<double>& bands = c.f.bands;
+  for (int b = 0; b < c.bands(); ++b) {
+    double start = -1, end = -1;
+    for (std::size_t k = 0; k < r.misfit.size(); ++k)
+      if (int(r.band[k]) == b) {
+        if (start < 0) start = r.misfit[k];
+        end = r.misfit[k];
+      }
+    if (start < 0) continue;
+    std::printf("  misfit%s%s: %.5g → %.5g", bands.empty() ? "" : " at ",
+                bands.empty() ? "" : (number_text(bands[std::size_t(b)]) + " Hz").c_str(), start, end);
+    if (start > 0)
+      std::printf(" (%.1f%%)\n", 100 * end / start);
+    else
+      std::printf(" (the model already explains the data)\n");
+  }
+  if (c.f.true_model)
+    std::printf("  model error: %.4f → %.4f\n", model_error(in.initial.vp, in.truth),
+                model_error(r.model.vp, in.truth));
+}
+
+}  // namespace
+
+int fwi(int argc, char** argv) {
+  FwiCommand c = parse_command(argc, argv);
+
+  // The outputs, claimed before any work: the result, the restart state beside it and the
+  // pictures. None may be an input; under MPI rank 0 writes them all and holds the lock.
+  const bool root = mpi::rank() == 0;
+  const bool replace = c.flags.overwrite || c.f.resume;  // a resumed run replaces its result
+  const safety::OutputClaim result(c.out, "--out", replace, c.inputs(), root);
+  safety::refuse_other_format_name(c.out, "--out", safety::Format::kHdf5);
+  const safety::OutputClaim state = claim_state(c);
+  refuse_figures_over_outputs(c);
+  figures::Folder folder(c.figures_dir, "--figures", drawings(c), replace, c.inputs(), root);
+
+  FwiInputs in;
+  read_inputs(c, in);
+  check_fwi_inputs(in.initial, in.survey, c.o, c.f);  // every refusal before StarPU starts
+  check_resume(in.initial, in.survey, c.o, c.f);      // and before a picture: the saved state must be this run's
+  if (!root) {                                        // the other ranks evaluate what rank 0 asks for, on their shots
+    Runtime rt;
+    return invert(in.initial, in.survey, c.o, c.f).stopped ? 130 : 0;
+  }
+
+  Runtime rt;
+  FwiPictures pictures(c, in, folder);
+  FwiReport report(c);
+  c.f.on_saved = [&] { pictures.on_saved(); };
+  c.f.on_iteration = [&](const FwiProgress& p) {
+    report.iteration_done(p);
+    pictures.on_iteration(p);
+    report.print(p);
+  };
+  if (report.live()) c.f.on_shot_done = [&](int done, int total) { report.on_shot_done(done, total); };
+  if (!c.flags.quiet)
+    c.f.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+      report.on_plan(need, full_store, in_flight);
+    };
+  safety::arm_graceful_stop(true);  // a first SIGINT/SIGTERM ends the run at the next iteration, saved
+  c.f.stop_requested = [] { return safety::stop_requested(); };
+
+  const FwiResult r = invert(in.initial, in.survey, c.o, c.f);
+  pictures.finish();
+  write_result(c, r);
+  folder.keep();
   if (r.stopped) {
-    std::cerr << "starwave fwi: stopped by signal after iteration " << r.iterations << "; state saved in " << f.state
+    std::cerr << "starwave fwi: stopped by signal after iteration " << r.iterations << "; state saved in " << c.f.state
               << " (continue with --resume)\n";
     return 130;
   }
-  if (!flags.quiet) {
-    std::cout << "wrote " << out << ": " << r.iterations << " iterations"
-              << (r.converged ? " (the last band's line search found no further decrease)" : "") << "\n";
-    for (int b = 0; b < nbands; ++b) {  // each band's misfit, from its start to its end
-      double start = -1, end = -1;
-      for (std::size_t k = 0; k < r.misfit.size(); ++k)
-        if (int(r.band[k]) == b) {
-          if (start < 0) start = r.misfit[k];
-          end = r.misfit[k];
-        }
-      if (start < 0) continue;
-      std::printf("  misfit%s%s: %.5g → %.5g", f.bands.empty() ? "" : " at ",
-                  f.bands.empty() ? "" : (number_text(f.bands[std::size_t(b)]) + " Hz").c_str(), start, end);
-      if (start > 0)
-        std::printf(" (%.1f%%)\n", 100 * end / start);
-      else
-        std::printf(" (the model already explains the data)\n");
-    }
-    if (f.true_model) {
-      std::printf("  model error: %.4f → %.4f\n", model_error(initial.vp, truth), model_error(r.model.vp, truth));
-    }
-  }
+  if (!c.flags.quiet) print_summary(c, in, r);
   return 0;
 }
 

@@ -3,12 +3,12 @@
 #include <iostream>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "drivers/config.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/safety/outputs.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
 
 namespace starwave::commands {
@@ -48,8 +48,8 @@ int run(const std::string& command, int argc, char** argv) {
     if (rtm_options.smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
       throw InputError("--direct-smooth: only with --direct-wave smooth");
   }
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
 
   const Model m = io::read_model(model_path);
   // The survey and /data's shape now; each shot's traces are read as it is submitted

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/runtime.hpp"
+#include "drivers/config.hpp"
+#include "src/runtime/runtime.hpp"
 #include "starwave_version.hpp"
 
 namespace starwave::commands {

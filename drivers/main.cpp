@@ -10,11 +10,13 @@
 #include <thread>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/host_memory.hpp"
-#include "src/runtime.hpp"
+#include "drivers/config.hpp"
+#include "src/base/error.hpp"
+#include "src/memory/room.hpp"
+#include "src/runtime/host_memory.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/safety/inputs.hpp"
+#include "src/safety/signals.hpp"
 #include "starwave_version.hpp"
 
 namespace {
@@ -83,12 +85,12 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   starwave::set_command(cmd);
   starwave::host_memory::one_arena_under_address_limit();  // before any thread
-  starwave::files::install_signal_handlers();              // temporaries and locks go with any signal
-  starwave::files::name_failed_allocations();              // "out of memory" says what for
+  starwave::safety::install_signal_handlers();             // temporaries and locks go with any signal
+  starwave::memory::name_failed_allocations();             // "out of memory" says what for
   try {
     starwave::mpi::start_if_launched();  // first: from here on any failure can end every rank
     if (starwave::mpi::size() > 1) std::set_terminate(on_terminate);
-    const starwave::files::InputPins pins;  // an input replaced or rewritten mid-run is refused
+    const starwave::safety::InputPins pins;  // an input replaced or rewritten mid-run is refused
     if (cmd == "info") return starwave::commands::info(argc - 1, argv + 1);
     // Commands without shots are rank 0's alone (the others would write the same files).
     const bool single = cmd == "synth" || cmd == "survey" || cmd == "plot" || cmd == "import" || cmd == "export";
@@ -109,14 +111,14 @@ int main(int argc, char** argv) {
     return fail(cmd, e.what() + starwave::cli::config_origin(e.what()), 2, true);
   } catch (const std::filesystem::filesystem_error& e) {  // our words, not the library's
     const std::string where = e.path1().empty() ? "" : e.path1().string() + ": ";
-    return fail(cmd, where + starwave::files::os_cause(e.code().value()), 1, false);
+    return fail(cmd, where + starwave::os_cause(e.code().value()), 1, false);
   } catch (const std::bad_alloc&) {
     std::string why = "out of memory";
     try {  // what asked for it, and what bounds it: "out of memory reading d.h5: /data (…)"
-      const std::string use = starwave::files::out_of_memory_use();
-      const starwave::files::MemoryRoom room = starwave::files::memory_room();
+      const std::string use = starwave::memory::out_of_memory_use();
+      const starwave::memory::MemoryRoom room = starwave::memory::memory_room();
       why += (use.empty() ? std::string() : " reading " + use) + " (the run needs more than the " +
-             starwave::files::bytes_text(double(room.bytes)) + " " + room.bound + ")";
+             starwave::bytes_text(double(room.bytes)) + " " + room.bound + ")";
     } catch (...) {
     }
     return fail(cmd, why, 1, false);

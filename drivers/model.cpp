@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/runtime.hpp"
+#include "drivers/config.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/safety/outputs.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave::commands {
@@ -30,8 +30,8 @@ int model(int argc, char** argv) {
   cli::refuse_if_given(vm, "storage", false,
                        "in model: it chooses what the adjoint keeps (gradient, rtm and fwi take it)");
   // Under MPI rank 0 writes, so rank 0 holds the output's lock.
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path, survey_path}, mpi::rank() == 0);
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {model_path, survey_path}, mpi::rank() == 0);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
 
   const Model m = io::read_model(model_path);
   const Survey s = io::read_survey(survey_path, false, [](int) { return false; });  // recorded data not needed

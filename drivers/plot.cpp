@@ -10,11 +10,11 @@
 #include <tuple>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/error.hpp"
-#include "src/figures.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
+#include "drivers/config.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/plot/figures.hpp"
+#include "src/safety/outputs.hpp"
 
 namespace starwave::commands {
 namespace {
@@ -96,8 +96,8 @@ int plot(int argc, char** argv) {
     throw InputError("--vmin/--vmax: the minimum must be below the maximum");
   if (cli::given(vm, "shot") && shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
   if (cli::given(vm, "line") && line < 0) throw InputError("--line: must be a receiver line index, 0 or more");
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
-  files::refuse_other_format_name(out, "--out", files::Format::kPng);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kPng);
   bool gather = dataset == "/data";
   if (dataset.empty()) {  // a model's /vp, else a data file's gather
     gather = !io::has_dataset(in, "/vp");

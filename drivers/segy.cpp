@@ -1,7 +1,7 @@
 // drivers/segy.cpp — `starwave import --in shots.sgy --out data.h5 (--wavelet w.h5 |
 // --ricker F0 [--delay S]) [--dim 2|3]`, `starwave import --velocity --in vp.sgy --out
 // vp.h5 [--spacing DZ,DX] [--scale S]` and `starwave export --in file.h5 --out file.sgy
-// [--dataset D]` (docs/design.md §4's SEG-Y mapping, src/segy.hpp).
+// [--dataset D]` (docs/design.md §4's SEG-Y mapping, src/io/segy.hpp).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/propagator.hpp"
-#include "src/segy.hpp"
+#include "drivers/config.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/io/segy.hpp"
+#include "src/numerics/propagator.hpp"
+#include "src/safety/outputs.hpp"
 
 namespace starwave::commands {
 namespace {
@@ -35,8 +35,8 @@ std::vector<double> parse_spacing(const std::string& text) {
 int import_velocity(const std::string& in, const std::string& out, const std::string& spacing_text, double scale,
                     const cli::CommonFlags& flags) {
   const std::vector<double> spacing = spacing_text.empty() ? std::vector<double>{} : parse_spacing(spacing_text);
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
   Model m = segy::read_field(in, spacing);
   for (double& v : m.vp) v *= scale;
   m.validate(in);
@@ -113,8 +113,8 @@ int import_segy(int argc, char** argv) {
   std::vector<std::string> inputs{in};
   if (!wavelet.empty()) inputs.push_back(wavelet);
   if (!model_path.empty()) inputs.push_back(model_path);
-  const files::OutputClaim claim(out, "--out", flags.overwrite, inputs, true);
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, inputs, true);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
   std::unique_ptr<Model> model;
   if (!model_path.empty()) {
     model = std::make_unique<Model>(io::read_model(model_path));
@@ -181,8 +181,8 @@ int export_segy(int argc, char** argv) {
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
   cli::parse("export", argc, argv, desc, vm);
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
-  files::refuse_other_format_name(out, "--out", files::Format::kSegy);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kSegy);
   if (dataset.empty()) {
     for (const char* d : {"/data", "/vp", "/image", "/gradient"})
       if (io::has_dataset(in, d)) {

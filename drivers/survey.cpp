@@ -2,11 +2,11 @@
 #include <iostream>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/synth.hpp"
+#include "drivers/config.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/safety/outputs.hpp"
+#include "src/synthetic/synth.hpp"
 
 namespace starwave::commands {
 
@@ -33,8 +33,8 @@ int survey(int argc, char** argv) {
   for (const char* depth : {"source-depth", "receiver-depth"})
     if (cli::given(vm, depth) && vm[depth].as<double>() < 0)
       throw InputError(std::string("--") + depth + ": must be a depth in m below the model top (got a negative value)");
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {model_path}, true);
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {model_path}, true);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
   const Model m = io::read_model(model_path);
   const Survey s = regular_survey(m, o);
   io::write_survey(out, s, &m);

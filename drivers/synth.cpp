@@ -2,10 +2,10 @@
 #include <iostream>
 
 #include "drivers/commands.hpp"
-#include "src/config.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/synth.hpp"
+#include "drivers/config.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/safety/outputs.hpp"
+#include "src/synthetic/synth.hpp"
 
 namespace starwave::commands {
 
@@ -36,8 +36,8 @@ int synth(int argc, char** argv) {
   cli::refuse_if_given(vm, "velocity", o.kind == "constant",
                        "for --kind " + o.kind + " (only the constant kind takes it)");
   cli::refuse_if_given(vm, "file", o.kind == "marmousi2", "for --kind " + o.kind + " (only marmousi2 reads a file)");
-  const files::OutputClaim claim(out, "--out", flags.overwrite, {o.file}, true);
-  files::refuse_other_format_name(out, "--out", files::Format::kHdf5);
+  const safety::OutputClaim claim(out, "--out", flags.overwrite, {o.file}, true);
+  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
   const Model m = smoothed(synthesize(o), smooth, keep_water);
   io::write_model(out, m);
   if (!flags.quiet)

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "src/io.hpp"
+#include "src/io/hdf5.hpp"
 
 namespace starwave::test {
 

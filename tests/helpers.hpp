@@ -11,10 +11,10 @@
 
 #include "kernels/cpu/propagate.hpp"
 #include "kernels/orders.hpp"
-#include "src/aligned.hpp"
-#include "src/model.hpp"
-#include "src/propagator.hpp"
-#include "src/survey.hpp"
+#include "src/base/aligned.hpp"
+#include "src/model/model.hpp"
+#include "src/model/survey.hpp"
+#include "src/numerics/propagator.hpp"
 
 namespace starwave::test {
 

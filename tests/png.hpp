@@ -47,7 +47,7 @@ inline Picture read_png(const std::string& path) {
   return p;
 }
 
-/// The panels of a figure, by their frames (src/figures.cpp draws each panel framed in
+/// The panels of a figure, by their frames (src/plot/figures.cpp draws each panel framed in
 /// black): dark runs of at least `min_width` pixels along a row with white above them (a
 /// frame's top edge) and dark pixels 40 rows below both ends (its sides); the most on one
 /// row. The colour bar is narrower; text and the data inside make no such frame.

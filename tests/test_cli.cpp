@@ -17,9 +17,9 @@
 #include <sstream>
 
 #include "kernels/cpu/levels.hpp"
-#include "src/figures.hpp"
-#include "src/io.hpp"
-#include "src/synth.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/plot/figures.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
 #include "tests/background.hpp"
 #include "tests/png.hpp"

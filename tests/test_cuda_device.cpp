@@ -18,8 +18,8 @@
 
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/imaging.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"

@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "src/error.hpp"
-#include "src/figures.hpp"
-#include "src/files.hpp"
+#include "src/base/error.hpp"
+#include "src/plot/figures.hpp"
+#include "src/safety/signals.hpp"
 #include "tests/png.hpp"
 
 namespace starwave::figures {
@@ -264,14 +264,14 @@ TEST_F(Figures, APictureThatCannotBeWrittenLeavesNothing) {
 }
 
 TEST_F(Figures, AFolderOfPicturesGoesWithARunStoppedBeforeItKeptThem) {
-  // What a signal's handler does (files::remove_tracked) before the run kept its pictures:
+  // What a signal's handler does (safety::remove_tracked) before the run kept its pictures:
   // the pictures drawn and the folder it made go; a user's own file in it stays, and so
   // does the folder then. Once kept, nothing goes.
   {
     Folder run(path("figs"), "--figures", {"initial.png", "current.png"}, false, {}, true);
     run.create();
     plot_model(run.file("initial.png"), two_layers(), "initial");
-    files::remove_tracked();
+    safety::remove_tracked();
     EXPECT_FALSE(fs::exists(path("figs/initial.png")));
     EXPECT_FALSE(fs::exists(path("figs"))) << "the folder the run made";
   }
@@ -281,7 +281,7 @@ TEST_F(Figures, AFolderOfPicturesGoesWithARunStoppedBeforeItKeptThem) {
     Folder run(path("mine"), "--figures", {"initial.png"}, false, {}, true);
     run.create();
     plot_model(run.file("initial.png"), two_layers(), "initial");
-    files::remove_tracked();
+    safety::remove_tracked();
     EXPECT_FALSE(fs::exists(path("mine/initial.png")));
     EXPECT_TRUE(fs::exists(path("mine/notes.txt")));
   }
@@ -291,7 +291,7 @@ TEST_F(Figures, AFolderOfPicturesGoesWithARunStoppedBeforeItKeptThem) {
     plot_model(run.file("initial.png"), two_layers(), "initial");
     plot_model(run.file("initial.png"), two_layers(), "drawn again");
     run.keep();
-    files::remove_tracked();
+    safety::remove_tracked();
     EXPECT_TRUE(fs::exists(path("kept/initial.png")));
   }
   EXPECT_TRUE(fs::exists(path("kept/initial.png"))) << "kept: the destructor leaves it too";

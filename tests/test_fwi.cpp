@@ -15,10 +15,10 @@
 #include <atomic>
 #include <thread>
 
-#include "src/error.hpp"
-#include "src/filters.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "src/base/error.hpp"
+#include "src/numerics/filters.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/fwi.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"

@@ -16,7 +16,7 @@
 #include "codelets/image.hpp"
 #include "codelets/reduction.hpp"
 #include "codelets/window.hpp"
-#include "src/runtime.hpp"
+#include "src/runtime/runtime.hpp"
 
 namespace starwave::test {
 namespace {

@@ -7,9 +7,9 @@
 #include <cstring>
 
 #include "kernels/cpu/adjoint.hpp"
-#include "src/error.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "src/base/error.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <new>
 
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/synth.hpp"
-#include "src/workflows/memory.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/memory/plan.hpp"
+#include "src/memory/room.hpp"
+#include "src/safety/inputs.hpp"
+#include "src/safety/outputs.hpp"
+#include "src/synthetic/synth.hpp"
 
 namespace starwave {
 namespace {
@@ -107,7 +109,7 @@ TEST(Io, AnInputReplacedOrRewrittenMidRunIsRefused) {
   io::write_model(p, model_of(2000, 3));
   io::write_model(r, model_of(2000, 3));
   {
-    const files::InputPins pins;
+    const safety::InputPins pins;
     EXPECT_EQ(io::read_model(p).vp[0], 2000.0);
     EXPECT_EQ(io::read_model(p).vp[0], 2000.0) << "read twice, unchanged";
     io::write_model(q, model_of(3000, 3));
@@ -153,15 +155,15 @@ TEST(Messages, WhatAUserNamedIsPrintedOnOneLine) {
 
 #if !defined(__SANITIZE_ADDRESS__)  // ASan ends the process on a failed allocation
 TEST(Messages, AnAllocationThatFailsIsNamedByWhatAskedForIt) {
-  files::name_failed_allocations();
-  EXPECT_EQ(files::out_of_memory_use(), "");
+  memory::name_failed_allocations();
+  EXPECT_EQ(memory::out_of_memory_use(), "");
   {
-    const files::MemoryUse outer("big.h5: /vp");
-    const files::MemoryUse inner("big.h5: /data");
+    const memory::MemoryUse outer("big.h5: /vp");
+    const memory::MemoryUse inner("big.h5: /data");
     volatile std::size_t huge = std::size_t(1) << 62;
     EXPECT_THROW(std::vector<char>(std::size_t(huge)), std::bad_alloc);
   }
-  EXPECT_EQ(files::out_of_memory_use(), "big.h5: /data") << "the innermost use";
+  EXPECT_EQ(memory::out_of_memory_use(), "big.h5: /data") << "the innermost use";
   std::set_new_handler(nullptr);
 }
 #endif
@@ -302,13 +304,13 @@ TEST(Io, AnOutputClaimRefusesWhatItMustNotTouch) {
   { std::ofstream(in) << "input"; }
   fs::remove(link);
   fs::create_hard_link(in, link);
-  EXPECT_THROW(files::OutputClaim(p, "--out", false, {}, true), InputError);
-  EXPECT_NO_THROW(files::OutputClaim(p, "--out", true, {}, true));
-  EXPECT_THROW(files::OutputClaim(scratch("no-such-dir/x.h5").string(), "--out", true, {}, true), InputError);
-  EXPECT_THROW(files::OutputClaim(scratch(".").string(), "--out", true, {}, true), InputError);  // a folder
+  EXPECT_THROW(safety::OutputClaim(p, "--out", false, {}, true), InputError);
+  EXPECT_NO_THROW(safety::OutputClaim(p, "--out", true, {}, true));
+  EXPECT_THROW(safety::OutputClaim(scratch("no-such-dir/x.h5").string(), "--out", true, {}, true), InputError);
+  EXPECT_THROW(safety::OutputClaim(scratch(".").string(), "--out", true, {}, true), InputError);  // a folder
   // An input is never an output, whatever the flags, also under another name.
-  EXPECT_THROW(files::OutputClaim(in, "--out", true, {in}, true), InputError);
-  EXPECT_THROW(files::OutputClaim(link, "--out", true, {"", in}, true), InputError);
+  EXPECT_THROW(safety::OutputClaim(in, "--out", true, {in}, true), InputError);
+  EXPECT_THROW(safety::OutputClaim(link, "--out", true, {"", in}, true), InputError);
   std::ifstream back(in);
   std::string text;
   back >> text;
@@ -320,10 +322,10 @@ TEST(Io, AClaimedOutputIsLockedUntilReleased) {
   const fs::path lock = fs::path(p).parent_path() / ".locked.h5.lock";
   fs::remove(p);
   {
-    files::OutputClaim first(p, "--out", false, {}, true);
+    safety::OutputClaim first(p, "--out", false, {}, true);
     EXPECT_TRUE(fs::exists(lock));
     try {
-      files::OutputClaim second(p, "--out", true, {}, true);
+      safety::OutputClaim second(p, "--out", true, {}, true);
       ADD_FAILURE() << "a second claim of a locked output must be refused";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("another starwave run (pid " + std::to_string(getpid()) + ")"),
@@ -331,10 +333,10 @@ TEST(Io, AClaimedOutputIsLockedUntilReleased) {
           << e.what();
     }
     EXPECT_TRUE(fs::exists(lock)) << "a refused claim must leave the holder's lock alone";
-    files::OutputClaim unlocked(p, "--out", false, {}, false);  // a non-writing MPI rank takes no lock
+    safety::OutputClaim unlocked(p, "--out", false, {}, false);  // a non-writing MPI rank takes no lock
   }
   EXPECT_FALSE(fs::exists(lock)) << "the lock file goes with its claim";
-  EXPECT_NO_THROW(files::OutputClaim(p, "--out", false, {}, true));
+  EXPECT_NO_THROW(safety::OutputClaim(p, "--out", false, {}, true));
 }
 
 TEST(Io, ATemporaryIsCreatedAfreshAndNeverThroughALink) {
@@ -345,7 +347,7 @@ TEST(Io, ATemporaryIsCreatedAfreshAndNeverThroughALink) {
   std::ofstream(victim) << "a user's own words";
   std::string first;
   {
-    files::Temporary t(target);
+    safety::Temporary t(target);
     first = t.path();
   }
   const std::string stem = first.substr(0, first.rfind('.') + 1);
@@ -354,7 +356,7 @@ TEST(Io, ATemporaryIsCreatedAfreshAndNeverThroughALink) {
   fs::create_symlink(scratch("nowhere"), stem + std::to_string(serial + 2));
   std::ofstream(stem + std::to_string(serial + 3)) << "left here";
   {
-    files::Temporary t(target);
+    safety::Temporary t(target);
     EXPECT_EQ(t.path(), stem + std::to_string(serial + 4));
     EXPECT_FALSE(fs::is_symlink(fs::symlink_status(t.path())));
     std::ofstream(t.path()) << "the run's bytes";
@@ -375,14 +377,14 @@ TEST(Io, AnOutputNamedNearTheLimitHasItsTemporaryAndLock) {
     const std::string p = scratch(std::string(length - 3, 'x') + ".h5").string();
     fs::remove(p);
     {
-      files::OutputClaim claim(p, "--out", false, {}, true);
+      safety::OutputClaim claim(p, "--out", false, {}, true);
       Model m;
       m.nz = m.nx = 4;
       m.dz = m.dx = 10;
       m.vp.assign(16, 1500);
       io::write_model(p, m);
       try {
-        files::OutputClaim second(p, "--out", true, {}, true);
+        safety::OutputClaim second(p, "--out", true, {}, true);
         ADD_FAILURE() << "a long name's lock does not hold";
       } catch (const InputError& e) {
         EXPECT_NE(std::string(e.what()).find("another starwave run"), std::string::npos) << e.what();
@@ -433,7 +435,7 @@ TEST(Io, MissingDataIsReportedWithTheFileName) {
   }
 }
 
-files::MemoryRoom room(std::uint64_t bytes) { return {bytes, "this machine has available"}; }
+memory::MemoryRoom room(std::uint64_t bytes) { return {bytes, "this machine has available"}; }
 
 TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
   MemoryNeed need;

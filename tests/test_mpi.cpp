@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "src/io.hpp"
+#include "src/io/hdf5.hpp"
 #include "tests/background.hpp"
 
 namespace starwave {

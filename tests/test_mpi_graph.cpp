@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "codelets/distribution.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
 

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "codelets/failure.hpp"
-#include "src/host_memory.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "src/runtime/host_memory.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
 

@@ -1,4 +1,4 @@
-// tests/test_segy.cpp — SEG-Y shot records and fields (src/segy.hpp, docs/design.md §4's header
+// tests/test_segy.cpp — SEG-Y shot records and fields (src/io/segy.hpp, docs/design.md §4's header
 // mapping): written then read back the same (2-D and 3-D coordinates, scalars, depths,
 // per-shot spreads), IBM floats read, fields one trace per column, and every file the
 // mapping cannot use refused by name.
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "src/error.hpp"
-#include "src/segy.hpp"
+#include "src/base/error.hpp"
+#include "src/io/segy.hpp"
 
 namespace starwave::test {
 namespace {

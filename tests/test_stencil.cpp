@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "kernels/stencil.hpp"
-#include "src/propagator.hpp"
+#include "src/numerics/propagator.hpp"
 
 namespace starwave {
 namespace {

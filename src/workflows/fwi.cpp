@@ -20,256 +20,21 @@
 #include <string>
 
 #include "codelets/distribution.hpp"
-#include "src/checksum.hpp"
-#include "src/error.hpp"
-#include "src/filters.hpp"
-#include "src/io.hpp"
+#include "src/base/checksum.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/numerics/filters.hpp"
 #include "src/optim/lbfgs.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
+#include "src/workflows/fwi_state.hpp"
 #include "src/workflows/imaging.hpp"
 
 namespace starwave {
 namespace {
 
-/// What a restart needs, exactly.
-struct State {
-  std::vector<double> v, g;
-  std::vector<double> precond;  // 1 / (illumination + 1% of its peak) at the band's start; 0 = fixed
-  double misfit = 0;
-  std::vector<double> history, history_band;
-  optim::LbfgsState lbfgs;
-  std::vector<double> adam_m, adam_v;  // Adam's moment estimates
-  int optimizer = 0;                   // 0 L-BFGS, 1 Adam, 2 gradient descent
-  int iteration = 0;                   // completed, all bands
-  int band = 0, band_iteration = 0;    // the current band and the iterations done in it
-  bool started = false;                // the band's first evaluation (J, g, P) is done
-  bool band_over = false;              // its line search found no decrease
-};
-
-/// One thing that determines an inversion's result (docs/design.md §5, resume rule): saved in the
-/// state as the text attribute `made_with_KEY`, and compared with the run that resumes it.
-struct Setting {
-  std::string key;    // attribute name after made_with_
-  std::string label;  // what the user knows it as
-  std::string value;  // exact, as text
-};
-
-/// The state files this starwave writes and reads (the root's text attribute `format`).
-constexpr const char* kStateFormat = "starwave fwi state 2";
-
-/// A double as the shortest text that reads back as the same double.
-std::string exact(double x) {
-  char text[32];
-  const auto end = std::to_chars(text, text + sizeof text, x).ptr;
-  return std::string(text, end);
-}
-
-std::string shape_text(const std::vector<double>& v) {
-  std::string t;
-  for (double x : v) t += (t.empty() ? "" : " x ") + exact(x);
-  return t;
-}
-
-/// The checksum of every shot's observed traces, in shot order. Collective under MPI: each
-/// rank holds its own shots' traces, rank 0 gets the result (others: meaningless).
-std::string traces_checksum(const Survey& s, const FwiOptions& f) {
-  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
-  std::vector<double> halves(2 * std::size_t(s.nshots()), 0.0);  // 32-bit halves: exact in a double sum
-  for (int k = 0; k < s.nshots(); ++k) {
-    std::vector<float> streamed;
-    const float* d = s.observed(k);
-    if (!d && f.observed && graph::mine(k)) {  // streamed: read one shot at a time
-      streamed = f.observed(k);
-      d = streamed.data();
-    }
-    if (d) {
-      Checksum c;
-      c.add_bytes(d, per_shot * sizeof(float));
-      halves[2 * std::size_t(k)] = double(c.value() >> 32);
-      halves[2 * std::size_t(k) + 1] = double(c.value() & 0xFFFFFFFFull);
-    }
-  }
-  mpi::sum_to_root(halves);
-  Checksum all;
-  for (int k = 0; k < s.nshots(); ++k)
-    all.add_word((std::uint64_t(halves[2 * std::size_t(k)]) << 32) | std::uint64_t(halves[2 * std::size_t(k) + 1]));
-  return "checksum " + all.hex();
-}
-
-/// Everything that determines the result of an inversion: numerical options, optimiser
-/// settings, and the identity of the initial model and the data. Collective under MPI.
-std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
-  std::vector<Setting> out;
-  auto add = [&](const char* key, const char* label, const std::string& value) { out.push_back({key, label, value}); };
-  add("order", "--order", std::to_string(o.order));
-  add("pml_width", "--pml-width", std::to_string(o.pml_width));
-  add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
-  add("precision", "--precision", o.double_precision ? "double" : "single");
-  add("storage", "--storage", o.full_storage ? "full" : "boundary");
-  add("internal_dt", "--internal-dt", exact(o.internal_dt));
-  add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
-  add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
-  add("optimizer", "--optimizer", f.optimizer);
-  if (f.optimizer == "lbfgs") {
-    add("memory", "--memory", std::to_string(f.memory));
-    add("first_step", "the first step (m/s)", exact(f.first_step));
-  } else {
-    add("learning_rate", "--learning-rate", exact(f.learning_rate));
-    add("batch_shots", "--batch-shots", std::to_string(f.batch_shots));
-    if (f.batch_shots > 0) add("seed", "--seed", std::to_string(f.seed));
-  }
-  add("smooth", "--smooth", exact(f.smooth));
-  add("fix_top", "--fix-top", exact(f.fix_top));
-  add("vmin", "--vmin", exact(f.vmin));
-  add("vmax", "--vmax", exact(f.vmax));
-  std::string bands;
-  for (double b : f.bands) bands += (bands.empty() ? "" : ",") + exact(b);
-  add("bands", "--bands", bands.empty() ? "none" : bands);
-
-  const bool three = m.three_d();
-  add("model_shape", "the initial model's shape (--model)",
-      three ? shape_text({double(m.nz), double(m.ny), double(m.nx)}) : shape_text({double(m.nz), double(m.nx)}));
-  add("model_spacing", "the initial model's spacing (--model)",
-      three ? shape_text({m.dz, m.dy, m.dx}) : shape_text({m.dz, m.dx}));
-  add("model_origin", "the initial model's origin (--model)",
-      three ? shape_text({m.z0, m.y0, m.x0}) : shape_text({m.z0, m.x0}));
-  Checksum model;
-  model.add(m.vp);
-  add("model_values", "the initial model's values (--model)", "checksum " + model.hex());
-
-  add("data_dt", "the data's dt (--data)", exact(s.dt));
-  add("data_nt", "the data's nt (--data)", std::to_string(s.nt));
-  add("data_shots", "the data's number of shots (--data)", std::to_string(s.nshots()));
-  add("data_receivers", "the data's receivers per shot (--data)", std::to_string(s.nrec()));
-  Checksum geometry, wavelets;
-  auto add_positions = [&](const std::vector<Position>& v) {  // [z, x] or [z, y, x] each, as the file holds them
-    for (const Position& p : v) {
-      geometry.add(p.z);
-      if (s.dim == 3) geometry.add(p.y);
-      geometry.add(p.x);
-    }
-  };
-  add_positions(s.sources);
-  for (const auto& shot : s.receivers) {
-    geometry.add_word(shot.size());
-    add_positions(shot);
-  }
-  for (const auto& w : s.wavelets) wavelets.add(w);
-  add("data_geometry", "the data's source and receiver positions (--data)", "checksum " + geometry.hex());
-  add("data_wavelets", "the data's wavelets (--data)", "checksum " + wavelets.hex());
-  add("data_traces", "the observed traces (--data)", traces_checksum(s, f));
-  if (!s.counts.empty() || !s.weights.empty()) {  // only then, so states made before these existed still resume
-    Checksum traces;
-    for (std::int64_t c : s.counts) traces.add_word(std::uint64_t(c));
-    traces.add_word(s.counts.size());
-    traces.add(s.weights);
-    add("data_trace_weights", "the data's receiver counts and trace weights (--data)", "checksum " + traces.hex());
-  }
-  return out;
-}
-
-/// Refuses a state made by another format or with anything other than `now` (InputError
-/// naming the first difference); reads nothing else.
-void check_made_with(const std::string& path, const std::vector<Setting>& now) {
-  if (!std::filesystem::exists(path)) throw InputError("--resume: no saved state " + path);
-  const std::map<std::string, std::string> saved = io::read_texts(path);
-  const auto format = saved.find("format");
-  if (format == saved.end())
-    throw InputError("--resume: " + path +
-                     " does not record what made it (a state from an older starwave), so it cannot be checked "
-                     "against this run; start again with --overwrite");
-  if (format->second != kStateFormat)
-    throw InputError("--resume: " + path + " is a '" + format->second + "', this starwave reads '" + kStateFormat +
-                     "'; start again with --overwrite");
-  const std::string hint = " (resume with the same settings and inputs, or start again with --overwrite)";
-  std::map<std::string, std::string> unused(saved.begin(), saved.end());
-  for (const Setting& x : now) {
-    const auto it = saved.find("made_with_" + x.key);
-    const std::string then = it == saved.end() ? "none recorded" : it->second;
-    if (then != x.value)
-      throw InputError("--resume: " + path + " was made with " + x.label + " " + then + ", this run has " + x.value +
-                       hint);
-    unused.erase("made_with_" + x.key);
-  }
-  for (const auto& [key, value] : unused)
-    if (key.rfind("made_with_", 0) == 0)
-      throw InputError("--resume: " + path + " was made with " + key.substr(10) + " " + value +
-                       ", which this run does not use" + hint);
-}
-
-void save(const std::string& path, const State& st, const std::vector<Setting>& made) {
-  io::Record r;
-  r.texts["format"] = kStateFormat;
-  for (const Setting& x : made) r.texts["made_with_" + x.key] = x.value;
-  r.arrays["vp"] = st.v;
-  r.arrays["gradient"] = st.g;
-  r.arrays["precond"] = st.precond;
-  r.arrays["history"] = st.history;
-  r.arrays["history_band"] = st.history_band;
-  for (std::size_t k = 0; k < st.lbfgs.s.size(); ++k) {
-    r.arrays["s" + std::to_string(k)] = st.lbfgs.s[k];
-    r.arrays["y" + std::to_string(k)] = st.lbfgs.y[k];
-  }
-  r.scalars["iteration"] = st.iteration;
-  r.scalars["band"] = st.band;
-  r.scalars["band_iteration"] = st.band_iteration;
-  r.scalars["started"] = st.started;
-  r.scalars["band_over"] = st.band_over;
-  r.scalars["misfit"] = st.misfit;
-  r.scalars["pairs"] = double(st.lbfgs.s.size());
-  r.scalars["memory"] = st.lbfgs.memory;
-  r.scalars["optimizer"] = st.optimizer;
-  r.scalars["adam"] = st.adam_m.empty() ? 0 : 1;
-  if (!st.adam_m.empty()) {
-    r.arrays["adam_m"] = st.adam_m;
-    r.arrays["adam_v"] = st.adam_v;
-  }
-  io::write_record(path, r);
-}
-
-State load(const std::string& path, std::size_t n) {
-  const io::Record head = io::read_record(path, {"vp", "gradient", "precond", "history", "history_band"},
-                                          {"iteration", "band", "band_iteration", "started", "band_over", "misfit",
-                                           "pairs", "memory", "adam", "optimizer"});
-  State st;
-  st.v = head.arrays.at("vp");
-  st.g = head.arrays.at("gradient");
-  st.precond = head.arrays.at("precond");
-  st.history = head.arrays.at("history");
-  st.history_band = head.arrays.at("history_band");
-  st.optimizer = int(head.scalars.at("optimizer"));
-  st.iteration = int(head.scalars.at("iteration"));
-  st.band = int(head.scalars.at("band"));
-  st.band_iteration = int(head.scalars.at("band_iteration"));
-  st.started = head.scalars.at("started") != 0;
-  st.band_over = head.scalars.at("band_over") != 0;
-  st.misfit = head.scalars.at("misfit");
-  st.lbfgs.memory = int(head.scalars.at("memory"));
-  if (st.v.size() != n || (st.started && st.g.size() != n))
-    throw InputError(path + ": the saved state is for a model of another size (" + std::to_string(st.v.size()) +
-                     " cells, this model has " + std::to_string(n) + ")");
-  const int pairs = int(head.scalars.at("pairs"));
-  std::vector<std::string> names;
-  for (int k = 0; k < pairs; ++k) {
-    names.push_back("s" + std::to_string(k));
-    names.push_back("y" + std::to_string(k));
-  }
-  if (head.scalars.at("adam") != 0) {
-    names.push_back("adam_m");
-    names.push_back("adam_v");
-  }
-  const io::Record mem = io::read_record(path, names, {});
-  if (mem.arrays.count("adam_m")) {
-    st.adam_m = mem.arrays.at("adam_m");
-    st.adam_v = mem.arrays.at("adam_v");
-  }
-  for (int k = 0; k < pairs; ++k) {
-    st.lbfgs.s.push_back(mem.arrays.at("s" + std::to_string(k)));
-    st.lbfgs.y.push_back(mem.arrays.at("y" + std::to_string(k)));
-  }
-  return st;
-}
+using fwi_state::Setting;
+using fwi_state::State;
 
 /// Under several MPI ranks rank 0 runs the inversion and, before each evaluation, tells
 /// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…].
@@ -569,13 +334,13 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
 
 void check_resume(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   if (!f.resume) return;
-  const std::vector<Setting> now = made_with(initial, s, o, f);
-  if (graph::rank() == 0) check_made_with(f.state, now);
+  const std::vector<Setting> now = fwi_state::made_with(initial, s, o, f);
+  if (graph::rank() == 0) fwi_state::check_made_with(f.state, now);
 }
 
 FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   check_fwi_inputs(initial, s, o, f);
-  const std::vector<Setting> made = f.state.empty() ? std::vector<Setting>{} : made_with(initial, s, o, f);
+  const std::vector<Setting> made = f.state.empty() ? std::vector<Setting>{} : fwi_state::made_with(initial, s, o, f);
   if (graph::rank() != 0) return follow(initial, s, o, f);
   const bool lbfgs = f.optimizer == "lbfgs";
   const int optimizer = lbfgs ? 0 : f.optimizer == "adam" ? 1 : 2;
@@ -585,8 +350,8 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
 
   State st;
   if (f.resume) {
-    check_made_with(f.state, made);
-    st = load(f.state, initial.vp.size());
+    fwi_state::check_made_with(f.state, made);
+    st = fwi_state::load(f.state, initial.vp.size());
     // Every model an inversion saves lies within its bounds: a value outside them (negative,
     // NaN, edited by hand) is a damaged state, never a model to continue from.
     for (std::size_t i = 0; i < st.v.size(); ++i)
@@ -625,7 +390,7 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
   auto t0 = std::chrono::steady_clock::now();  // of the iteration (and the band start before it)
   int evaluations = 0;
   auto save_state = [&] {
-    if (!f.state.empty()) save(f.state, st, made);
+    if (!f.state.empty()) fwi_state::save(f.state, st, made);
     if (f.on_saved) f.on_saved();
   };
   auto report = [&] {  // an iteration is complete: the state to disk, then the report

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "src/model.hpp"
-#include "src/propagator.hpp"
-#include "src/survey.hpp"
-#include "src/workflows/memory.hpp"
+#include "src/memory/plan.hpp"
+#include "src/model/model.hpp"
+#include "src/model/survey.hpp"
+#include "src/numerics/propagator.hpp"
 
 namespace starwave {
 

@@ -25,12 +25,12 @@
 #include "codelets/shots.hpp"
 #include "codelets/window.hpp"
 #include "kernels/imaging.hpp"
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/io.hpp"
-#include "src/runtime.hpp"
-#include "src/synth.hpp"
-#include "src/workflows/memory.hpp"
+#include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
+#include "src/memory/plan.hpp"
+#include "src/memory/room.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {
@@ -88,7 +88,7 @@ ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, in
   need.shared =
       t * (med.buffer.size() + ref_med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
   const int window_size =
-      shots_in_flight(need, workers, std::max(2, workers + graph::cuda_workers()), files::memory_room(), "this run",
+      shots_in_flight(need, workers, std::max(2, workers + graph::cuda_workers()), memory::memory_room(), "this run",
                       o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
                                      : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
   if (hooks.on_plan && graph::rank() == 0) {

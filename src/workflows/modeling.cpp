@@ -12,9 +12,9 @@
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "codelets/shots.hpp"
-#include "src/error.hpp"
-#include "src/files.hpp"
-#include "src/workflows/memory.hpp"
+#include "src/base/error.hpp"
+#include "src/memory/plan.hpp"
+#include "src/memory/room.hpp"
 
 namespace starwave {
 namespace {
@@ -39,7 +39,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   need.per_worker = sizeof(T) * layout.work_size();
   need.shared = sizeof(T) * med.buffer.size() + sizeof(float) * per_shot;
   const int window =
-      shots_in_flight(need, workers, std::max(2, 2 * workers * graph::size()), files::memory_room(), "this run",
+      shots_in_flight(need, workers, std::max(2, 2 * workers * graph::size()), memory::memory_room(), "this run",
                       "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
 
   graph::Data medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));

@@ -4,9 +4,9 @@
 #include <functional>
 #include <vector>
 
-#include "src/model.hpp"
-#include "src/propagator.hpp"
-#include "src/survey.hpp"
+#include "src/model/model.hpp"
+#include "src/model/survey.hpp"
+#include "src/numerics/propagator.hpp"
 
 namespace starwave {
 

@@ -1,0 +1,216 @@
+// src/io/hdf5_detail.cpp — see hdf5_detail.hpp.
+#include "src/io/hdf5_detail.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "src/memory/room.hpp"
+#include "src/safety/inputs.hpp"
+#include "src/safety/outputs.hpp"
+
+namespace starwave::io::detail {
+namespace fs = std::filesystem;
+
+/// Silences HDF5's own error stack printing (we report errors ourselves), and keeps HDF5
+/// from closing files at exit: every file is closed by its owner, and after a failed write
+/// (a full disk) HDF5's own clean-up at exit would crash on the file it could not close.
+struct QuietHdf5 {
+  QuietHdf5() {
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+};
+
+const QuietHdf5 quiet_hdf5;
+
+std::string hdf5_os_cause() {
+  int found = 0;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        const char* at = e->desc ? std::strstr(e->desc, "errno = ") : nullptr;
+        if (at) *static_cast<int*>(data) = std::atoi(at + 8);
+        return 0;
+      },
+      &found);
+  return found > 0 ? os_cause(found) : std::string();
+}
+
+void check(herr_t e, const std::string& what) {
+  if (e >= 0) return;
+  const std::string cause = hdf5_os_cause();
+  throw RuntimeError(cause.empty() ? what + " failed in HDF5" : what + ": " + cause);
+}
+
+bool looks_like_segy(const std::string& path) {
+  if (safety::named_as(path, safety::Format::kSegy)) return true;
+  std::ifstream in(path, std::ios::binary);
+  char code[2];
+  if (!in.seekg(3224) || !in.read(code, 2)) return false;
+  const int format = static_cast<unsigned char>(code[0]) * 256 + static_cast<unsigned char>(code[1]);
+  return format == 1 || format == 2 || format == 3 || format == 5 || format == 8;
+}
+
+Hid open_file(const std::string& path) {
+  if (!fs::exists(path)) throw InputError(path + ": no such file");
+  Hid f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.ok()) {
+    if (looks_like_segy(path))
+      throw InputError(path +
+                       ": a SEG-Y file, not HDF5: bring it in with `starwave import` (shot records) or "
+                       "`starwave import --velocity` (a model)");
+    throw InputError(path + ": not an HDF5 file, or unreadable");
+  }
+  // The file HDF5 opened is the one this run read before (safety::InputPins).
+  int* fd = nullptr;
+  if (H5Fget_vfd_handle(f, H5P_DEFAULT, reinterpret_cast<void**>(&fd)) >= 0 && fd) safety::require_unchanged(path, *fd);
+  return f;
+}
+
+bool has_link(hid_t file, const std::string& name) {
+  // Check each component so that "/a/b" with no "/a" is simply absent.
+  std::string partial;
+  std::size_t pos = 1;
+  while (true) {
+    const std::size_t next = name.find('/', pos);
+    partial = name.substr(0, next);
+    if (H5Lexists(file, partial.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (next == std::string::npos) return true;
+    pos = next + 1;
+  }
+}
+
+std::string shape_text(const std::vector<hsize_t>& dims) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+hsize_t count_of(const std::vector<hsize_t>& dims) {
+  hsize_t n = 1;
+  for (hsize_t k : dims) {
+    if (k != 0 && n > ~hsize_t(0) / k) return ~hsize_t(0);
+    n *= k;
+  }
+  return n;
+}
+
+std::string read_failure(hid_t d) {
+  Hid dcpl(H5Dget_create_plist(d), H5Pclose);
+  const int n = dcpl.ok() ? H5Pget_nfilters(dcpl) : 0;
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    std::size_t nvalues = 0;
+    char name[64] = {};
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, unsigned(i), &flags, &nvalues, nullptr, sizeof name, name, &config);
+    if (id >= 0 && H5Zfilter_avail(id) <= 0)
+      return " (it is compressed with HDF5 filter " + std::to_string(id) +
+             (name[0] ? std::string(" '") + name + "'" : "") +
+             ", which this HDF5 library cannot decode: install the filter's plugin, or rewrite the file with "
+             "h5repack -f NONE)";
+  }
+  return " (the file is damaged or truncated)";
+}
+
+std::vector<double> read_dataset(hid_t file, const std::string& path, const std::string& name,
+                                 std::vector<hsize_t>& dims) {
+  if (!has_link(file, name)) throw InputError(path + ": missing dataset " + name);
+  Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw InputError(path + ": cannot open dataset " + name);
+  Hid space(H5Dget_space(d), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  if (rank < 0) throw InputError(path + ": cannot read the shape of " + name);
+  dims.assign(std::size_t(rank), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  Hid type(H5Dget_type(d), H5Tclose);
+  if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
+    throw InputError(path + ": dataset " + name + " is not numeric");
+  const hsize_t n = count_of(dims);
+  const memory::MemoryUse use(path + ": " + name);
+  memory::require_memory(n, sizeof(double), path + ": " + name + " of shape " + shape_text(dims));
+  std::vector<double> v(n);
+  if (n > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw InputError(path + ": cannot read dataset " + name + read_failure(d));
+  require_finite_input(v.data(), v.size(), path, name);
+  return v;
+}
+
+std::vector<double> read_attribute(hid_t obj, const std::string& path, const std::string& where,
+                                   const std::string& name, std::size_t expect) {
+  if (H5Aexists(obj, name.c_str()) <= 0) throw InputError(path + ": missing attribute '" + name + "' on " + where);
+  Hid a(H5Aopen(obj, name.c_str(), H5P_DEFAULT), H5Aclose);
+  Hid space(H5Aget_space(a), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  if (n != hssize_t(expect))
+    throw InputError(path + ": attribute '" + name + "' on " + where + " must have " + std::to_string(expect) +
+                     " value(s), has " + std::to_string(n));
+  std::vector<double> v(expect);
+  if (H5Aread(a, H5T_NATIVE_DOUBLE, v.data()) < 0)
+    throw InputError(path + ": cannot read attribute '" + name + "' on " + where + " as numbers");
+  require_finite_input(v.data(), v.size(), path, "attribute '" + name + "' on " + where);
+  return v;
+}
+
+void write_attribute(hid_t obj, const std::string& name, const std::vector<double>& v) {
+  const hsize_t n = v.size();
+  Hid space(n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Hid a(H5Acreate2(obj, name.c_str(), H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.ok() ? 0 : -1, "creating attribute " + name);
+  check(H5Awrite(a, H5T_NATIVE_DOUBLE, v.data()), "writing attribute " + name);
+}
+
+void write_text_attribute(hid_t obj, const std::string& name, const std::string& text) {
+  Hid type(H5Tcopy(H5T_C_S1), H5Tclose);
+  check(H5Tset_size(type, std::max<std::size_t>(1, text.size())), "typing attribute " + name);
+  check(H5Tset_cset(type, H5T_CSET_UTF8), "typing attribute " + name);
+  Hid space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hid a(H5Acreate2(obj, name.c_str(), type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.ok() ? 0 : -1, "creating attribute " + name);
+  std::string padded = text;
+  padded.resize(std::max<std::size_t>(1, text.size()), '\0');
+  check(H5Awrite(a, type, padded.data()), "writing attribute " + name);
+}
+
+void write_attribute_int(hid_t obj, const std::string& name, int64_t v) {
+  Hid space(H5Screate(H5S_SCALAR), H5Sclose);
+  Hid a(H5Acreate2(obj, name.c_str(), H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  check(a.ok() ? 0 : -1, "creating attribute " + name);
+  check(H5Awrite(a, H5T_NATIVE_INT64, &v), "writing attribute " + name);
+}
+
+void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_t>& dims, hid_t file_type, hid_t mem,
+                   const void* data, const std::vector<hsize_t>& chunk) {
+  Hid space(H5Screate_simple(int(dims.size()), dims.data(), nullptr), H5Sclose);
+  Hid lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl, 1);
+  Hid dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  if (!chunk.empty()) check(H5Pset_chunk(dcpl, int(chunk.size()), chunk.data()), "chunking " + name);
+  Hid d(H5Dcreate2(file, name.c_str(), file_type, space, lcpl, dcpl, H5P_DEFAULT), H5Dclose);
+  check(d.ok() ? 0 : -1, "creating dataset " + name);
+  check(H5Dwrite(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "writing dataset " + name);
+}
+
+void write_atomically(const std::string& path, const std::function<void(hid_t)>& fill) {
+  safety::Temporary tmp(path);
+  try {
+    Hid f(H5Fcreate(tmp.path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!f.ok()) throw InputError(path + ": cannot create the output file: " + os_cause(errno));
+    fill(f);
+    check(H5Fflush(f, H5F_SCOPE_GLOBAL), "writing the file");
+    // Closing writes what HDF5 still holds: its failure (a full disk) is the file's failure.
+    const hid_t id = f;
+    if (H5Fclose(id) < 0) check(-1, "writing the file");
+    f.forget();
+  } catch (const RuntimeError& e) {  // every failure of a write names the file
+    throw RuntimeError(path + ": " + e.what());
+  }
+  tmp.commit();
+}
+
+}  // namespace starwave::io::detail

@@ -1,0 +1,521 @@
+// src/io/segy.cpp — SEG-Y shot records and fields through segyio (src/segy.hpp).
+#include "src/io/segy.hpp"
+
+#include <segyio/segy.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/base/error.hpp"
+#include "src/safety/outputs.hpp"
+
+namespace starwave::segy {
+namespace {
+
+struct Closer {
+  void operator()(segy_file* f) const { segy_close(f); }
+};
+using File = std::unique_ptr<segy_file, Closer>;
+
+/// What a header scalar means: × s when positive, ÷ −s when negative, 1 when 0.
+double scale_of(int32_t s) { return s > 0 ? double(s) : s < 0 ? 1.0 / double(-s) : 1.0; }
+
+int32_t field(const char* header, int which) {
+  int32_t v = 0;
+  segy_get_field(header, which, &v);
+  // The sample count and interval are unsigned 16-bit numbers (rev 2: up to 65535 samples,
+  // or µs); segyio reads every 2-byte field as signed.
+  if ((which == SEGY_TR_SAMPLE_COUNT || which == SEGY_TR_SAMPLE_INTER) && v < 0) v += 65536;
+  return v;
+}
+
+/// A binary header field; the sample count and interval unsigned, as in field().
+int32_t binary_field(const char* header, int which) {
+  int32_t v = 0;
+  segy_get_bfield(header, which, &v);
+  if ((which == SEGY_BIN_SAMPLES || which == SEGY_BIN_INTERVAL) && v < 0) v += 65536;
+  return v;
+}
+
+/// The largest magnitude a scaled coordinate may have in a 32-bit header field.
+constexpr double kHeaderMax = 2.1e9;
+
+/// The scalar (1, −10, …, −10000) that writes every value of `v` exactly as an int32;
+/// where none does, the finest one under which every value fits (rounded to it: UTM
+/// coordinates with a fraction of a millimetre); InputError naming `path` where even 1 m
+/// units overflow.
+int32_t scalar_for(const std::vector<double>& v, const std::string& path) {
+  constexpr int32_t kScalars[] = {1, -10, -100, -1000, -10000};
+  auto factor = [](int32_t s) { return s == 1 ? 1.0 : double(-s); };
+  for (int32_t s : kScalars) {
+    const double k = factor(s);
+    const bool exact = std::all_of(v.begin(), v.end(), [&](double x) {
+      const double y = x * k;
+      return std::abs(y) < kHeaderMax && std::nearbyint(y) == y && double(std::nearbyint(y)) / k == x;
+    });
+    if (exact) return s;
+  }
+  double most = 0;
+  for (double x : v) most = std::max(most, std::abs(x));
+  for (auto it = std::rbegin(kScalars); it != std::rend(kScalars); ++it)
+    if (std::abs(std::nearbyint(most * factor(*it))) < kHeaderMax) return *it;
+  std::ostringstream os;
+  os << path << ": a coordinate of " << most << " m does not fit a SEG-Y header (at most " << kHeaderMax << " m)";
+  throw InputError(os.str());
+}
+
+int32_t scaled(double x, int32_t s) { return int32_t(std::nearbyint(x * (s == 1 ? 1.0 : double(-s)))); }
+
+void check(int code, const std::string& path, const std::string& what) {
+  if (code != SEGY_OK) throw InputError(path + ": " + what + " failed (segyio error " + std::to_string(code) + ")");
+}
+
+/// A fresh SEG-Y rev 1 file with `traces` IEEE-float traces of `nt` samples at `interval`
+/// (the binary header's sample interval field), its first traces written by `write(fp,
+/// trace0, bsize)`; committed over `path` only when everything is written.
+template <typename F>
+void write_file(const std::string& path, int nt, long traces, int interval, const std::string& text, F&& write) {
+  if (nt < 1 || nt > 32767)
+    throw InputError(path + ": SEG-Y holds at most 32767 samples a trace, not " + std::to_string(nt));
+  // Measured before writing, like import's /data: not a failed write deep into the file.
+  safety::require_disk(path,
+                       std::uint64_t(SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE) +
+                           std::uint64_t(traces) * std::uint64_t(SEGY_TRACE_HEADER_SIZE + 4 * nt),
+                       "the SEG-Y file");
+  safety::Temporary tmp(path);
+  {
+    File fp(segy_open(tmp.path().c_str(), "w+b"));
+    if (!fp) throw InputError(path + ": cannot create the SEG-Y file (" + os_cause(errno) + ")");
+    std::array<char, SEGY_TEXT_HEADER_SIZE + 1> th{};
+    std::fill(th.begin(), th.end() - 1, ' ');
+    for (std::size_t line = 0; line < 40; ++line) {  // 40 card images of 80 columns
+      const std::string card = "C" + std::string(line + 1 < 10 ? " " : "") + std::to_string(line + 1) + " " +
+                               (line == 0   ? text
+                                : line == 1 ? std::string("written by starwave (SEG-Y rev 1)")
+                                            : "");
+      std::memcpy(th.data() + line * 80, card.data(), std::min<std::size_t>(card.size(), 80));
+    }
+    check(segy_write_textheader(fp.get(), 0, th.data()), path, "writing the text header");
+    std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
+    segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, interval);
+    segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, nt);
+    segy_set_bfield(bh.data(), SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
+    segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, 0x0100);
+    segy_set_bfield(bh.data(), SEGY_BIN_TRACE_FLAG, 1);  // fixed-length traces
+    check(segy_write_binheader(fp.get(), bh.data()), path, "writing the binary header");
+    check(segy_set_format(fp.get(), SEGY_IEEE_FLOAT_4_BYTE), path, "setting the sample format");
+    write(fp.get(), long(SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE), segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, nt));
+    check(segy_flush(fp.get(), false), path, "writing");
+  }
+  tmp.commit();
+}
+
+/// Writes trace `i`: its header and `samples` (native floats, converted in place).
+void put_trace(segy_file* fp, const std::string& path, int i, std::array<char, SEGY_TRACE_HEADER_SIZE>& h,
+               std::vector<float>& samples, long trace0, int bsize) {
+  check(segy_write_traceheader(fp, i, h.data(), trace0, bsize), path, "writing trace header " + std::to_string(i + 1));
+  check(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, static_cast<long long>(samples.size()), samples.data()), path,
+        "converting");
+  check(segy_writetrace(fp, i, samples.data(), trace0, bsize), path, "writing trace " + std::to_string(i + 1));
+}
+
+/// An open SEG-Y file of fixed-length traces, its headers checked: `count` traces of `nt`
+/// samples in `format` (IBM or IEEE floats), the first at byte `trace0`, each `bsize`
+/// bytes with its header.
+struct Reader {
+  File fp;
+  int format = 0, nt = 0, bsize = 0, count = 0;
+  int32_t bin_interval = 0;
+  long trace0 = 0;
+};
+
+Reader open_reader(const std::string& path) {
+  {  // a common mistake: one of our own files given for the SEG-Y one
+    std::ifstream probe(path, std::ios::binary);
+    char magic[8] = {};
+    if (probe.read(magic, 8) && std::memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0)
+      throw InputError(path + ": an HDF5 file, not a SEG-Y file");
+  }
+  Reader r;
+  r.fp.reset(segy_open(path.c_str(), "rb"));
+  if (!r.fp) throw InputError(path + ": cannot open the SEG-Y file (" + os_cause(errno) + ")");
+  std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
+  if (segy_binheader(r.fp.get(), bh.data()) != SEGY_OK)
+    throw InputError(path + ": not a SEG-Y file (no 3600-byte header)");
+  r.format = segy_format(bh.data());
+  if (r.format == 0)
+    throw InputError(path +
+                     ": not a SEG-Y file, or one without its sample format (binary header bytes 3225–3226 "
+                     "are 0)");
+  if (r.format != SEGY_IBM_FLOAT_4_BYTE && r.format != SEGY_IEEE_FLOAT_4_BYTE)
+    throw InputError(path + ": sample format code " + std::to_string(r.format) +
+                     " in the binary header (bytes 3225–3226): only 1 (IBM float) and 5 (IEEE float) are read");
+  r.trace0 = segy_trace0(bh.data());
+  if (r.trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE)
+    throw InputError(path + ": bad extended header count");
+  check(segy_set_format(r.fp.get(), r.format), path, "setting the sample format");
+  const int32_t bin_nt = binary_field(bh.data(), SEGY_BIN_SAMPLES);
+  r.bin_interval = binary_field(bh.data(), SEGY_BIN_INTERVAL);
+
+  // The first trace header fixes nt (every trace must agree: fixed-length traces).
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  r.nt = bin_nt;
+  {
+    const int probe = segy_trsize(r.format, 1);
+    if (segy_traceheader(r.fp.get(), 0, h.data(), r.trace0, probe) != SEGY_OK)
+      throw InputError(path + ": no traces after the headers");
+    if (field(h.data(), SEGY_TR_SAMPLE_COUNT) > 0) r.nt = field(h.data(), SEGY_TR_SAMPLE_COUNT);
+  }
+  if (r.nt < 2)
+    throw InputError(path + ": no usable sample count (trace header bytes 115–116 and binary header bytes 3221–3222 " +
+                     "give " + std::to_string(r.nt) + "; a trace needs at least 2 samples)");
+  r.bsize = segy_trsize(r.format, r.nt);
+  if (segy_traces(r.fp.get(), &r.count, r.trace0, r.bsize) != SEGY_OK || r.count < 1)
+    throw InputError(path + ": the file's size is not a whole number of traces of " + std::to_string(r.nt) +
+                     " samples");
+  return r;
+}
+
+/// Trace i's header into `h`, its sample count checked against the first trace's.
+void read_header(Reader& r, const std::string& path, int i, std::array<char, SEGY_TRACE_HEADER_SIZE>& h) {
+  check(segy_traceheader(r.fp.get(), i, h.data(), r.trace0, r.bsize), path,
+        "reading trace header " + std::to_string(i + 1));
+  const int tn = field(h.data(), SEGY_TR_SAMPLE_COUNT);
+  if (tn != 0 && tn != r.nt)
+    throw InputError(path + ": trace " + std::to_string(i + 1) + ": " + std::to_string(tn) +
+                     " samples, the first trace " + std::to_string(r.nt));
+}
+
+/// Trace i's nt samples as native floats, every one finite.
+void read_samples(Reader& r, const std::string& path, int i, float* samples) {
+  check(segy_readtrace(r.fp.get(), i, samples, r.trace0, r.bsize), path, "reading trace " + std::to_string(i + 1));
+  check(segy_to_native(r.format, r.nt, samples), path, "converting trace " + std::to_string(i + 1));
+  for (int k = 0; k < r.nt; ++k)
+    if (!std::isfinite(samples[k]))
+      throw InputError(path + ": trace " + std::to_string(i + 1) + ": a sample is NaN or Inf");
+}
+
+}  // namespace
+
+Survey read_shots(const std::string& path, int dim) {
+  Reader rd = open_reader(path);
+  const int nt = rd.nt, count = rd.count;
+  const int32_t bin_interval = rd.bin_interval;
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  Survey s;
+  s.dim = dim;
+  s.nt = nt;
+  std::vector<std::vector<Position>> receivers;
+  std::vector<int32_t> records;
+  std::vector<bool> dead;  // TraceIdentificationCode 2, trace by trace
+  std::vector<float> trace(static_cast<std::size_t>(nt));
+  double dt = 0;
+  for (int i = 0; i < count; ++i) {
+    const std::string where = path + ": trace " + std::to_string(i + 1);
+    read_header(rd, path, i, h);
+    const int us = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : bin_interval;
+    if (us <= 0)
+      throw InputError(where + ": no usable sample interval (trace header bytes 117–118 and binary header bytes " +
+                       "3217–3218 give " + std::to_string(us) + " µs)");
+    if (dt == 0) dt = us / 1e6;  // the double nearest the interval (us·1e-6 misses it for 30 % of them)
+    if (us / 1e6 != dt)
+      throw InputError(where + ": sample interval " + std::to_string(us) + " µs differs from the first trace's");
+    const double xy = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    const double el = scale_of(field(h.data(), SEGY_TR_ELEV_SCALAR));
+    const Position src(
+        el * (double(field(h.data(), SEGY_TR_SOURCE_DEPTH)) - double(field(h.data(), SEGY_TR_SOURCE_SURF_ELEV))),
+        xy * field(h.data(), SEGY_TR_SOURCE_Y), xy * field(h.data(), SEGY_TR_SOURCE_X));
+    const Position rec(-el * field(h.data(), SEGY_TR_RECV_GROUP_ELEV), xy * field(h.data(), SEGY_TR_GROUP_Y),
+                       xy * field(h.data(), SEGY_TR_GROUP_X));
+    const int32_t record = field(h.data(), SEGY_TR_FIELD_RECORD);
+    if (record == 0)
+      throw InputError(where +
+                       ": no FieldRecord (trace header bytes 9–12 are 0): not a shot record (the shots "
+                       "are told apart by it)");
+    if (records.empty() || record != records.back()) {
+      if (std::find(records.begin(), records.end(), record) != records.end())
+        throw InputError(where + ": FieldRecord " + std::to_string(record) +
+                         " again after other records (a shot's traces must be together)");
+      records.push_back(record);
+      s.sources.push_back(src);
+      receivers.emplace_back();
+    } else if (!(src == s.sources.back())) {
+      throw InputError(where + ": its source position differs from the rest of FieldRecord " + std::to_string(record) +
+                       "'s");
+    }
+    receivers.back().push_back(rec);
+    dead.push_back(field(h.data(), SEGY_TR_TRACE_ID) == 2);
+    read_samples(rd, path, i, trace.data());
+    s.data.insert(s.data.end(), trace.begin(), trace.end());
+  }
+  // Shots of different trace counts: each padded to the longest with copies of its last
+  // receiver (zero traces), its count recorded (docs/design.md §4 /receiver/count).
+  std::size_t nrec = 0;
+  for (const auto& r : receivers) nrec = std::max(nrec, r.size());
+  std::vector<float> data, weights;
+  bool ragged = false, any_dead = false;
+  std::size_t first = 0;
+  for (std::size_t k = 0; k < receivers.size(); ++k) {
+    const std::size_t n = receivers[k].size();
+    ragged = ragged || n != nrec;
+    s.counts.push_back(int64_t(n));
+    data.insert(data.end(), s.data.begin() + long(first * std::size_t(nt)),
+                s.data.begin() + long((first + n) * std::size_t(nt)));
+    data.resize(data.size() + (nrec - n) * std::size_t(nt), 0.0f);
+    for (std::size_t r = 0; r < nrec; ++r) {
+      const bool off = r < n && dead[first + r];
+      any_dead = any_dead || off;
+      weights.push_back(r < n && !off ? 1.0f : 0.0f);
+    }
+    receivers[k].resize(nrec, receivers[k].back());
+    first += n;
+  }
+  s.data = std::move(data);
+  if (!ragged) s.counts.clear();
+  if (any_dead) s.weights = std::move(weights);
+  const double y = s.sources[0].y;
+  auto off_line = [&](const Position& p) { return p.y != y; };
+  bool areal = std::any_of(s.sources.begin(), s.sources.end(), off_line);
+  for (const auto& r : receivers) areal = areal || std::any_of(r.begin(), r.end(), off_line);
+  if (dim == 0) s.dim = dim = areal ? 3 : 2;
+  if (dim == 2) {  // one line: y the same everywhere, then dropped
+    if (areal)
+      throw InputError(path +
+                       ": sources and receivers are not on one line (their y differ): a 2-D model needs "
+                       "one line; give a 3-D model for an areal survey");
+    for (auto& p : s.sources) p.y = 0;
+    for (auto& r : receivers)
+      for (auto& p : r) p.y = 0;
+  }
+  s.dt = dt;
+  const bool shared = std::all_of(receivers.begin(), receivers.end(), [&](const auto& r) { return r == receivers[0]; });
+  if (shared) receivers.resize(1);
+  s.receivers = std::move(receivers);
+  return s;
+}
+
+void write_shots(const std::string& path, const Survey& s) {
+  // A dt within rounding of whole microseconds is written as them (k·1e-4 s is not the
+  // double nearest k·100 µs, and files made before that was fixed carry it).
+  const double us = std::nearbyint(s.dt * 1e6);
+  if (!(std::abs(s.dt * 1e6 - us) <= 1e-9 * us && us >= 1 && us <= 32767))
+    throw InputError(path + ": cannot hold the data's dt = " + number_text(s.dt) +
+                     " s: SEG-Y stores the sample interval as a whole number of microseconds up to 32767");
+  for (float w : s.weights)
+    if (w != 0 && w != 1)
+      throw InputError(path +
+                       ": /receiver/weight holds weights other than 0 and 1, which SEG-Y cannot carry (only "
+                       "dead traces, TraceIdentificationCode 2)");
+  std::vector<double> xy, z;
+  for (int shot = 0; shot < s.nshots(); ++shot) {
+    xy.push_back(s.sources[std::size_t(shot)].x);
+    xy.push_back(s.sources[std::size_t(shot)].y);
+    z.push_back(s.sources[std::size_t(shot)].z);
+    for (const auto& r : s.receivers_of(shot)) {
+      xy.push_back(r.x);
+      xy.push_back(r.y);
+      z.push_back(r.z);
+    }
+  }
+  const int32_t sxy = scalar_for(xy, path), sz = scalar_for(z, path);
+  const int nt = int(s.nt);
+  long traces = 0;
+  for (int shot = 0; shot < s.nshots(); ++shot) traces += s.count(shot);
+  write_file(
+      path, nt, traces, int(us),
+      "shot records: " + std::to_string(s.nshots()) + " shots x " + std::to_string(s.nrec()) + " receivers x " +
+          std::to_string(nt) + " samples",
+      [&](segy_file* fp, long trace0, int bsize) {
+        std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+        std::vector<float> samples(std::size_t(s.nt));
+        int i = 0;
+        for (int shot = 0; shot < s.nshots(); ++shot) {
+          const Position& src = s.sources[std::size_t(shot)];
+          const float* d = s.observed(shot);
+          if (!d) throw InputError(path + ": shot " + std::to_string(shot) + " has no data to export");
+          const auto& rec = s.receivers_of(shot);
+          const std::vector<float> w = s.trace_weights(shot);
+          for (std::size_t r = 0; r < std::size_t(s.count(shot)); ++r, ++i) {
+            h.fill(0);
+            segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
+            segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
+            segy_set_field(h.data(), SEGY_TR_FIELD_RECORD, shot + 1);
+            segy_set_field(h.data(), SEGY_TR_NUMBER_ORIG_FIELD, int(r) + 1);
+            segy_set_field(h.data(), SEGY_TR_TRACE_ID, w[r] == 0 ? 2 : 1);  // dead or live seismic data
+            const double offset = std::nearbyint(std::hypot(rec[r].x - src.x, rec[r].y - src.y));
+            if (!(offset < kHeaderMax))
+              throw InputError(path + ": an offset of " + number_text(offset) + " m does not fit a SEG-Y header");
+            segy_set_field(h.data(), SEGY_TR_OFFSET, int32_t(offset));
+            segy_set_field(h.data(), SEGY_TR_ELEV_SCALAR, sz);
+            segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
+            segy_set_field(h.data(), SEGY_TR_RECV_GROUP_ELEV, scaled(-rec[r].z, sz));
+            segy_set_field(h.data(), SEGY_TR_SOURCE_SURF_ELEV, 0);
+            segy_set_field(h.data(), SEGY_TR_SOURCE_DEPTH, scaled(src.z, sz));
+            segy_set_field(h.data(), SEGY_TR_SOURCE_X, scaled(src.x, sxy));
+            segy_set_field(h.data(), SEGY_TR_SOURCE_Y, scaled(src.y, sxy));
+            segy_set_field(h.data(), SEGY_TR_GROUP_X, scaled(rec[r].x, sxy));
+            segy_set_field(h.data(), SEGY_TR_GROUP_Y, scaled(rec[r].y, sxy));
+            segy_set_field(h.data(), SEGY_TR_COORD_UNITS, 1);  // length (m)
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, nt);
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(us));
+            std::copy(d + r * std::size_t(nt), d + (r + 1) * std::size_t(nt), samples.begin());
+            put_trace(fp, path, i, h, samples, trace0, bsize);
+          }
+        }
+      });
+}
+
+void write_field(const std::string& path, const Model& m, const std::vector<double>& values) {
+  const double mm = m.dz * 1000;
+  if (!(std::nearbyint(mm) == mm && mm >= 1 && mm <= 32767))
+    throw InputError(path + ": dz = " + number_text(m.dz) +
+                     " m is not a whole number of millimetres up to 32767: the sample interval field cannot hold it");
+  std::vector<double> xy;
+  for (int y = 0; y < m.ny; ++y) xy.push_back(m.y0 + y * m.dy);
+  for (int x = 0; x < m.nx; ++x) xy.push_back(m.x0 + x * m.dx);
+  for (double v : values)
+    if (!std::isfinite(v)) throw InputError(path + ": the field holds NaN or Inf: not written");
+  const int32_t sxy = scalar_for(xy, path);
+  write_file(path, m.nz, long(m.ny) * m.nx, int(mm),
+             "a field of (nz, ny, nx) = (" + std::to_string(m.nz) + ", " + std::to_string(m.ny) + ", " +
+                 std::to_string(m.nx) + "), one trace per column",
+             [&](segy_file* fp, long trace0, int bsize) {
+               std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+               std::vector<float> samples(std::size_t(m.nz));
+               int i = 0;
+               for (int y = 0; y < m.ny; ++y)
+                 for (int x = 0; x < m.nx; ++x, ++i) {
+                   h.fill(0);
+                   segy_set_field(h.data(), SEGY_TR_SEQ_LINE, i + 1);
+                   segy_set_field(h.data(), SEGY_TR_SEQ_FILE, i + 1);
+                   segy_set_field(h.data(), SEGY_TR_TRACE_ID, 1);
+                   segy_set_field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR, sxy);
+                   segy_set_field(h.data(), SEGY_TR_CDP_X, scaled(m.x0 + x * m.dx, sxy));
+                   segy_set_field(h.data(), SEGY_TR_CDP_Y, scaled(m.y0 + y * m.dy, sxy));
+                   segy_set_field(h.data(), SEGY_TR_INLINE, y + 1);
+                   segy_set_field(h.data(), SEGY_TR_CROSSLINE, x + 1);
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, m.nz);
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(mm));
+                   for (int z = 0; z < m.nz; ++z) samples[std::size_t(z)] = float(values[m.index(z, y, x)]);
+                   put_trace(fp, path, i, h, samples, trace0, bsize);
+                 }
+             });
+}
+
+Model read_field(const std::string& path, const std::vector<double>& spacing) {
+  Reader rd = open_reader(path);
+  const int n = rd.count;
+  std::vector<int32_t> inline_no(std::size_t(n), 0), crossline_no(std::size_t(n), 0), interval(std::size_t(n), 0);
+  std::vector<double> cdp_x(std::size_t(n), 0), cdp_y(std::size_t(n), 0), unit(std::size_t(n), 1);
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  for (int i = 0; i < n; ++i) {
+    read_header(rd, path, i, h);
+    const std::size_t k = std::size_t(i);
+    inline_no[k] = field(h.data(), SEGY_TR_INLINE);
+    crossline_no[k] = field(h.data(), SEGY_TR_CROSSLINE);
+    unit[k] = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    cdp_x[k] = unit[k] * field(h.data(), SEGY_TR_CDP_X);
+    cdp_y[k] = unit[k] * field(h.data(), SEGY_TR_CDP_Y);
+    interval[k] = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;
+  }
+  auto trace_text = [&](std::size_t k) {
+    return path + ": trace " + std::to_string(k + 1) + " (inline " + std::to_string(inline_no[k]) + ", crossline " +
+           std::to_string(crossline_no[k]) + ")";
+  };
+  Model m;
+  m.nz = rd.nt;
+  const bool three = std::any_of(inline_no.begin(), inline_no.end(), [&](int32_t v) { return v != inline_no[0]; });
+  m.dim = three ? 3 : 2;
+  m.nx = n;
+  if (three) {  // whole lines, inline numbers strictly monotonic, each with the first line's crosslines
+    m.nx = 1;
+    while (m.nx < n && inline_no[std::size_t(m.nx)] == inline_no[0]) ++m.nx;
+    if (m.nx == 1)
+      throw InputError(path + ": every trace has an inline number (bytes 189–192) of its own: a 3-D field's lines " +
+                       "hold several crosslines each (a 2-D one: give every trace the same inline number)");
+    m.ny = n / m.nx;
+    const std::size_t w = std::size_t(m.nx);
+    const bool up = inline_no[std::min(w, std::size_t(n - 1))] > inline_no[0], xup = crossline_no[1] > crossline_no[0];
+    for (std::size_t k = 0; k < std::size_t(n); ++k) {
+      const std::size_t line = k / w, x = k % w, first = line * w;
+      const bool monotonic =
+          line == 0 || (up ? inline_no[first] > inline_no[first - 1] : inline_no[first] < inline_no[first - 1]);
+      const bool distinct =
+          line > 0 || x == 0 || (xup ? crossline_no[x] > crossline_no[x - 1] : crossline_no[x] < crossline_no[x - 1]);
+      if (!(first + w <= std::size_t(n) && inline_no[k] == inline_no[first] && monotonic && distinct &&
+            crossline_no[k] == crossline_no[x]))
+        throw InputError(trace_text(k) + ": the traces do not form lines of " + std::to_string(m.nx) +
+                         " (the first line's length) one after another, inline numbers (bytes 189–192) rising "
+                         "or falling line by line, each line with the first line's crossline numbers (193–196), "
+                         "rising or falling");
+    }
+  }
+  if (!spacing.empty()) {
+    if (spacing.size() != 1 && spacing.size() != std::size_t(m.dim))
+      throw InputError("--spacing: " + std::string(three ? "a 3-D field needs dz,dy,dx" : "a 2-D field needs dz,dx") +
+                       " (or one value for every axis)");
+    m.dz = spacing[0];
+    m.dy = three ? spacing[spacing.size() == 1 ? 0 : 1] : 0;
+    m.dx = spacing.back();
+  } else {
+    for (std::size_t k = 0; k < std::size_t(n); ++k) {
+      if (interval[k] <= 0)
+        throw InputError(trace_text(k) +
+                         ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are "
+                         "0), which holds dz in mm: give the grid's spacing with --spacing");
+      if (interval[k] != interval[0])
+        throw InputError(trace_text(k) + ": sample interval " + std::to_string(interval[k]) +
+                         " (dz in mm) differs from the first trace's");
+    }
+    m.dz = interval[0] / 1000.0;
+    // One grid: CDP_X = x0 + x·dx on every line, CDP_Y = y0 + y·dy along every line (2-D:
+    // the same everywhere), the steps from the first line's (column's) ends; a coordinate
+    // within one unit of its scalar of the grid (a writer may have rounded them).
+    auto step = [&](const std::vector<double>& c, const char* name, int count, std::size_t stride) {
+      if (count < 2)
+        throw InputError(path + ": " + (stride == 1 ? "one trace a line" : "one line") +
+                         ", so no spacing to read from the headers: give it with --spacing");
+      const double d = (c[std::size_t(count - 1) * stride] - c[0]) / (count - 1);
+      if (d <= 0)
+        throw InputError(path + ": " + name + " does not increase " + (stride == 1 ? "along a line" : "line by line") +
+                         ": give the grid's spacing with --spacing");
+      return d;
+    };
+    m.dx = step(cdp_x, "CDP_X (bytes 181–184)", m.nx, 1);
+    m.dy = three ? step(cdp_y, "CDP_Y (bytes 185–188)", m.ny, std::size_t(m.nx)) : 0;
+    for (std::size_t k = 0; k < std::size_t(n); ++k) {
+      const double x = cdp_x[0] + double(k % std::size_t(m.nx)) * m.dx,
+                   y = cdp_y[0] + double(k / std::size_t(m.nx)) * m.dy;
+      auto off = [&](double got, double want) { return std::abs(got - want) > unit[k] + 1e-9 * std::abs(want); };
+      if (off(cdp_x[k], x) || off(cdp_y[k], y)) {
+        std::ostringstream os;
+        os << trace_text(k) << ": CDP (x, y) = (" << cdp_x[k] << ", " << cdp_y[k] << ") m, not (" << x << ", " << y
+           << ") m of the grid the first traces give (x along a line, " << (three ? "y across the lines" : "y fixed")
+           << "); give the grid's spacing with --spacing";
+        throw InputError(os.str());
+      }
+    }
+  }
+  m.x0 = cdp_x[0];
+  m.y0 = three ? cdp_y[0] : 0;
+  m.vp.resize(m.cells());
+  std::vector<float> trace(std::size_t(m.nz));
+  for (int i = 0; i < n; ++i) {
+    read_samples(rd, path, i, trace.data());
+    const int y = i / m.nx, x = i % m.nx;
+    for (int z = 0; z < m.nz; ++z) m.vp[m.index(z, y, x)] = trace[std::size_t(z)];
+  }
+  return m;
+}
+
+}  // namespace starwave::segy

@@ -1,0 +1,59 @@
+#include "src/memory/plan.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include "src/base/error.hpp"
+#include "src/memory/room.hpp"
+
+namespace starwave {
+namespace {
+
+constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+
+std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kMax - b ? kMax : a + b; }
+std::uint64_t times(std::uint64_t a, std::uint64_t k) { return k != 0 && a > kMax / k ? kMax : a * k; }
+
+}  // namespace
+
+std::uint64_t MemoryNeed::total(int workers, int shots) const {
+  return add(add(shared, times(per_worker, std::uint64_t(std::max(workers, 0)))),
+             times(per_shot, std::uint64_t(std::max(shots, 0))));
+}
+
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& have,
+                    const std::string& what, const std::string& hint) {
+  // StarPU's own cap on what it allocates in main memory (MiB; whole, checked by Runtime):
+  // a run that needs more waits for memory that never frees, for ever.
+  std::uint64_t available = have.bytes;
+  std::string room = have.bound;
+  if (const char* v = std::getenv("STARPU_LIMIT_CPU_MEM"); v && *v)
+    if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < available) {
+      available = cap;
+      room = "STARPU_LIMIT_CPU_MEM=" + std::string(v) + " (MiB) lets StarPU allocate";
+    }
+  if (need.total(workers, 1) > available) {
+    std::string parts = "one shot in flight takes " + bytes_text(double(need.per_shot));
+    if (need.store > 0) parts += " (the stored forward wavefield " + bytes_text(double(need.store)) + ")";
+    parts += ", each of the " + std::to_string(workers) + " workers " + bytes_text(double(need.per_worker)) +
+             ", and the run " + bytes_text(double(need.shared));
+    throw InputError(what + " needs " + bytes_text(double(need.total(workers, 1))) + " at least: " + parts +
+                     "; more than the " + bytes_text(double(available)) + " " + room + " (" + hint + ")");
+  }
+  int shots = std::max(1, wanted);
+  while (shots > 1 && need.total(workers, shots) > available) --shots;
+  return shots;
+}
+
+std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+  std::string text = "one shot in flight holds " + bytes_text(double(need.per_shot));
+  if (need.store > 0 && need.store < full_store)
+    text += ", of which the boundary store " + bytes_text(double(need.store)) + " (the whole wavefield would be " +
+            bytes_text(double(full_store)) + ")";
+  else if (need.store > 0)
+    text += ", of which the whole stored wavefield " + bytes_text(double(need.store));
+  return text + "; " + std::to_string(in_flight) + (in_flight == 1 ? " shot" : " shots") + " in flight";
+}
+
+}  // namespace starwave

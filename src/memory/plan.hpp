@@ -1,0 +1,36 @@
+// src/memory/plan.hpp — what a run needs in memory, known before any work, against
+// what the machine has (docs/design.md §3: peak memory is bounded by the shots in flight). The
+// workflows describe their buffers; this decides how many shots may be in flight, or
+// refuses a run that cannot fit with one line saying what takes the room.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "src/memory/room.hpp"
+
+namespace starwave {
+
+struct MemoryNeed {
+  std::uint64_t shared = 0;      // once per process: the medium, the velocity, the reduction's sums
+  std::uint64_t per_worker = 0;  // each worker's work arrays (STARPU_SCRATCH)
+  std::uint64_t per_shot = 0;    // each shot in flight, the store included
+  std::uint64_t store = 0;       // of per_shot: the forward wavefield kept for the adjoint
+
+  /// Bytes with `workers` workers and `shots` shots in flight (saturating, never wrapping).
+  std::uint64_t total(int workers, int shots) const;
+};
+
+/// The number of shots to keep in flight: `wanted`, or fewer when the room `available`
+/// (memory::memory_room) cannot hold them (the results are the same whatever the number:
+/// only the schedule changes). Refuses (InputError) a run whose single shot does not fit:
+/// "`what` needs …, more than the … this machine has available (`hint`)".
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& available,
+                    const std::string& what, const std::string& hint);
+
+/// One line for the user before a run starts: "one shot in flight holds 45.1 MB, of which
+/// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight".
+/// `full_store`: the bytes of a full-wavefield store, said only when `need.store` is less.
+std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight);
+
+}  // namespace starwave

@@ -1,0 +1,237 @@
+// src/runtime/runtime.cpp — see runtime.hpp.
+#include "src/runtime/runtime.hpp"
+
+#include <starpu.h>
+
+#ifdef STARWAVE_USE_MPI
+#include <hwloc.h>
+#include <mpi.h>
+#include <starpu_mpi.h>
+#endif
+#ifdef STARWAVE_USE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "codelets/distribution.hpp"
+#include "codelets/failure.hpp"
+#include "kernels/cpu/levels.hpp"
+#include "src/base/error.hpp"
+#include "src/memory/room.hpp"
+#include "src/runtime/environment.hpp"
+#include "src/runtime/host_memory.hpp"
+#include "src/runtime/mpi.hpp"
+#include "src/runtime/starpu_home.hpp"
+#include "src/safety/signals.hpp"
+
+#ifdef STARWAVE_USE_CUDA
+// Set by the StarPU that scripts/setup builds (absent from another StarPU: weak).
+extern "C" __attribute__((weak)) void (*starpu_cuda_fatal_error_hook)(const char* where, const char* message);
+#endif
+
+namespace starwave {
+namespace {
+
+#ifdef STARWAVE_USE_CUDA
+
+/// A CUDA fault that leaves the device unusable (an illegal address, a lost GPU) surfaces
+/// in StarPU's driver thread, after the task's launches; nothing can unwind from there,
+/// so the process ends now, in one line (docs/design.md §3), instead of in StarPU's assertion.
+void on_fatal_cuda_error(const char* where, const char* message) {
+  std::string what = where ? where : "StarPU's CUDA driver";
+  if (what.rfind("starwave_", 0) == 0) what = what.substr(9) + " task";  // a codelet's perf-model symbol
+  const std::string line = mpi::prefix() + error_prefix() + "CUDA error in " + printable(what) +
+                           ", on the device: " + printable(message ? message : "unknown error") + "\n";
+  std::fputs(line.c_str(), stderr);
+  mpi::abort_all(1);
+}
+#endif
+
+/// CUDA workers per GPU: the option, else $STARPU_NWORKER_PER_CUDA, else
+/// kDefaultWorkersPerGpu — fewer where the GPUs' driver threads (one per worker) would
+/// take more than half of the cores.
+int workers_per_gpu(const RuntimeOptions& o) {
+  if (o.workers_per_gpu > 0) return o.workers_per_gpu;
+  if (const char* v = std::getenv("STARPU_NWORKER_PER_CUDA"); v && std::atoi(v) > 0) return std::atoi(v);
+  int ngpus = 0;
+#ifdef STARWAVE_USE_CUDA
+  if (o.ncuda == 0 || cudaGetDeviceCount(&ngpus) != cudaSuccess) ngpus = 0;
+#endif
+  if (ngpus <= 0) return kDefaultWorkersPerGpu;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return int(std::clamp<long>(cores / (2L * ngpus), 1L, long(kDefaultWorkersPerGpu)));
+}
+
+/// How long allocations may fail, with no task running, before the run gives up.
+constexpr double kStuckSeconds = 20;
+
+/// StarPU retries a buffer it cannot allocate for ever; with no task running nothing will
+/// free memory, so the run ends here with one line (host_memory::on_stuck).
+void give_up_on_memory(std::size_t bytes) {
+  const memory::MemoryRoom room = memory::memory_room();
+  const std::string line = mpi::prefix() + error_prefix() + "out of memory: a task's buffer of " +
+                           bytes_text(double(bytes)) + " could not be allocated for " + number_text(kStuckSeconds) +
+                           " s while no task ran, within the " + bytes_text(double(room.bytes)) + " " + room.bound +
+                           "; raise the limit, or run fewer shots at once (STARPU_NCPU)\n";
+  std::fputs(line.c_str(), stderr);
+  mpi::abort_all(1);
+}
+
+/// StarPU starts a thread per worker (a CUDA worker's driver too) and aborts when one
+/// cannot start. Each thread reserves a stack of `ulimit -s` in the address space: under
+/// `ulimit -v` the room left must hold them, or the run is refused before StarPU starts.
+void require_room_for_threads(int threads) {
+  struct rlimit as {
+  }, stack{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
+  // glibc's thread stacks: ulimit -s, or 2 MiB when it is unlimited; plus a guard page.
+  std::uint64_t each = 2u << 20;
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY) each = stack.rlim_cur;
+  each += 4096;
+  // What StarPU maps besides the stacks as it starts (measured: ~40 MiB for its tables,
+  // its perf-model files and the libraries it loads late), with a margin.
+  constexpr std::uint64_t kStarpuStart = std::uint64_t(96) << 20;
+  const std::uint64_t need = std::uint64_t(threads) * each + kStarpuStart;
+  const memory::MemoryRoom room = memory::address_room();
+  if (room.bytes >= need) return;
+  throw InputError("StarPU's " + std::to_string(threads) + " threads need about " + bytes_text(double(need)) +
+                   " of address space to start (a stack of " + bytes_text(double(each - 4096)) +
+                   " each, ulimit -s), more than the " + bytes_text(double(room.bytes)) + " " + room.bound +
+                   ": raise the limit, or start fewer workers (STARPU_NCPU)");
+}
+
+/// The threads StarPU will start for `conf`: a CPU worker per core unless told, and each
+/// CUDA worker with its driver thread.
+int threads_to_start(const struct starpu_conf& conf, int per_gpu) {
+  long cpus = conf.ncpus;
+  if (cpus < 0) {
+    const char* v = std::getenv("STARPU_NCPU");
+    cpus = v && *v ? std::atol(v) : sysconf(_SC_NPROCESSORS_ONLN);
+  }
+  int gpus = 0;
+#ifdef STARWAVE_USE_CUDA
+  if (conf.ncuda != 0 && cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  if (conf.ncuda > 0) gpus = std::min(gpus, conf.ncuda);
+#endif
+  return int(std::max(1L, cpus)) + 2 * gpus * per_gpu + 2;  // + StarPU's own and the MPI progress thread
+}
+
+}  // namespace
+
+
+Runtime::Runtime(const RuntimeOptions& o) {
+  // The CPU kernels' instruction-set level (kernels/cpu/levels.hpp): the best this CPU runs,
+  // or the one STARWAVE_CPU_ISA names.
+  if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) throw InputError(why);
+  check_starpu_environment();
+  int gpus = 0;  // as StarPU counts them for its bus files: every device, whatever ncuda
+#ifdef STARWAVE_USE_CUDA
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+#endif
+  for (const std::string& note : starpu_home::prepare(gpus))
+    std::fputs((mpi::prefix() + note_prefix() + printable(note) + "\n").c_str(), stderr);
+  struct starpu_conf conf;
+  if (starpu_conf_init(&conf) != 0) throw RuntimeError("StarPU: starpu_conf_init failed");
+  if (o.ncpus >= 0) conf.ncpus = o.ncpus;
+  if (o.ncuda >= 0) conf.ncuda = o.ncuda;
+  conf.nopencl = 0;
+  if (!o.scheduler.empty())
+    conf.sched_policy_name = o.scheduler.c_str();
+  else if (std::getenv("STARPU_SCHED") == nullptr)
+    conf.sched_policy_name = "dmda";
+  // StarPU built with FxT records a trace by default: a ~130 MB buffer and ~0.35 s per
+  // process, and a file in /tmp at exit. Off unless asked for (STARPU_FXT_TRACE=1).
+  setenv("STARPU_FXT_TRACE", "0", 0);
+  const int per_gpu = workers_per_gpu(o);
+#ifdef STARWAVE_USE_CUDA
+  if (&starpu_cuda_fatal_error_hook) starpu_cuda_fatal_error_hook = on_fatal_cuda_error;
+  // Several shots per GPU, each CUDA worker with its own stream and its own driver thread
+  // (measured on an H100: one thread feeding every stream halves the throughput).
+  setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);
+  setenv("STARPU_CUDA_THREAD_PER_WORKER", "1", 0);
+#endif
+  // Buffers StarPU allocates in main memory (a shot's scratch, store and traces, copies
+  // from other nodes): 64-byte aligned like ours, the large ones on huge pages
+  // (src/host_memory.hpp).
+  host_memory::install();
+  host_memory::on_stuck({kStuckSeconds, codelets::idle_for, give_up_on_memory});
+  require_room_for_threads(threads_to_start(conf, per_gpu));
+#ifdef STARWAVE_USE_MPI
+  if (mpi::launched_ranks() > 1) {
+    mpi::ensure_started();
+    MPI_Comm node;  // the ranks of this node
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+      MPI_Comm_rank(node, &node_rank_);
+      MPI_Comm_size(node, &node_size_);
+      MPI_Comm_free(&node);
+    }
+    mpi::split_node(conf, node_rank_, node_size_, per_gpu);
+    const int ret = starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, &conf);
+    if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
+    if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
+    mpi_ = true;
+    host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
+    rank_ = mpi::rank();
+    size_ = mpi::size();
+    return;
+  }
+#endif
+  const int ret = starpu_init(&conf);
+  if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
+  if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
+  host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
+}
+
+Runtime::~Runtime() {
+#ifdef STARWAVE_USE_MPI
+  if (mpi_)
+    starpu_mpi_shutdown();
+  else
+#endif
+    starpu_shutdown();
+  host_memory::trim();  // the buffers StarPU freed and the pool kept
+}
+
+int Runtime::cpu_workers() const { return int(starpu_cpu_worker_get_count()); }
+int Runtime::cuda_workers() const { return int(starpu_cuda_worker_get_count()); }
+int Runtime::workers() const { return int(starpu_worker_get_count()); }
+std::vector<int> Runtime::cpu_worker_pus() const {
+  std::vector<int> pus;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(int(w)) == STARPU_CPU_WORKER) pus.push_back(starpu_worker_get_bindid(int(w)));
+  return pus;
+}
+std::string Runtime::cpu_kernels() {
+  std::string out;
+  for (cpu::Level l : cpu::compiled_levels())
+    out += std::string(out.empty() ? "" : ", ") + cpu::level_name(l) + (cpu::supported(l) ? "" : " (not on this CPU)");
+  return out + "; running " + cpu::level_name(cpu::level());
+}
+std::string Runtime::starpu_version() {
+  int major = 0, minor = 0, release = 0;
+  starpu_get_version(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
+}
+int Runtime::gpus() const {
+  std::vector<int> devices;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w)
+    if (starpu_worker_get_type(int(w)) == STARPU_CUDA_WORKER) devices.push_back(starpu_worker_get_devid(int(w)));
+  std::sort(devices.begin(), devices.end());
+  return int(std::unique(devices.begin(), devices.end()) - devices.begin());
+}
+
+std::string Runtime::scheduler() const {
+  struct starpu_sched_policy* p = starpu_sched_ctx_get_sched_policy(0);
+  return p && p->policy_name ? p->policy_name : "unknown";
+}
+
+}  // namespace starwave

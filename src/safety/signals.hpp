@@ -1,0 +1,32 @@
+// src/safety/signals.hpp — what a signal does to a run: the paths a run must not leave
+// behind (temporaries, locks, output folders) are removed on every exit path, and fwi may
+// ask for a graceful stop (docs/design.md §5).
+#pragma once
+
+#include <string>
+
+namespace starwave::safety {
+
+/// Installs the handlers of SIGINT, SIGTERM and SIGHUP (remove every tracked path, then
+/// die by the signal, or — while a graceful stop is armed — only note the first signal),
+/// and ignores SIGPIPE and SIGXFSZ so that a full disk or a file-size limit becomes a
+/// failed write with its message, not a signal. Called once, first thing in main.
+void install_signal_handlers();
+
+/// While armed (fwi), the first SIGINT/SIGTERM/SIGHUP only sets stop_requested(): the run
+/// ends at the next safe point and saves its state; a second one ends it at once.
+void arm_graceful_stop(bool armed);
+bool stop_requested();
+int stop_signal();
+
+/// Paths removed on every exit path (async-signal-safe removal): files, and folders
+/// (removed after the files, and only when empty).
+void track(const std::string& path);
+void untrack(const std::string& path);
+/// Removes every tracked path; async-signal-safe (the signal and device-fault handlers).
+void remove_tracked() noexcept;
+/// Removes the temporaries of `target` that runs killed outright (SIGKILL) left beside it
+/// (`.NAME.tmp.PID.N` whose process is gone).
+void remove_stale_temporaries_of(const std::string& target);
+
+}  // namespace starwave::safety

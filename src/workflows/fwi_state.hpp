@@ -1,0 +1,55 @@
+// src/workflows/fwi_state.hpp — an inversion's restart state: what `fwi --state` saves after
+// every iteration and `--resume` reads back, exactly, with the record of what made it
+// (docs/design.md §5, resume rule).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "src/model/model.hpp"
+#include "src/model/survey.hpp"
+#include "src/numerics/propagator.hpp"
+#include "src/optim/lbfgs.hpp"
+#include "src/workflows/fwi.hpp"
+
+namespace starwave::fwi_state {
+
+/// What a restart needs, exactly.
+struct State {
+  std::vector<double> v, g;
+  std::vector<double> precond;  // 1 / (illumination + 1% of its peak) at the band's start; 0 = fixed
+  double misfit = 0;
+  std::vector<double> history, history_band;
+  optim::LbfgsState lbfgs;
+  std::vector<double> adam_m, adam_v;  // Adam's moment estimates
+  int optimizer = 0;                   // 0 L-BFGS, 1 Adam, 2 gradient descent
+  int iteration = 0;                   // completed, all bands
+  int band = 0, band_iteration = 0;    // the current band and the iterations done in it
+  bool started = false;                // the band's first evaluation (J, g, P) is done
+  bool band_over = false;              // its line search found no decrease
+};
+
+/// One thing that determines an inversion's result (docs/design.md §5, resume rule): saved in the
+/// state as the text attribute `made_with_KEY`, and compared with the run that resumes it.
+struct Setting {
+  std::string key;    // attribute name after made_with_
+  std::string label;  // what the user knows it as
+  std::string value;  // exact, as text
+};
+
+/// What determines this inversion's result (the inputs' values by checksum, the numerical
+/// and inversion options), each as exact text: saved with every state.
+std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
+
+/// Refuses a state made by another format or with anything other than `now` (InputError
+/// naming the first difference); reads nothing else.
+void check_made_with(const std::string& path, const std::vector<Setting>& now);
+
+/// Writes the state to `path` (atomically), with what made it.
+void save(const std::string& path, const State& st, const std::vector<Setting>& made);
+
+/// Reads a state back for a model of `n` cells.
+State load(const std::string& path, std::size_t n);
+
+}  // namespace starwave::fwi_state

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The code's layout holds (docs/design.md §1): each folder includes only the folders below
+it, the core library (src/base … src/plot) holds no StarPU or MPI, and no source file
+passes 600 lines. Usage: check_layout.py REPO_ROOT"""
+import pathlib
+import re
+import sys
+
+root = pathlib.Path(sys.argv[1])
+CORE = ["src/base", "src/model", "src/safety", "src/memory", "src/numerics", "src/synthetic", "src/io", "src/plot"]
+# What each folder may include besides itself.
+ALLOWED = {
+    "kernels": set(),
+    "codelets": {"kernels"},
+    "src/base": set(),
+    "src/model": {"src/base"},
+    "src/safety": {"src/base"},
+    "src/memory": {"src/base"},
+    "src/optim": {"src/base"},
+    "src/numerics": {"src/base", "src/model", "kernels"},
+    "src/synthetic": {"src/base", "src/model", "src/numerics", "src/memory", "src/safety"},
+    "src/io": {"src/base", "src/model", "src/safety", "src/memory"},
+    "src/plot": {"src/base", "src/safety", "src/memory"},
+    "src/runtime": {"src/base", "src/memory", "src/safety", "codelets", "kernels"},
+    "src/workflows": set(CORE) | {"src/runtime", "src/optim", "codelets", "kernels"},
+    "drivers": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "kernels"},
+}
+MAX_LINES = 600
+
+
+def folder(path):
+    parts = pathlib.PurePosixPath(path).parts
+    return "/".join(parts[:2]) if parts[0] == "src" else parts[0]
+
+
+problems = []
+for top in ["kernels", "codelets", "src", "drivers"]:
+    for f in sorted((root / top).rglob("*")):
+        if f.suffix not in (".cpp", ".hpp", ".cu", ".h"):
+            continue
+        rel = f.relative_to(root).as_posix()
+        here = folder(rel)
+        text = f.read_text(encoding="utf-8")
+        lines = text.count("\n")
+        if lines > MAX_LINES:
+            problems.append(f"{rel}: {lines} lines, more than {MAX_LINES}: split it by subject")
+        for m in re.finditer(r'^#include "([^"]+)"', text, re.M):
+            target = m.group(1)
+            if "/" not in target:
+                continue  # generated headers (starwave_version.hpp)
+            there = folder(target)
+            if there != here and there not in ALLOWED.get(here, set()):
+                problems.append(f"{rel}: includes {target}: {here}/ may not use {there}/ (docs/design.md §1)")
+        if here in CORE:
+            for m in re.finditer(r"^#include <((starpu|mpi|cuda)[^>]*)>", text, re.M):
+                problems.append(f"{rel}: includes <{m.group(1)}>: the core library runs without StarPU, MPI or CUDA")
+
+for p in problems:
+    print(p)
+if problems:
+    sys.exit(1)
+print("layout holds:", ", ".join(sorted(ALLOWED)))
