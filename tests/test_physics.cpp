@@ -1,9 +1,16 @@
 // tests/test_physics.cpp — the propagator against physics: the analytic 2-D and 3-D
-// Green's functions, convergence order in space, PML reflection, reciprocity.
+// Green's functions, convergence order in space, PML reflection, reciprocity, and a
+// propagation carried on from its own state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
 
+#include "kernels/cpu/subnormals.hpp"
 #include "tests/helpers.hpp"
 
 namespace starwave::test {
@@ -302,6 +309,78 @@ TEST(Physics3D, SourceReceiverReciprocityInALayeredModel) {
   std::printf("3-D reciprocity: relative L2 difference %.2e\n", rel);
   EXPECT_LT(rel, 1e-3);
   EXPECT_GT(norm(t1), 0);
+}
+
+/// A propagation is its state: u[n], u[n−1] and the CPML memory variables (the shot's work
+/// array). Carried on from a copy of that state in another buffer — the first propagation's
+/// buffer then spoiled with NaN — the second propagation reproduces the one long propagation
+/// of cpu::forward bit for bit: its traces and its final state. What checkpointing relies on.
+template <int Order, typename T>
+void expect_chained_equals_whole(const Model& m, const Survey& s, NumericalOptions o, const std::string& what) {
+  o.order = Order;
+  o.double_precision = std::is_same_v<T, double>;
+  auto whole = prepare_shot<T>(m, s, o);
+  const std::size_t grid = whole->p.grid_size();
+  std::vector<T> whole_final(2 * grid);
+  whole->p.final_state = whole_final.data();
+  cpu::forward<Order, T>(whole->p);
+
+  auto first = prepare_shot<T>(m, s, o), second = prepare_shot<T>(m, s, o);
+  const ShotProblem<T>& p = first->p;
+  const int n1 = p.nsteps / 2 + 1;  // an odd split: u and u[n−1] trade buffers at each step
+  ASSERT_GT(p.nsteps - n1, 10) << what;
+  auto record = [](const ShotProblem<T>& q, const T* u, int m_done) {
+    if (m_done % q.record_every != 0 || m_done / q.record_every >= q.nt) return;
+    for (int r = 0; r < q.nrec; ++r) q.traces[long(r) * q.nt + m_done / q.record_every] = q.sample(u + q.origin(), r);
+  };
+  const cpu::detail::FlushSubnormals<T> ftz;  // as cpu::forward runs
+  std::fill(first->work.begin(), first->work.end(), T(0));
+  T* u = p.u0();
+  T* up = p.u1();
+  record(p, u, 0);
+  for (int k = 0; k < n1; ++k) {
+    cpu::step<Order, T>(p, u, up, p.source[k]);
+    std::swap(u, up);
+    record(p, u, k + 1);
+  }
+  // The second propagation starts from the state alone, in buffers of its own.
+  const ShotProblem<T>& q = second->p;
+  std::copy(first->work.begin(), first->work.end(), second->work.begin());
+  const bool swapped = u != p.u0();
+  std::fill(first->work.begin(), first->work.end(), std::numeric_limits<T>::quiet_NaN());
+  std::copy(first->traces.begin(), first->traces.end(), second->traces.begin());
+  T* v = swapped ? q.u1() : q.u0();
+  T* vp = swapped ? q.u0() : q.u1();
+  for (int k = n1; k < q.nsteps; ++k) {
+    cpu::step<Order, T>(q, v, vp, q.source[k]);
+    std::swap(v, vp);
+    record(q, v, k + 1);
+  }
+  EXPECT_TRUE(same_bits(second->traces, whole->traces))
+      << what << ": traces, " << first_difference(second->traces, whole->traces);
+  EXPECT_TRUE(same_bits(v, whole_final.data(), grid))
+      << what << ": u[N], " << first_difference(v, whole_final.data(), grid);
+  EXPECT_TRUE(same_bits(vp, whole_final.data() + grid, grid)) << what << ": u[N−1]";
+}
+
+TEST(Chained, TwoPropagationsFromTheFirstsStateEqualOneLongPropagation) {
+  const double v = 2000, f = 15, h = 10;
+  for (bool three_d : {false, true})
+    for (bool free_surface : {false, true}) {
+      const int n = three_d ? 24 : 48;
+      const Model m = three_d ? constant_model_3d(n, n, n, h, v) : constant_model(n, n, h, v);
+      // Off the nodes, near the top (the free surface's mirror) and the layers.
+      const Position src = three_d ? Position{3.3 * h, 11.6 * h, 12.2 * h} : Position{3.3 * h, 23.6 * h};
+      const std::vector<Position> rec = three_d ? std::vector<Position>{{2.1 * h, 5.5 * h, 20.4 * h}}
+                                                : std::vector<Position>{{2.1 * h, 5.5 * h}, {40.7 * h, 44.2 * h}};
+      const Survey s = point_survey(src, rec, f, 0.002, three_d ? 0.12 : 0.2, three_d);
+      NumericalOptions o;
+      o.free_surface = free_surface;
+      o.pml_width = 8;
+      const std::string what = std::string(three_d ? "3-D" : "2-D") + (free_surface ? ", free surface" : "");
+      expect_chained_equals_whole<8, float>(m, s, o, what + ", order 8, float");
+      expect_chained_equals_whole<4, double>(m, s, o, what + ", order 4, double");
+    }
 }
 
 }  // namespace
