@@ -66,122 +66,163 @@ figures::Image2D one_line(const figures::Image2D& traces, const std::vector<int>
   return out;
 }
 
-}  // namespace
-
-int plot(int argc, char** argv) {
+/// What `starwave plot` was asked to draw.
+struct PlotCommand {
   std::string in, out, dataset, at, title;
   int shot = 0, line = -1;
   double vmin = 0, vmax = 0;
   cli::CommonFlags flags;
-  cli::po::options_description desc("starwave plot");
-  desc.add_options()("in", cli::po::value<std::string>(&in)->required(), "HDF5 file (model or data)")(
-      "out", cli::po::value<std::string>(&out)->required(), "output PNG")(
-      "dataset", cli::po::value<std::string>(&dataset), "dataset to draw (default: /vp, else /data)")(
-      "shot", cli::po::value<int>(&shot)->default_value(0), "shot index for /data")(
-      "line", cli::po::value<int>(&line),
-      "3-D data: draw receiver line N alone (default: every line side by side, gaps between)")(
-      "vmin", cli::po::value<double>(&vmin)->default_value(0), "colour scale minimum (models)")(
-      "vmax", cli::po::value<double>(&vmax)->default_value(0), "colour scale maximum (models)")(
-      "at", cli::po::value<std::string>(&at),
-      "3-D arrays: the point z,y,x in m the three slices go through (default: the middle)")(
-      "title", cli::po::value<std::string>(&title), "the picture's title (default: the file and what is drawn)");
-  cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
-  cli::parse("plot", argc, argv, desc, vm);
-  cli::require_nonnegative(vm, "vmin", "a velocity in m/s");
-  cli::require_nonnegative(vm, "vmax", "a velocity in m/s");
-  if (cli::given(vm, "vmin") != cli::given(vm, "vmax"))
+  bool given(const char* option) const { return cli::given(vm, option); }
+};
+
+PlotCommand parse_command(int argc, char** argv) {
+  PlotCommand c;
+  cli::po::options_description desc("starwave plot");
+  desc.add_options()("in", cli::po::value<std::string>(&c.in)->required(), "HDF5 file (model or data)")(
+      "out", cli::po::value<std::string>(&c.out)->required(), "output PNG")(
+      "dataset", cli::po::value<std::string>(&c.dataset), "dataset to draw (default: /vp, else /data)")(
+      "shot", cli::po::value<int>(&c.shot)->default_value(0), "shot index for /data")(
+      "line", cli::po::value<int>(&c.line),
+      "3-D data: draw receiver line N alone (default: every line side by side, gaps between)")(
+      "vmin", cli::po::value<double>(&c.vmin)->default_value(0), "colour scale minimum (models)")(
+      "vmax", cli::po::value<double>(&c.vmax)->default_value(0), "colour scale maximum (models)")(
+      "at", cli::po::value<std::string>(&c.at),
+      "3-D arrays: the point z,y,x in m the three slices go through (default: the middle)")(
+      "title", cli::po::value<std::string>(&c.title), "the picture's title (default: the file and what is drawn)");
+  cli::add_common_flags(desc, c.flags);
+  cli::parse("plot", argc, argv, desc, c.vm);
+  cli::require_nonnegative(c.vm, "vmin", "a velocity in m/s");
+  cli::require_nonnegative(c.vm, "vmax", "a velocity in m/s");
+  if (c.given("vmin") != c.given("vmax"))
     throw InputError("--vmin/--vmax: give both ends of the colour scale, or neither");
-  if (cli::given(vm, "vmin") && !(vmin < vmax))
-    throw InputError("--vmin/--vmax: the minimum must be below the maximum");
-  if (cli::given(vm, "shot") && shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
-  if (cli::given(vm, "line") && line < 0) throw InputError("--line: must be a receiver line index, 0 or more");
-  const safety::OutputClaim claim(out, "--out", flags.overwrite, {in}, true);
-  safety::refuse_other_format_name(out, "--out", safety::Format::kPng);
-  bool gather = dataset == "/data";
-  if (dataset.empty()) {  // a model's /vp, else a data file's gather
-    gather = !io::has_dataset(in, "/vp");
-    if (gather && !io::has_dataset(in, "/data"))
-      throw InputError(in + ": holds neither /vp nor /data; name the dataset to draw with --dataset");
+  if (c.given("vmin") && !(c.vmin < c.vmax)) throw InputError("--vmin/--vmax: the minimum must be below the maximum");
+  if (c.given("shot") && c.shot < 0) throw InputError("--shot: must be a shot index, 0 or more");
+  if (c.given("line") && c.line < 0) throw InputError("--line: must be a receiver line index, 0 or more");
+  return c;
+}
+
+/// What is drawn: a gather (/data), a 2-D section, one layer of a 3-D dataset, or three
+/// slices of a 3-D array.
+struct Drawing {
+  std::string name;               // the dataset
+  bool gather = false;            // a shot's traces
+  bool volume = false;            // a 3-D model, gradient or image: three slices
+  figures::Field field;           // a model, gradient or image
+  figures::Image2D img;           // a gather
+  int layers = 1;                 // > 1: a 3-D dataset drawn one layer (--shot) at a time
+  std::array<int, 3> c{0, 0, 0};  // the slices' cell
+  bool velocity(const PlotCommand& cmd) const { return !gather && (cmd.dataset.empty() || cmd.dataset == "/vp"); }
+};
+
+/// The dataset named, else a model's /vp, else a data file's gather; read, with the options
+/// that mean nothing for it refused.
+Drawing read_drawing(const PlotCommand& cmd) {
+  Drawing d;
+  d.gather = cmd.dataset == "/data";
+  if (cmd.dataset.empty()) {
+    d.gather = !io::has_dataset(cmd.in, "/vp");
+    if (d.gather && !io::has_dataset(cmd.in, "/data"))
+      throw InputError(cmd.in + ": holds neither /vp nor /data; name the dataset to draw with --dataset");
   }
-  const std::string name = !dataset.empty() ? dataset : gather ? "/data" : "/vp";
-  const bool volume = !gather && io::dataset_rank(in, name) == 3;  // a 3-D model, gradient or image
-  const std::string file = std::filesystem::path(in).filename().string();
-  figures::Field field;  // a model, gradient or image
-  figures::Image2D img;  // a gather
-  int layers = 1;
-  std::array<int, 3> c{0, 0, 0};
-  if (volume) {
-    cli::refuse_if_given(vm, "shot", false, "on a 3-D array (it picks a shot of /data; --at places the slices)");
-    io::Volume v = io::read_volume(in, name);
-    c = slice_point(v, at);
-    field = {v.nz,         v.ny,        v.nx,        v.spacing[0], v.spacing[1],
-             v.spacing[2], v.origin[0], v.origin[1], v.origin[2],  std::move(v.values)};
-  } else {
-    cli::refuse_if_given(vm, "at", false, "on " + name + " (it places the slices of a 3-D array)");
-    io::Array2D a = io::read_slice(in, name, shot);
-    layers = a.layers;
-    if (gather) {
-      img = figures::Image2D{a.rows, a.cols, std::move(a.values)};
-    } else {  // a section: its spacing and origin when the file gives them (else 1 m, 0)
-      field = {a.rows, 1, a.cols, 1, 1, 1, 0, 0, 0, std::move(a.values)};
-      if (layers == 1) {
-        const io::Geometry g = io::read_geometry(in, name);
-        field.dz = g.spacing[0];
-        field.dx = g.spacing[2];
-        field.z0 = g.origin[0];
-        field.x0 = g.origin[2];
-      }
-    }
+  d.name = !cmd.dataset.empty() ? cmd.dataset : d.gather ? "/data" : "/vp";
+  d.volume = !d.gather && io::dataset_rank(cmd.in, d.name) == 3;
+  if (d.volume) {
+    cli::refuse_if_given(cmd.vm, "shot", false, "on a 3-D array (it picks a shot of /data; --at places the slices)");
+    io::Volume v = io::read_volume(cmd.in, d.name);
+    d.c = slice_point(v, cmd.at);
+    d.field = {v.nz,         v.ny,        v.nx,        v.spacing[0], v.spacing[1],
+               v.spacing[2], v.origin[0], v.origin[1], v.origin[2],  std::move(v.values)};
+    return d;
   }
-  if (name == "/vp" && layers == 1) {  // the velocities every command that reads a model refuses
-    Model m;
-    m.dim = volume ? 3 : 2;
-    m.nz = field.nz;
-    m.ny = field.ny;
-    m.nx = field.nx;
-    m.dz = field.dz;
-    m.dy = volume ? field.dy : 0;
-    m.dx = field.dx;
-    m.vp.assign(field.values.begin(), field.values.end());
-    m.validate(in);
+  cli::refuse_if_given(cmd.vm, "at", false, "on " + d.name + " (it places the slices of a 3-D array)");
+  io::Array2D a = io::read_slice(cmd.in, d.name, cmd.shot);
+  d.layers = a.layers;
+  if (d.gather) {
+    d.img = figures::Image2D{a.rows, a.cols, std::move(a.values)};
+    return d;
   }
-  const bool velocity = !gather && (dataset.empty() || dataset == "/vp");
+  // A section: its spacing and origin when the file gives them (else 1 m, 0).
+  d.field = {a.rows, 1, a.cols, 1, 1, 1, 0, 0, 0, std::move(a.values)};
+  if (d.layers == 1) {
+    const io::Geometry g = io::read_geometry(cmd.in, d.name);
+    d.field.dz = g.spacing[0];
+    d.field.dx = g.spacing[2];
+    d.field.z0 = g.origin[0];
+    d.field.x0 = g.origin[2];
+  }
+  return d;
+}
+
+/// A model's velocities, refused as every command that reads a model refuses them.
+void validate_velocity(const std::string& path, const Drawing& d) {
+  Model m;
+  m.dim = d.volume ? 3 : 2;
+  m.nz = d.field.nz;
+  m.ny = d.field.ny;
+  m.nx = d.field.nx;
+  m.dz = d.field.dz;
+  m.dy = d.volume ? d.field.dy : 0;
+  m.dx = d.field.dx;
+  m.vp.assign(d.field.values.begin(), d.field.values.end());
+  m.validate(path);
+}
+
+/// A shot's traces: every receiver line side by side, or line --line alone.
+void draw_gather(PlotCommand& cmd, Drawing& d, const std::string& file, double dt, std::vector<int> lines) {
+  int first = 1;
+  if (cmd.given("line")) {
+    d.img = one_line(d.img, lines, cmd.line, first);
+    lines.clear();
+  }
+  if (cmd.title.empty())
+    cmd.title =
+        file + ": shot " + std::to_string(cmd.shot) + (cmd.given("line") ? ", line " + std::to_string(cmd.line) : "");
+  figures::plot_gather(cmd.out, d.img, dt, cmd.title, lines, 0.98, 0, first);
+}
+
+/// A model on its colour scale; gradients, images and illumination on a grey scale about
+/// zero. A 3-D array as three slices through d.c.
+void draw_field(PlotCommand& cmd, const Drawing& d, const std::string& file) {
+  const figures::Field& f = d.field;
+  if (cmd.title.empty()) cmd.title = file + ": " + d.name + (d.layers > 1 ? " [" + std::to_string(cmd.shot) + "]" : "");
+  if (d.volume)
+    cmd.title += " (slices through z = " + std::to_string(int(std::lround(f.z0 + d.c[0] * f.dz))) +
+                 ", y = " + std::to_string(int(std::lround(f.y0 + d.c[1] * f.dy))) +
+                 ", x = " + std::to_string(int(std::lround(f.x0 + d.c[2] * f.dx))) + " m)";
+  if (d.velocity(cmd))
+    figures::plot_model(cmd.out, f, cmd.title, cmd.vmin, cmd.vmax, d.c);
+  else
+    figures::plot_section(cmd.out, f, cmd.title,
+                          d.name == "/gradient" ? "gradient dJ/dv"
+                          : d.name == "/vp"     ? "m/s"
+                                                : "amplitude",
+                          0.98, d.c);
+}
+
+}  // namespace
+
+int plot(int argc, char** argv) {
+  PlotCommand cmd = parse_command(argc, argv);
+  const safety::OutputClaim claim(cmd.out, "--out", cmd.flags.overwrite, {cmd.in}, true);
+  safety::refuse_other_format_name(cmd.out, "--out", safety::Format::kPng);
+  Drawing d = read_drawing(cmd);
+  if (d.name == "/vp" && d.layers == 1) validate_velocity(cmd.in, d);
   cli::refuse_if_given(
-      vm, "vmin", velocity,
-      "on " + (dataset.empty() ? std::string("/data") : dataset) + " (the colour scale of a velocity model)");
-  cli::refuse_if_given(vm, "shot", gather || layers > 1,
+      cmd.vm, "vmin", d.velocity(cmd),
+      "on " + (cmd.dataset.empty() ? std::string("/data") : cmd.dataset) + " (the colour scale of a velocity model)");
+  cli::refuse_if_given(cmd.vm, "shot", d.gather || d.layers > 1,
                        "on a 2-D dataset (it picks a shot of /data or a slice of a 3-D dataset)");
   double dt = 0;
   std::vector<int> lines;
-  if (gather) std::tie(dt, lines) = gather_geometry(in, shot);
-  cli::refuse_if_given(vm, "line", !lines.empty(), "on " + name + " (it picks a receiver line of 3-D data)");
-  if (gather) {
-    int first = 1;
-    if (cli::given(vm, "line")) {
-      img = one_line(img, lines, line, first);
-      lines.clear();
-    }
-    if (title.empty())
-      title =
-          file + ": shot " + std::to_string(shot) + (cli::given(vm, "line") ? ", line " + std::to_string(line) : "");
-    figures::plot_gather(out, img, dt, title, lines, 0.98, 0, first);
-  } else {
-    if (title.empty()) title = file + ": " + name + (layers > 1 ? " [" + std::to_string(shot) + "]" : "");
-    if (volume)
-      title += " (slices through z = " + std::to_string(int(std::lround(field.z0 + c[0] * field.dz))) +
-               ", y = " + std::to_string(int(std::lround(field.y0 + c[1] * field.dy))) +
-               ", x = " + std::to_string(int(std::lround(field.x0 + c[2] * field.dx))) + " m)";
-    if (velocity)
-      figures::plot_model(out, field, title, vmin, vmax, c);
-    else  // gradients, images, illumination: grey scale about zero
-      figures::plot_section(out, field, title,
-                            name == "/gradient" ? "gradient dJ/dv"
-                            : name == "/vp"     ? "m/s"
-                                                : "amplitude",
-                            0.98, c);
-  }
-  if (!flags.quiet) std::cout << "wrote " << out << "\n";
+  if (d.gather) std::tie(dt, lines) = gather_geometry(cmd.in, cmd.shot);
+  cli::refuse_if_given(cmd.vm, "line", !lines.empty(), "on " + d.name + " (it picks a receiver line of 3-D data)");
+  const std::string file = std::filesystem::path(cmd.in).filename().string();
+  if (d.gather)
+    draw_gather(cmd, d, file, dt, lines);
+  else
+    draw_field(cmd, d, file);
+  if (!cmd.flags.quiet) std::cout << "wrote " << cmd.out << "\n";
   return 0;
 }
 
