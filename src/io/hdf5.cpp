@@ -6,23 +6,18 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "src/base/error.hpp"
 #include "src/io/hdf5_detail.hpp"
 #include "src/memory/room.hpp"
-#include "src/safety/inputs.hpp"
 #include "src/safety/outputs.hpp"
 
 namespace starwave::io {
-namespace fs = std::filesystem;
 using namespace detail;  // the HDF5 helpers (hdf5_detail.hpp)
 
 Model read_model(const std::string& path) {
@@ -415,13 +410,26 @@ bool has_dataset(const std::string& path, const std::string& dataset) {
   return has_link(f, dataset);
 }
 
-int dataset_rank(const std::string& path, const std::string& dataset) {
-  Hid f = open_file(path);
+namespace {
+
+/// Dataset `dataset` of open file `f`, open (InputError naming it when missing or
+/// unreadable), and its number of dimensions in `rank`.
+Hid open_dataset(hid_t f, const std::string& path, const std::string& dataset, int& rank) {
   if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
   Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
   Hid space(H5Dget_space(d), H5Sclose);
-  return H5Sget_simple_extent_ndims(space);
+  rank = H5Sget_simple_extent_ndims(space);
+  return d;
+}
+
+}  // namespace
+
+int dataset_rank(const std::string& path, const std::string& dataset) {
+  Hid f = open_file(path);
+  int rank = 0;
+  open_dataset(f, path, dataset, rank);
+  return rank;
 }
 
 namespace {
@@ -476,11 +484,8 @@ Volume read_values(const std::string& path, const std::string& dataset, bool two
 
 Geometry read_geometry(const std::string& path, const std::string& dataset) {
   Hid f = open_file(path);
-  if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
-  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
-  Hid space(H5Dget_space(d), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(space);
+  int rank = 0;
+  Hid d = open_dataset(f, path, dataset, rank);
   if (rank != 2 && rank != 3) throw InputError(path + ": " + dataset + " is not a 2-D or 3-D array");
   return geometry_of(d, path, dataset, rank);
 }

@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -31,7 +30,6 @@
 #include "src/runtime/host_memory.hpp"
 #include "src/runtime/mpi.hpp"
 #include "src/runtime/starpu_home.hpp"
-#include "src/safety/signals.hpp"
 
 #ifdef STARWAVE_USE_CUDA
 // Set by the StarPU that scripts/setup builds (absent from another StarPU: weak).

@@ -11,11 +11,9 @@
 #include "src/workflows/fwi.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <random>
 #include <string>
 

@@ -2,7 +2,6 @@
 #include "src/workflows/fwi_state.hpp"
 
 #include <charconv>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
