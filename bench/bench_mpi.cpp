@@ -60,7 +60,7 @@ int gradient(int steps, int shots, int reps) {
 
 /// Evaluation time on `devices` devices for `shots` shots: the shots in rounds, the fixed
 /// part, and the messages on the critical path after the last shot — the reduction tree's
-/// cross-device levels (log2 devices transfers of [∂J/∂v | illumination], float32) and,
+/// cross-device levels (log2 devices transfers of [∂Φ/∂v | illumination], float32) and,
 /// for an inversion, the next model sent from rank 0 (float64, a binomial broadcast).
 double evaluation(int devices, int shots, double t_shot, double t_fixed, double alpha, double beta, double cells) {
   const double rounds = std::ceil(double(shots) / devices);

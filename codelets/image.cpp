@@ -14,7 +14,7 @@ using codelets::vector_ptr;
 bool is_double(void* buffer) { return STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(double); }
 
 template <typename T>
-void image_cpu_typed(void* buffers[], int mode) {
+void image_cpu_typed(void* buffers[], imaging::Mode mode) {
   const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
   const T* corr = vector_ptr<const T>(buffers[0]);
   const T* illum = vector_ptr<const T>(buffers[1]);
@@ -26,7 +26,7 @@ void image_cpu_typed(void* buffers[], int mode) {
 void image_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("image")) return;
-  int mode;
+  imaging::Mode mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (is_double(buffers[0]))
     image_cpu_typed<double>(buffers, mode);
@@ -53,7 +53,7 @@ void reduce_cpu(void* buffers[], void*) {
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void image_cuda_typed(void* buffers[], int mode) {
+void image_cuda_typed(void* buffers[], imaging::Mode mode) {
   codelets::check_cuda(cuda::contribution(vector_ptr<const T>(buffers[0]), vector_ptr<const T>(buffers[1]),
                                           vector_ptr<const T>(buffers[2]), vector_ptr<T>(buffers[3]),
                                           long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()),
@@ -63,7 +63,7 @@ void image_cuda_typed(void* buffers[], int mode) {
 void image_cuda(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("image")) return;
-  int mode;
+  imaging::Mode mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (is_double(buffers[0]))
     image_cuda_typed<double>(buffers, mode);
@@ -134,7 +134,7 @@ struct starpu_codelet* reduce_codelet() {
 
 }  // namespace
 
-void insert_image(const ImageHandles& h, int mode, void (*done)(void*), void* arg) {
+void insert_image(const ImageHandles& h, imaging::Mode mode, void (*done)(void*), void* arg) {
   submit_on(image_codelet(), "image", {h.correlation, h.illumination, h.velocity, h.contribution}, STARPU_VALUE, &mode,
             sizeof mode, STARPU_CALLBACK_WITH_ARG_NFREE, done, arg);  // NFREE: StarPU would free(arg)
 }

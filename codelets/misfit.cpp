@@ -18,7 +18,7 @@ imaging::TraceWeights weights(void* buffers[]) {
 }
 
 template <typename T>
-void misfit_cpu_typed(void* buffers[], int mode) {
+void misfit_cpu_typed(void* buffers[], imaging::Mode mode) {
   const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
   const T* syn = vector_ptr<const T>(buffers[0]);
   const float* obs = vector_ptr<const float>(buffers[1]);
@@ -29,7 +29,7 @@ void misfit_cpu_typed(void* buffers[], int mode) {
 void misfit_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("misfit")) return;
-  int mode;
+  imaging::Mode mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
     misfit_cpu_typed<double>(buffers, mode);
@@ -39,7 +39,7 @@ void misfit_cpu(void* buffers[], void* cl_arg) {
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void misfit_cuda_typed(void* buffers[], int mode) {
+void misfit_cuda_typed(void* buffers[], imaging::Mode mode) {
   codelets::check_cuda(cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]),
                                     vector_ptr<T>(buffers[2]), vector_ptr<double>(buffers[4]),
                                     vector_ptr<double>(buffers[3]), long(STARPU_VECTOR_GET_NX(buffers[0])), mode,
@@ -50,7 +50,7 @@ void misfit_cuda_typed(void* buffers[], int mode) {
 void misfit_cuda(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("misfit")) return;
-  int mode;
+  imaging::Mode mode;
   starpu_codelet_unpack_args(cl_arg, &mode);
   if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
     misfit_cuda_typed<double>(buffers, mode);
@@ -86,7 +86,7 @@ struct starpu_codelet* misfit_codelet() {
 
 }  // namespace
 
-void insert_misfit(const MisfitHandles& h, int mode) {
+void insert_misfit(const MisfitHandles& h, imaging::Mode mode) {
   submit_on(misfit_codelet(), "misfit", {h.synthetic, h.observed, h.residual, h.misfit, h.scratch, h.weights},
             STARPU_VALUE, &mode, sizeof mode);
 }

@@ -61,82 +61,66 @@ std::string config_origin(const std::string& message) {
   return it->second;
 }
 
-void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm) {
-  std::string config;
-  origins().clear();
-  auto origin_of = [](const std::string& name) {
-    const auto it = origins().find(name);
-    return it == origins().end() ? std::string() : it->second;
-  };
-  desc.add_options()("help,h", "show this help")("config", po::value<std::string>(&config),
-                                                 "read options from this INI file (key = value)");
-  // Every word that is not an option or its value lands here, and is refused: a word the
-  // user typed is never silently dropped (`--bands 3 5 8` is not `--bands 3`).
-  std::vector<std::string> stray;
-  po::options_description with_stray;
-  with_stray.add(desc).add_options()("stray-words", po::value<std::vector<std::string>>(&stray), "");
-  po::positional_options_description positional;
-  positional.add("stray-words", -1);
-  const std::string who = "starwave " + command;
+namespace {
+
+std::string origin_of(const std::string& name) {
+  const auto it = origins().find(name);
+  return it == origins().end() ? std::string() : it->second;
+}
+
+/// The text of --config's file, refused when it is not an INI text file of options.
+std::string read_config_text(const std::string& file) {
+  if (!std::filesystem::exists(file)) throw InputError("--config: " + file + ": no such file");
+  if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": not a file");
+  // Read whole, so that what Boost cannot quote is refused first: a NUL byte would end
+  // its message in mid-line, and a file of megabytes is not a list of options.
+  constexpr std::uintmax_t kMostBytes = 1 << 20;
+  if (std::filesystem::file_size(file) > kMostBytes)
+    throw InputError("--config: " + file + ": larger than 1 MiB: not an INI file of options");
+  std::ifstream raw(file, std::ios::binary);
+  const std::string text{std::istreambuf_iterator<char>(raw), std::istreambuf_iterator<char>()};
+  if (!raw && !raw.eof()) throw InputError("--config: " + file + ": cannot read");
+  if (const auto nul = text.find('\0'); nul != std::string::npos)
+    throw InputError("--config: " + file + ": line " +
+                     std::to_string(1 + std::count(text.begin(), text.begin() + long(nul), '\n')) +
+                     " holds a NUL byte: not an INI text file");
+  return text;
+}
+
+/// The options of --config's file stored under the command line's (which win), each one's
+/// file and line kept for the messages about its value.
+void store_config_file(const std::string& file, const po::options_description& desc, po::variables_map& vm) {
+  const std::string text = read_config_text(file);
+  std::istringstream in(text);
+  po::parsed_options parsed(&desc);
   try {
-    po::store(po::command_line_parser(argc, argv).options(with_stray).positional(positional).run(), vm);
-    if (vm.count("help")) {
-      std::cout << "usage: " << who << " [options]\n" << desc << "\n";
-      throw HelpShown{};
-    }
-    if (vm.count("stray-words")) {
-      const std::string word = vm["stray-words"].as<std::vector<std::string>>().front();
-      throw InputError("unexpected word '" + word +
-                       "': every value follows its option, and lists are one word (e.g. --bands 3,5,8)");
-    }
-    if (vm.count("config")) {
-      const std::string file = vm["config"].as<std::string>();
-      if (!std::filesystem::exists(file)) throw InputError("--config: " + file + ": no such file");
-      if (!std::filesystem::is_regular_file(file)) throw InputError("--config: " + file + ": not a file");
-      // Read whole, so that what Boost cannot quote is refused first: a NUL byte would end
-      // its message in mid-line, and a file of megabytes is not a list of options.
-      constexpr std::uintmax_t kMostBytes = 1 << 20;
-      if (std::filesystem::file_size(file) > kMostBytes)
-        throw InputError("--config: " + file + ": larger than 1 MiB: not an INI file of options");
-      std::ifstream raw(file, std::ios::binary);
-      const std::string text{std::istreambuf_iterator<char>(raw), std::istreambuf_iterator<char>()};
-      if (!raw && !raw.eof()) throw InputError("--config: " + file + ": cannot read");
-      if (const auto nul = text.find('\0'); nul != std::string::npos)
-        throw InputError("--config: " + file + ": line " +
-                         std::to_string(1 + std::count(text.begin(), text.begin() + long(nul), '\n')) +
-                         " holds a NUL byte: not an INI text file");
-      std::istringstream in(text);
-      po::parsed_options parsed(&desc);
-      try {
-        parsed = po::parse_config_file(in, desc, false);
-      } catch (const po::error& e) {
-        throw InputError("--config: " + file + ": " + printable(e.what()));
-      }
-      for (const auto& o : parsed.options) {  // po would take them and then do nothing with them
-        if (o.string_key == "config" || o.string_key == "help")
-          throw InputError("--config: " + file + ": '" + o.string_key + "' can only be given on the command line");
-        if (!vm.count(o.string_key) || vm[o.string_key].defaulted()) {  // the command line's value wins
-          const long line = line_of(text, o.string_key);
-          origins()[o.string_key] = " (in " + file + (line > 0 ? ", line " + std::to_string(line) : "") + ")";
-        }
-      }
-      try {
-        po::store(parsed, vm);  // converts the values: `nz = abc` is refused here
-      } catch (const po::error_with_option_name& e) {
-        std::string key = e.get_option_name();
-        key.erase(0, key.find_first_not_of('-'));
-        const long line = line_of(text, key);
-        throw InputError("--config: " + file + (line > 0 ? ": line " + std::to_string(line) : std::string()) + ": " +
-                         printable(e.what()));
-      } catch (const po::error& e) {
-        throw InputError("--config: " + file + ": " + printable(e.what()));
-      }
-    }
-    po::notify(vm);
+    parsed = po::parse_config_file(in, desc, false);
   } catch (const po::error& e) {
-    throw InputError(printable(e.what()));  // a config file's value is quoted here
+    throw InputError("--config: " + file + ": " + printable(e.what()));
   }
-  // A number must be a number: NaN and infinities are refused for every option.
+  for (const auto& o : parsed.options) {  // po would take them and then do nothing with them
+    if (o.string_key == "config" || o.string_key == "help")
+      throw InputError("--config: " + file + ": '" + o.string_key + "' can only be given on the command line");
+    if (!vm.count(o.string_key) || vm[o.string_key].defaulted()) {  // the command line's value wins
+      const long line = line_of(text, o.string_key);
+      origins()[o.string_key] = " (in " + file + (line > 0 ? ", line " + std::to_string(line) : "") + ")";
+    }
+  }
+  try {
+    po::store(parsed, vm);  // converts the values: `nz = abc` is refused here
+  } catch (const po::error_with_option_name& e) {
+    std::string key = e.get_option_name();
+    key.erase(0, key.find_first_not_of('-'));
+    const long line = line_of(text, key);
+    throw InputError("--config: " + file + (line > 0 ? ": line " + std::to_string(line) : std::string()) + ": " +
+                     printable(e.what()));
+  } catch (const po::error& e) {
+    throw InputError("--config: " + file + ": " + printable(e.what()));
+  }
+}
+
+/// What every option's value must be, whatever the option: a finite number, a non-empty word.
+void check_values(const po::variables_map& vm) {
   for (const auto& [name, value] : vm) {
     if (value.value().type() != typeid(double)) continue;
     const double x = value.as<double>();
@@ -151,6 +135,39 @@ void parse(const std::string& command, int argc, char** argv, po::options_descri
   }
   if (vm.count("quiet") && vm.count("verbose") && vm["quiet"].as<bool>() && vm["verbose"].as<bool>())
     throw InputError("--quiet and --verbose: choose one");
+}
+
+}  // namespace
+
+void parse(const std::string& command, int argc, char** argv, po::options_description& desc, po::variables_map& vm) {
+  std::string config;
+  origins().clear();
+  desc.add_options()("help,h", "show this help")("config", po::value<std::string>(&config),
+                                                 "read options from this INI file (key = value)");
+  // Every word that is not an option or its value lands here, and is refused: a word the
+  // user typed is never silently dropped (`--bands 3 5 8` is not `--bands 3`).
+  std::vector<std::string> stray;
+  po::options_description with_stray;
+  with_stray.add(desc).add_options()("stray-words", po::value<std::vector<std::string>>(&stray), "");
+  po::positional_options_description positional;
+  positional.add("stray-words", -1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(with_stray).positional(positional).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "usage: starwave " << command << " [options]\n" << desc << "\n";
+      throw HelpShown{};
+    }
+    if (vm.count("stray-words")) {
+      const std::string word = vm["stray-words"].as<std::vector<std::string>>().front();
+      throw InputError("unexpected word '" + word +
+                       "': every value follows its option, and lists are one word (e.g. --bands 3,5,8)");
+    }
+    if (vm.count("config")) store_config_file(vm["config"].as<std::string>(), desc, vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(printable(e.what()));  // a config file's value is quoted here
+  }
+  check_values(vm);
 }
 
 bool given(const po::variables_map& vm, const std::string& name) { return vm.count(name) && !vm[name].defaulted(); }
@@ -205,9 +222,9 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
 
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
   if (text.precision == "single" || text.precision == "float")
-    o.double_precision = false;
+    o.precision = Precision::kSingle;
   else if (text.precision == "double")
-    o.double_precision = true;
+    o.precision = Precision::kDouble;
   else
     throw InputError("--precision: must be 'single' or 'double' (got '" + text.precision + "')");
   if (text.storage == "boundary" || text.storage == "full")

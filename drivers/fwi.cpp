@@ -147,12 +147,21 @@ std::vector<std::string> drawings(const FwiCommand& c) {
 struct FwiInputs {
   Model initial, truth;  // truth: --true-model, when given
   Survey survey;
+  std::vector<float> shown_traces;  // rank 0: the observed traces of the shot the pictures show
 };
+
+/// The shot the pictures show: the middle one.
+int shown_shot(const Survey& s) { return s.nshots() / 2; }
 
 void read_inputs(FwiCommand& c, FwiInputs& in) {
   in.initial = io::read_model(c.model_path);
   in.survey = io::read_survey(c.data_path, true, [](int) { return false; });
-  c.f.observed = stream_observed_data(c.data_path, in.survey);  // checks this rank's shots for NaN/Inf
+  // Each shot read once before any work: checked for NaN/Inf, its checksum kept for the
+  // restart state's record, and the shown shot's traces for the pictures.
+  StreamedData data = stream_observed_data(c.data_path, in.survey, mpi::rank() == 0 ? shown_shot(in.survey) : -1);
+  c.f.observed = std::move(data.read);
+  c.f.observed_checksums = std::move(data.checksums);
+  in.shown_traces = std::move(data.kept);
   if (c.true_path.empty()) return;
   in.truth = io::read_model(c.true_path);
   const Model& a = in.initial;
@@ -170,10 +179,8 @@ void read_inputs(FwiCommand& c, FwiInputs& in) {
 class FwiPictures {
  public:
   FwiPictures(const FwiCommand& c, const FwiInputs& in, figures::Folder& folder)
-      : c_(c), in_(in), folder_(folder), shown_(in.survey.nshots() / 2) {
+      : c_(c), in_(in), folder_(folder), shown_(shown_shot(in.survey)) {
     const Survey& s = in.survey;
-    // Under MPI the middle shot may be another rank's: rank 0 reads it for itself.
-    const Survey shown_data = io::read_survey(c.data_path, true, [this](int k) { return k == shown_; });
     const Model& scale = c.f.true_model ? in.truth : in.initial;
     lo_ = scale.vmin();
     hi_ = scale.vmax();
@@ -185,8 +192,7 @@ class FwiPictures {
     one_.receivers = {s.receivers_of(shown_)};
     observed_.rows = s.nrec();
     observed_.cols = int(s.nt);
-    const float* traces = shown_data.observed(shown_);
-    observed_.values.assign(traces, traces + per_shot());
+    observed_.values = in.shown_traces;
     data_scale_ = figures::clip_amplitude(observed_.values, 0.98);
     lines_ = s.receiver_lines(shown_);  // 3-D: the receiver lines side by side
     shot_name_ = "shot " + std::to_string(shown_);
@@ -252,10 +258,10 @@ class FwiPictures {
     draw_residual(p, when);
   }
 
-  /// J at the start, then after each iteration; a band starts with J of its own data at
+  /// Φ at the start, then after each iteration; a band starts with Φ of its own data at
   /// the iteration the last one ended (so the curve jumps there, upwards).
   void draw_misfit(const FwiProgress& p) {
-    figures::Curve curve{"misfit", "iteration", "misfit J (log scale)", *p.history, true, {}, {}};
+    figures::Curve curve{"misfit", "iteration", "misfit Φ (log scale)", *p.history, true, {}, {}};
     for (std::size_t k = 0; k < p.history_band->size(); ++k) {
       const double band = (*p.history_band)[k], at = double(k) - band;
       curve.x.push_back(at);
@@ -362,7 +368,7 @@ void write_result(const FwiCommand& c, const FwiResult& r) {
                         {"order", c.o.order},
                         {"pml_width", c.o.pml_width},
                         {"free_surface", c.o.free_surface},
-                        {"double_precision", c.o.double_precision}});
+                        {"double_precision", c.o.precision == Precision::kDouble}});
 }
 
 /// Each band's misfit from its start to its end, and the model error when it is known.
@@ -408,6 +414,7 @@ int fwi(int argc, char** argv) {
   FwiInputs in;
   read_inputs(c, in);
   check_fwi_inputs(in.initial, in.survey, c.o, c.f);  // every refusal before StarPU starts
+  c.f.inputs_checked = true;                          // and only then
   check_resume(in.initial, in.survey, c.o, c.f);      // and before a picture: the saved state must be this run's
   if (!root) {                                        // the other ranks evaluate what rank 0 asks for, on their shots
     Runtime rt;

@@ -57,7 +57,8 @@ int run(const std::string& command, int argc, char** argv) {
   const Survey s = io::read_survey(data_path, true, [](int) { return false; });
   check_imaging_inputs(m, s, o, true);  // every refusal before StarPU starts
   GradientHooks hooks;
-  hooks.observed = stream_observed_data(data_path, s);  // checks this rank's shots for NaN/Inf
+  hooks.observed = stream_observed_data(data_path, s).read;  // checks this rank's shots for NaN/Inf
+  hooks.inputs_checked = true;
   if (rtm && rtm_options.direct == DirectWave::kSmooth)
     check_smoothing_length(m, rtm_options.smooth, "--direct-smooth");
 

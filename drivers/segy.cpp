@@ -61,111 +61,138 @@ int import_velocity(const std::string& in, const std::string& out, const std::st
   return 0;
 }
 
-}  // namespace
-
-int import_segy(int argc, char** argv) {
+/// What `import` was asked: its options, checked against one another.
+struct ImportCommand {
   std::string in, out, wavelet, model_path, spacing_text;
   double ricker_f = 0, delay = -1, scale = 1;
-  bool velocity = false;
+  bool velocity = false, delay_given = false;
   int dim = 0;
   cli::CommonFlags flags;
+};
+
+ImportCommand parse_import(int argc, char** argv) {
+  ImportCommand c;
   cli::po::options_description desc("starwave import");
-  desc.add_options()("in", cli::po::value<std::string>(&in)->required(),
+  desc.add_options()("in", cli::po::value<std::string>(&c.in)->required(),
                      "SEG-Y shot records (one FieldRecord a shot), or with --velocity a velocity model")(
-      "out", cli::po::value<std::string>(&out)->required(), "output data file (HDF5)")(
-      "wavelet", cli::po::value<std::string>(&wavelet),
+      "out", cli::po::value<std::string>(&c.out)->required(), "output data file (HDF5)")(
+      "wavelet", cli::po::value<std::string>(&c.wavelet),
       "the source wavelet: /source/wavelet of this survey or data file (HDF5), of the records' dt and nt")(
-      "ricker", cli::po::value<double>(&ricker_f), "the source wavelet: a Ricker of this peak frequency, Hz")(
-      "delay", cli::po::value<double>(&delay), "--ricker: its delay, s (default 1.5 / F0)")(
-      "model", cli::po::value<std::string>(&model_path),
+      "ricker", cli::po::value<double>(&c.ricker_f), "the source wavelet: a Ricker of this peak frequency, Hz")(
+      "delay", cli::po::value<double>(&c.delay), "--ricker: its delay, s (default 1.5 / F0)")(
+      "model", cli::po::value<std::string>(&c.model_path),
       "the velocity model (HDF5) the data are for: positions take its dimension, and the data file records its "
       "spacing and origin as `model` does")(
-      "dim", cli::po::value<int>(&dim)->default_value(0),
+      "dim", cli::po::value<int>(&c.dim)->default_value(0),
       "2 or 3: the positions' dimension, without --model (default: 2 when every y is the same, else 3)")(
-      "velocity", cli::po::bool_switch(&velocity),
+      "velocity", cli::po::bool_switch(&c.velocity),
       "the file holds a velocity model, one trace per column (samples down z), not shot records: written as a "
       "model file's /vp")(
-      "spacing", cli::po::value<std::string>(&spacing_text),
+      "spacing", cli::po::value<std::string>(&c.spacing_text),
       "--velocity: the grid's spacing in m, dz,dx (2-D), dz,dy,dx (3-D) or one value for all (default: from the "
       "headers, dz from the sample interval as mm, dx and dy from CDP_X and CDP_Y)")(
-      "scale", cli::po::value<double>(&scale)->default_value(1),
+      "scale", cli::po::value<double>(&c.scale)->default_value(1),
       "--velocity: multiply the values by this to make m/s (1000 for km/s, 0.3048 for ft/s)");
-  cli::add_common_flags(desc, flags);
+  cli::add_common_flags(desc, c.flags);
   cli::po::variables_map vm;
   cli::parse("import", argc, argv, desc, vm);
+  c.delay_given = vm.count("delay") > 0;
   for (const char* o : {"spacing", "scale"})
-    cli::refuse_if_given(vm, o, velocity, "without --velocity (it reads a velocity model's grid)");
-  if (velocity) {
+    cli::refuse_if_given(vm, o, c.velocity, "without --velocity (it reads a velocity model's grid)");
+  if (c.velocity) {
     for (const char* o : {"wavelet", "ricker", "delay", "model", "dim"})
       cli::refuse_if_given(vm, o, false, "with --velocity (it is for shot records)");
-    if (!(scale > 0 && std::isfinite(scale))) throw InputError("--scale: must be a positive number");
-    return import_velocity(in, out, spacing_text, scale, flags);
+    if (!(c.scale > 0 && std::isfinite(c.scale))) throw InputError("--scale: must be a positive number");
+    return c;
   }
   if (vm.count("wavelet") == vm.count("ricker"))
     throw InputError("give the source wavelet with one of --wavelet FILE or --ricker F0");
-  if (vm.count("delay") && !vm.count("ricker")) throw InputError("--delay: only with --ricker");
-  if (vm.count("ricker") && !(ricker_f > 0 && std::isfinite(ricker_f)))
+  if (c.delay_given && !vm.count("ricker")) throw InputError("--delay: only with --ricker");
+  if (vm.count("ricker") && !(c.ricker_f > 0 && std::isfinite(c.ricker_f)))
     throw InputError("--ricker: the peak frequency must be a positive number of Hz");
-  if (vm.count("delay") && !(delay >= 0 && std::isfinite(delay)))
+  if (c.delay_given && !(c.delay >= 0 && std::isfinite(c.delay)))
     throw InputError("--delay: must be a non-negative number of seconds");
-  if (dim != 0 && dim != 2 && dim != 3) throw InputError("--dim: must be 2 or 3");
-  if (dim != 0 && !model_path.empty()) throw InputError("--dim: not with --model (the model's dimension is used)");
-  std::vector<std::string> inputs{in};
-  if (!wavelet.empty()) inputs.push_back(wavelet);
-  if (!model_path.empty()) inputs.push_back(model_path);
-  const safety::OutputClaim claim(out, "--out", flags.overwrite, inputs, true);
-  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
-  std::unique_ptr<Model> model;
-  if (!model_path.empty()) {
-    model = std::make_unique<Model>(io::read_model(model_path));
-    dim = model->dim;
-  }
+  if (c.dim != 0 && c.dim != 2 && c.dim != 3) throw InputError("--dim: must be 2 or 3");
+  if (c.dim != 0 && !c.model_path.empty()) throw InputError("--dim: not with --model (the model's dimension is used)");
+  return c;
+}
 
-  Survey s = segy::read_shots(in, dim);  // dim 0: 2-D when every point shares one y
-  if (!wavelet.empty()) {
+/// The records' source wavelet: --wavelet's file (of the records' nt and dt, one wavelet or
+/// one per shot) or a Ricker of --ricker's peak frequency.
+void attach_wavelet(const ImportCommand& c, Survey& s) {
+  if (!c.wavelet.empty()) {
     Survey w;
     try {
-      w = io::read_survey(wavelet, false, [](int) { return false; });
+      w = io::read_survey(c.wavelet, false, [](int) { return false; });
     } catch (const InputError& e) {
       throw InputError(std::string("--wavelet: ") + e.what());
     }
     // SEG-Y holds dt in whole µs: a dt within rounding of the records' is theirs.
     if (w.nt != s.nt || !(std::abs(w.dt - s.dt) <= 1e-9 * s.dt))
-      throw InputError("--wavelet: " + wavelet + " has nt = " + std::to_string(w.nt) + ", dt = " + number_text(w.dt) +
+      throw InputError("--wavelet: " + c.wavelet + " has nt = " + std::to_string(w.nt) + ", dt = " + number_text(w.dt) +
                        " s; the records have nt = " + std::to_string(s.nt) + ", dt = " + number_text(s.dt) + " s");
     if (w.wavelets.size() != 1 && int(w.wavelets.size()) != s.nshots())
-      throw InputError("--wavelet: " + wavelet + " has " + std::to_string(w.wavelets.size()) + " wavelets for " +
+      throw InputError("--wavelet: " + c.wavelet + " has " + std::to_string(w.wavelets.size()) + " wavelets for " +
                        std::to_string(s.nshots()) + " shots");
     s.wavelets = w.wavelets;
-  } else {  // the same limits as survey's --frequency, and a pulse inside the record
-    if (!(ricker_f < 0.25 / s.dt))
-      throw InputError("--ricker: a " + number_text(ricker_f) + " Hz Ricker is not sampled by " + in + "'s dt " +
-                       number_text(s.dt) + " s (its Nyquist is " + number_text(0.5 / s.dt) +
-                       " Hz; keep the peak below half of it)");
-    const double t0 = vm.count("delay") ? delay : 1.5 / ricker_f, length = (s.nt - 1) * s.dt;
-    if (!(t0 < length))
-      throw InputError(std::string(vm.count("delay") ? "--delay: the pulse's peak at " + number_text(t0) + " s"
-                                                     : "--ricker: the pulse's peak at its default delay 1.5 / F0 = " +
-                                                           number_text(t0) + " s (give --delay)") +
-                       " lies past the end of " + in + "'s records (" + number_text(length) + " s)");
-    s.wavelets.push_back(ricker(ricker_f, t0, s.dt, s.nt));
+    return;
   }
-  s.validate(in);
-  if (model)  // the records must lie in the model they are for (shots counted in file order, from 0)
-    for (int shot = 0; shot < s.nshots(); ++shot) {
-      const std::string record = in + ": shot record " + std::to_string(shot) + " (in file order, from 0)";
-      require_inside(*model, s.sources[std::size_t(shot)], record + ", the source");
-      const auto& rec = s.receivers_of(shot);
-      for (int r = 0; r < s.count(shot); ++r)
-        require_inside(*model, rec[std::size_t(r)], record + ", trace " + std::to_string(r + 1) + "'s receiver");
-    }
-  io::DataWriter writer(out, s, model.get());
+  // The same limits as survey's --frequency, and a pulse inside the record.
+  if (!(c.ricker_f < 0.25 / s.dt))
+    throw InputError("--ricker: a " + number_text(c.ricker_f) + " Hz Ricker is not sampled by " + c.in + "'s dt " +
+                     number_text(s.dt) + " s (its Nyquist is " + number_text(0.5 / s.dt) +
+                     " Hz; keep the peak below half of it)");
+  const double t0 = c.delay_given ? c.delay : 1.5 / c.ricker_f, length = (s.nt - 1) * s.dt;
+  if (!(t0 < length))
+    throw InputError(std::string(c.delay_given ? "--delay: the pulse's peak at " + number_text(t0) + " s"
+                                               : "--ricker: the pulse's peak at its default delay 1.5 / F0 = " +
+                                                     number_text(t0) + " s (give --delay)") +
+                     " lies past the end of " + c.in + "'s records (" + number_text(length) + " s)");
+  s.wavelets.push_back(ricker(c.ricker_f, t0, s.dt, s.nt));
+}
+
+/// The records must lie in the model they are for (shots counted in file order, from 0).
+void require_records_inside(const Model& model, const Survey& s, const std::string& in) {
+  for (int shot = 0; shot < s.nshots(); ++shot) {
+    const std::string record = in + ": shot record " + std::to_string(shot) + " (in file order, from 0)";
+    require_inside(model, s.sources[std::size_t(shot)], record + ", the source");
+    const auto& rec = s.receivers_of(shot);
+    for (int r = 0; r < s.count(shot); ++r)
+      require_inside(model, rec[std::size_t(r)], record + ", trace " + std::to_string(r + 1) + "'s receiver");
+  }
+}
+
+/// `import` of shot records: positions from the headers, the wavelet given, to a data file.
+int import_shots(ImportCommand& c) {
+  std::vector<std::string> inputs{c.in};
+  if (!c.wavelet.empty()) inputs.push_back(c.wavelet);
+  if (!c.model_path.empty()) inputs.push_back(c.model_path);
+  const safety::OutputClaim claim(c.out, "--out", c.flags.overwrite, inputs, true);
+  safety::refuse_other_format_name(c.out, "--out", safety::Format::kHdf5);
+  std::unique_ptr<Model> model;
+  if (!c.model_path.empty()) {
+    model = std::make_unique<Model>(io::read_model(c.model_path));
+    c.dim = model->dim;
+  }
+  Survey s = segy::read_shots(c.in, c.dim);  // dim 0: 2-D when every point shares one y
+  attach_wavelet(c, s);
+  s.validate(c.in);
+  if (model) require_records_inside(*model, s, c.in);
+  io::DataWriter writer(c.out, s, model.get());
   for (int shot = 0; shot < s.nshots(); ++shot) writer.write_shot(shot, s.observed(shot));
   writer.commit();
-  if (!flags.quiet)
-    std::cout << "wrote " << out << ": " << s.nshots() << " shots × " << s.nrec() << " receivers × " << s.nt
+  if (!c.flags.quiet)
+    std::cout << "wrote " << c.out << ": " << s.nshots() << " shots × " << s.nrec() << " receivers × " << s.nt
               << " samples at dt = " << s.dt << " s, " << s.dim << "-D positions\n";
   return 0;
+}
+
+}  // namespace
+
+int import_segy(int argc, char** argv) {
+  ImportCommand c = parse_import(argc, argv);
+  if (c.velocity) return import_velocity(c.in, c.out, c.spacing_text, c.scale, c.flags);
+  return import_shots(c);
 }
 
 int export_segy(int argc, char** argv) {

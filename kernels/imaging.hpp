@@ -11,26 +11,26 @@ namespace starwave::imaging {
 
 /// What the misfit task takes as the adjoint source, and what the image task makes of a
 /// shot's raw correlation.
-enum Mode : int {
-  kGradient = 0,     // residual d_syn − d_obs; ∂J/∂v = 2/v × correlation (kernels/cpu/adjoint.hpp)
+enum class Mode : int {
+  kGradient = 0,     // residual d_syn − d_obs; ∂Φ/∂v = 2/v × correlation (kernels/cpu/adjoint.hpp)
   kRtm = 1,          // residual d_obs − d_ref, d_ref the data modeled in a reference model
                      // (the migration model or a smoothed copy: what it predicts, the direct
-                     // wave, is removed); image v² × correlation: −∂J/∂m for m = 1/v² (the
+                     // wave, is removed); image v² × correlation: −∂Φ/∂m for m = 1/v² (the
                      // Born scattering potential), where the velocity should increase
   kRtmObserved = 2,  // the observed data themselves as the adjoint source; image as kRtm
 };
 
 /// Adjoint source at one trace sample, by mode (above).
 template <typename T>
-SW_HD T adjoint_source(T synthetic, float observed, int mode) {
-  return mode == kGradient ? synthetic - T(observed) : mode == kRtm ? T(observed) - synthetic : T(observed);
+SW_HD T adjoint_source(T synthetic, float observed, Mode mode) {
+  return mode == Mode::kGradient ? synthetic - T(observed) : mode == Mode::kRtm ? T(observed) - synthetic : T(observed);
 }
 
 /// Element k of a shot's contribution [image or gradient (n) | illumination (n)].
 template <typename T>
-SW_HD void contribution_point(const T* correlation, const T* illumination, const T* velocity, T* out, long n, int mode,
+SW_HD void contribution_point(const T* correlation, const T* illumination, const T* velocity, T* out, long n, Mode mode,
                               long k) {
-  out[k] = mode == kGradient ? T(2) * correlation[k] / velocity[k] : velocity[k] * velocity[k] * correlation[k];
+  out[k] = mode == Mode::kGradient ? T(2) * correlation[k] / velocity[k] : velocity[k] * velocity[k] * correlation[k];
   out[n + k] = illumination[k];
 }
 
@@ -56,7 +56,7 @@ struct TraceWeights {
 
 /// Lane `lane`'s sum of weighted squared residuals; writes the residual of its elements.
 template <typename T>
-SW_HD double misfit_lane(const T* synthetic, const float* observed, T* residual, long n, int mode, long lane,
+SW_HD double misfit_lane(const T* synthetic, const float* observed, T* residual, long n, Mode mode, long lane,
                          TraceWeights w = {}) {
   double sum = 0;
   for (long i = lane; i < n; i += kMisfitLanes) {
@@ -78,7 +78,7 @@ inline double halving_sum(double* v, int count) {
 /// J_s = ½ Σ w · adjoint_source² of one shot, in the fixed order above, on the host; writes
 /// the residual.
 template <typename T>
-double misfit_fixed_order(const T* synthetic, const float* observed, T* residual, long n, int mode,
+double misfit_fixed_order(const T* synthetic, const float* observed, T* residual, long n, Mode mode,
                           TraceWeights w = {}) {
   static_assert((kMisfitThreads & (kMisfitThreads - 1)) == 0 && (kMisfitBlocks & (kMisfitBlocks - 1)) == 0,
                 "the trees halve");

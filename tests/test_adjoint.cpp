@@ -177,7 +177,7 @@ TEST(Adjoint, SourceToReceiverMapDotProduct) {
     }
 }
 
-/// ∂J/∂v over the model region from a shot's correlation: 2/v × correlation.
+/// ∂Φ/∂v over the model region from a shot's correlation: 2/v × correlation.
 template <typename T>
 std::vector<double> gradient_of(const Model& m, const std::vector<T>& corr) {
   std::vector<double> g(corr.size());
@@ -303,7 +303,7 @@ TEST(Adjoint, OffGridPointsDotProducts) {
     }
 }
 
-/// J(v) = ½ ‖d(v) − d_obs‖² and, when asked, its gradient, through the kernels in double.
+/// Φ(v) = ½ ‖d(v) − d_obs‖² and, when asked, its gradient, through the kernels in double.
 double misfit(const Model& m, const Survey& sv, const NumericalOptions& o, const std::vector<double>& obs, int storage,
               std::vector<double>* gradient) {
   Shot<double> s(m, sv, o, storage);
@@ -344,7 +344,7 @@ TEST_P(Taylor, TheGradientPredictsTheMisfitToSecondOrder) {
   NumericalOptions o;
   o.order = 8;
   o.pml_width = three ? 6 : 10;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   o.free_surface = GetParam().free_surface;
   const Survey sv = test_survey(m, o.free_surface, GetParam().off_grid);
   const std::vector<double> obs = test::run_shot<double>(truth, sv, o);
@@ -384,7 +384,7 @@ TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradient) {
       o.order = 8;
       o.pml_width = dim == 3 ? 6 : 10;
       o.free_surface = fs;
-      o.double_precision = true;
+      o.precision = Precision::kDouble;
       const Survey sv = test_survey(m, fs);
       std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
       std::vector<double> gb, gf;
@@ -450,7 +450,7 @@ TEST(Adjoint, EveryInstructionSetLevelGivesTheSameBits) {
       o.pml_width = 10;
       o.free_surface = fs;
       expect_every_level_the_same<float>(m, o, ShotProblem<float>::kStoreBoundary);
-      o.double_precision = true;
+      o.precision = Precision::kDouble;
       expect_every_level_the_same<double>(
           m, o, order == 8 ? ShotProblem<double>::kStoreFull : ShotProblem<double>::kStoreBoundary);
     }
@@ -462,7 +462,7 @@ TEST(Adjoint, EveryInstructionSetLevelGivesTheSameBits) {
     o.free_surface = fs;
     expect_every_level_the_same<float>(m3, o, ShotProblem<float>::kStoreBoundary);
     o.order = 4;
-    o.double_precision = true;
+    o.precision = Precision::kDouble;
     expect_every_level_the_same<double>(m3, o, ShotProblem<double>::kStoreFull);
   }
   EXPECT_NE(cpu::choose_level(cpu::Level(7)), "");  // a level that does not exist is refused
@@ -500,7 +500,7 @@ TEST(Adjoint, TilesInYGiveTheSameBits) {
       o.order = 8;
       expect_tiles_the_same<float>(m3, o, ShotProblem<float>::kStoreBoundary);
       o.order = 2;
-      o.double_precision = true;
+      o.precision = Precision::kDouble;
       expect_tiles_the_same<double>(m3, o, ShotProblem<double>::kStoreBoundary);
     }
 }

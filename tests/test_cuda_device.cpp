@@ -85,7 +85,7 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   NumericalOptions o;
   o.order = Order;
   o.free_surface = free_surface;
-  o.double_precision = sizeof(T) == 8;
+  o.precision = precision_of<T>();
   const std::string what = std::to_string(m.dim) + "-D, order " + std::to_string(Order) + ", " +
                            (sizeof(T) == 8 ? "double" : "float") + ", free surface " + std::to_string(free_surface) +
                            ", storage " + std::to_string(storage) + ", column runs " + std::to_string(column_planes);
@@ -186,8 +186,8 @@ void compare_imaging_kernels() {
     vel[k] = T(1500 + i % 2500);
   }
   for (std::size_t k = 0; k < part.size(); ++k) part[k] = T(std::cos(0.0007 * double(k)));
-  for (int mode : {imaging::kGradient, imaging::kRtm, imaging::kRtmObserved}) {
-    const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", mode " + std::to_string(mode);
+  for (imaging::Mode mode : {imaging::Mode::kGradient, imaging::Mode::kRtm, imaging::Mode::kRtmObserved}) {
+    const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", mode " + std::to_string(int(mode));
     std::vector<T> res(count);
     std::vector<float> weight(std::size_t(n / 61 + 1));  // traces of 61 samples, some dead, some weighted
     for (std::size_t t = 0; t < weight.size(); ++t) weight[t] = t % 7 == 2 ? 0.0f : float(1 + t % 4) * 0.25f;
@@ -365,7 +365,7 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
                                    {3, 1, 2, "CPU + CUDA"}};
   for (bool dbl : {false, true}) {
     NumericalOptions o;
-    o.double_precision = dbl;
+    o.precision = dbl ? Precision::kDouble : Precision::kSingle;
     std::vector<float> data[4];
     ImagingResult grad[4], rtm[4];
     for (std::size_t k = 0; k < mixes.size(); ++k) {

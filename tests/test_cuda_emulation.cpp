@@ -90,7 +90,7 @@ void compare(bool free_surface) {
   o.order = Order;
   o.pml_width = 7;
   o.free_surface = free_surface;
-  o.double_precision = sizeof(T) == 8;
+  o.precision = precision_of<T>();
   expect_emulation_matches_cpu<T, Order>(m, s, o, "free surface " + std::to_string(free_surface));
   for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
     expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, "free surface " + std::to_string(free_surface));
@@ -130,7 +130,7 @@ void compare_geometry(int nz, int nx, int pml, bool free_surface) {
   o.order = Order;
   o.pml_width = pml;
   o.free_surface = free_surface;
-  o.double_precision = sizeof(T) == 8;
+  o.precision = precision_of<T>();
   const std::string context = "model " + std::to_string(nz) + " × " + std::to_string(nx) + ", PML " +
                               std::to_string(pml) + ", free surface " + std::to_string(free_surface);
   expect_emulation_matches_cpu<T, Order>(m, s, o, context);
@@ -162,7 +162,7 @@ void compare_3d(int ny, int pml, bool free_surface, int column_planes = 0) {
   o.order = Order;
   o.pml_width = pml;
   o.free_surface = free_surface;
-  o.double_precision = sizeof(T) == 8;
+  o.precision = precision_of<T>();
   const std::string context = "3-D, ny " + std::to_string(ny) + ", PML " + std::to_string(pml) + ", free surface " +
                               std::to_string(free_surface) + ", column runs of " + std::to_string(column_planes) +
                               " planes";
@@ -202,7 +202,7 @@ void compare_off_grid(int dim, bool free_surface) {
   o.order = Order;
   o.pml_width = 7;
   o.free_surface = free_surface;
-  o.double_precision = sizeof(T) == 8;
+  o.precision = precision_of<T>();
   const std::string context = std::to_string(dim) + "-D, off the nodes, free surface " + std::to_string(free_surface);
   expect_emulation_matches_cpu<T, Order>(m, s, o, context);
   for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
@@ -305,10 +305,11 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
       syn[std::size_t(i)] = float(std::sin(0.001 * double(i)) * (1 + i % 7));
       obs[std::size_t(i)] = float(std::cos(0.0013 * double(i)));
     }
-    const double cpu = imaging::misfit_fixed_order(syn.data(), obs.data(), res_cpu.data(), n, imaging::kGradient);
+    const double cpu = imaging::misfit_fixed_order(syn.data(), obs.data(), res_cpu.data(), n, imaging::Mode::kGradient);
     std::vector<double> lanes(std::size_t(imaging::kMisfitLanes)), blocks(std::size_t(imaging::kMisfitBlocks));
     for (long l = 0; l < imaging::kMisfitLanes; ++l)
-      lanes[std::size_t(l)] = imaging::misfit_lane(syn.data(), obs.data(), res_dev.data(), n, imaging::kGradient, l);
+      lanes[std::size_t(l)] =
+          imaging::misfit_lane(syn.data(), obs.data(), res_dev.data(), n, imaging::Mode::kGradient, l);
     for (int b = 0; b < imaging::kMisfitBlocks; ++b)
       blocks[std::size_t(b)] =
           imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
@@ -319,15 +320,16 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
     for (float r : res_cpu) plain += double(r) * double(r);
     EXPECT_NEAR(cpu, 0.5 * plain, 1e-12 * plain) << "n = " << n;
     // With trace weights (traces of 37 samples; dead ones, and weights other than 1): the
-    // same bits on both sides; the residual is w × the unweighted one, J = ½ Σ w r².
+    // same bits on both sides; the residual is w × the unweighted one, Φ = ½ Σ w r².
     std::vector<float> weight(std::size_t((n + 36) / 37));
     for (std::size_t t = 0; t < weight.size(); ++t) weight[t] = t % 5 == 3 ? 0.0f : float(1 + t % 3) * 0.5f;
     const imaging::TraceWeights w{weight.data(), 37};
     std::vector<float> wres_cpu(count), wres_dev(count);
-    const double wcpu = imaging::misfit_fixed_order(syn.data(), obs.data(), wres_cpu.data(), n, imaging::kGradient, w);
+    const double wcpu =
+        imaging::misfit_fixed_order(syn.data(), obs.data(), wres_cpu.data(), n, imaging::Mode::kGradient, w);
     for (long l = 0; l < imaging::kMisfitLanes; ++l)
       lanes[std::size_t(l)] =
-          imaging::misfit_lane(syn.data(), obs.data(), wres_dev.data(), n, imaging::kGradient, l, w);
+          imaging::misfit_lane(syn.data(), obs.data(), wres_dev.data(), n, imaging::Mode::kGradient, l, w);
     for (int b = 0; b < imaging::kMisfitBlocks; ++b)
       blocks[std::size_t(b)] =
           imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);

@@ -221,7 +221,7 @@ TEST_F(Figures, ALongRecordIsDrawn) {
 }
 
 TEST_F(Figures, MisfitCurveWithLogAxisAndBandMarks) {
-  Curve c{"misfit", "iteration", "misfit J", {8, 4, 2, 1, 30, 10, 3}, true, {{0, "4 Hz"}, {4, "8 Hz"}}};
+  Curve c{"misfit", "iteration", "misfit Φ", {8, 4, 2, 1, 30, 10, 3}, true, {{0, "4 Hz"}, {4, "8 Hz"}}};
   const Layout L = plot_curve(path("c.png"), c);
   const test::Picture p = test::read_png(path("c.png"));
   EXPECT_EQ(p.width, 800);

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
 #include "src/numerics/filters.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
@@ -189,6 +190,57 @@ TEST(Fwi, OptimiserWorksOnTheCallingThreadOnEachEvaluationsWholeResult) {
   EXPECT_GE(reports, 1);
   ASSERT_FALSE(r.misfit.empty());
   EXPECT_EQ(r.misfit.front(), first.misfit);
+}
+
+TEST(Fwi, StreamedDataAreReadOnceBeforeAnyWorkThenOncePerEvaluationWithTheHeldDatasBits) {
+  // Streamed observed data: each shot read once before any work (checked; its checksum kept
+  // for the restart state's record; the pictures' shot kept whole), then once per evaluation
+  // as the shot is submitted, never to make the state's record. The inversion ends with the
+  // bits of one on the same data held in memory, and both states record the same data.
+  Runtime rt(two_cpus());
+  const Case c = small_case();
+  const int nshots = c.survey.nshots();
+  const std::size_t per_shot = std::size_t(c.survey.nrec()) * std::size_t(c.survey.nt);
+  const fs::path dir = fs::temp_directory_path() / ("starwave-streamed-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "d.h5").string();
+  {
+    io::DataWriter w(path, c.survey, nullptr);
+    for (int k = 0; k < nshots; ++k) w.write_shot(k, c.survey.observed(k));
+    w.commit();
+  }
+  const Survey bare = io::read_survey(path, true, [](int) { return false; });
+  ASSERT_EQ(bare.observed(0), nullptr);
+  const StreamedData data = stream_observed_data(path, bare, 2);
+  ASSERT_EQ(data.kept.size(), per_shot);
+  EXPECT_EQ(std::memcmp(data.kept.data(), c.survey.observed(2), per_shot * sizeof(float)), 0);
+
+  std::atomic<int> reads{0};
+  int evaluations = 0;
+  FwiOptions f;
+  f.iterations = 2;
+  f.state = (dir / "streamed.state").string();
+  f.observed = [&](int k) {
+    ++reads;
+    return data.read(k);
+  };
+  f.observed_checksums = data.checksums;
+  f.on_plan = [&](const MemoryNeed&, std::uint64_t, int) { ++evaluations; };
+  const FwiResult streamed = invert(c.initial, bare, c.options, f);
+  ASSERT_GE(evaluations, 3);
+  EXPECT_EQ(reads.load(), evaluations * nshots) << "a shot read other than once per evaluation";
+
+  FwiOptions g;
+  g.iterations = 2;
+  g.state = (dir / "held.state").string();
+  const FwiResult held = invert(c.initial, c.survey, c.options, g);
+  ASSERT_EQ(held.model.vp.size(), streamed.model.vp.size());
+  EXPECT_EQ(std::memcmp(held.model.vp.data(), streamed.model.vp.data(), held.model.vp.size() * sizeof(double)), 0);
+  EXPECT_EQ(held.misfit, streamed.misfit);
+  const auto a = io::read_texts(f.state), b = io::read_texts(g.state);
+  ASSERT_TRUE(a.count("made_with_data_traces"));
+  EXPECT_EQ(a.at("made_with_data_traces"), b.at("made_with_data_traces"));
+  fs::remove_all(dir);
 }
 
 TEST(Fwi, GradientDescentWithSmoothingLowersTheMisfitWithSmoothUpdates) {
@@ -400,7 +452,7 @@ TEST(Fwi, ResumeWithAnythingElseThanWhatMadeTheStateIsRefusedAndTheStateUntouche
       {"PML", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.pml_width = 12; }, "--pml-width 10"},
       {"free surface", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.free_surface = true; },
        "--free-surface off, this run has on"},
-      {"precision", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.double_precision = true; },
+      {"precision", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.precision = Precision::kDouble; },
        "--precision single, this run has double"},
       {"storage", [](Model&, Survey&, NumericalOptions& o, FwiOptions&) { o.full_storage = true; },
        "--storage boundary, this run has full"},

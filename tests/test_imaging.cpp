@@ -41,7 +41,7 @@ Case small_case(bool double_precision, int ny = 0) {
   sv.dt = 2e-3;
   sv.t_max = ny ? 0.3 : 0.4;
   c.survey = regular_survey(truth, sv);
-  c.options.double_precision = double_precision;
+  c.options.precision = double_precision ? Precision::kDouble : Precision::kSingle;
   if (ny) c.options.pml_width = 6;
   RuntimeOptions ro;
   ro.ncpus = 2;
@@ -73,7 +73,7 @@ TEST(Imaging, RaggedSurveyGradientIsTheSumOfItsShotsAlone) {
   const Model truth = synthesize(so);
   const Model start = smoothed(truth, 40);
   NumericalOptions o;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   o.pml_width = 10;
   auto receivers = [](std::initializer_list<double> xs) {
     std::vector<Position> r;

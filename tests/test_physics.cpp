@@ -49,7 +49,7 @@ TEST(Physics, Order8MatchesAnalyticGreensFunctionAt6CellsPerWavelength) {
   const Survey s = point_survey(src, {rec}, f, dt, t_max);
   NumericalOptions o;
   o.order = 8;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   const std::vector<double> num = run_shot<double>(m, s, o);
   std::vector<double> ref(num.size());
   const double r = 30 * h;
@@ -75,7 +75,7 @@ TEST(Physics, OffGridPointsMatchAnalyticGreensFunction) {
                                           : std::vector<Position>{{60.5 * h, 70.25 * h}, {80.13 * h, 62.66 * h}};
     const Survey s = point_survey(src, rec, f, dt, t_max);
     NumericalOptions o;
-    o.double_precision = true;
+    o.precision = Precision::kDouble;
     o.free_surface = free_surface;
     const std::vector<double> num = run_shot<double>(m, s, o);
     for (std::size_t k = 0; k < rec.size(); ++k) {
@@ -124,7 +124,7 @@ double measured_space_order(int order) {
     const Survey s = point_survey({600, 600}, {{600, 800}, {800, 600}}, f, dt, t_max);
     NumericalOptions o;
     o.order = order;
-    o.double_precision = true;
+    o.precision = Precision::kDouble;
     o.pml_width = 20 << level;  // the same physical thickness at every level
     o.internal_dt = dt;
     return run_shot<double>(m, s, o);
@@ -148,7 +148,7 @@ TEST(Physics, PmlReflectionBelowOnePercentOfDirectWave) {
   const double v = 2000, f = 10, h = 10, dt = 1e-3, t_max = 0.8;
   NumericalOptions o;
   o.order = 8;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   o.pml_width = 20;
   const Model small = constant_model(61, 61, h, v);
   const Survey s_small = point_survey({300, 300}, {{300, 450}, {150, 300}}, f, dt, t_max);
@@ -172,7 +172,7 @@ TEST(Physics, SourceReceiverReciprocityInALayeredModel) {
   const Position a{100, 200}, b{250, 900};
   NumericalOptions o;
   o.order = 8;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   const Survey ab = point_survey(a, {b}, f, dt, 1.0);
   const Survey ba = point_survey(b, {a}, f, dt, 1.0);
   const std::vector<double> t1 = run_shot<double>(m, ab, o);
@@ -197,7 +197,7 @@ TEST(Physics3D, Order8MatchesAnalyticGreensFunctionAt6CellsPerWavelength) {
   const Survey s = point_survey(src, {rec}, f, dt, t_max, true);
   NumericalOptions o;
   o.order = 8;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   const std::vector<double> num = run_shot<double>(m, s, o);
   std::vector<double> ref(num.size());
   const double r = 30 * h;
@@ -215,7 +215,7 @@ TEST(Physics3D, OffGridPointsMatchAnalyticGreensFunction) {
   const double dt = 1e-3, t_max = 0.5;
   const Survey s = point_survey(src, rec, f, dt, t_max, true);
   NumericalOptions o;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   const std::vector<double> num = run_shot<double>(m, s, o);
   for (std::size_t k = 0; k < rec.size(); ++k) {
     const std::vector<double> trace(num.begin() + long(k * s.nt), num.begin() + long((k + 1) * s.nt));
@@ -244,7 +244,7 @@ double measured_space_order_3d(int order) {
         point_survey({220, 220, 220}, {{220, 220, 320}, {320, 220, 220}, {220, 320, 220}}, f, dt, t_max, true);
     NumericalOptions o;
     o.order = order;
-    o.double_precision = true;
+    o.precision = Precision::kDouble;
     o.pml_width = 5 << level;  // the same physical thickness at every level
     o.internal_dt = dt;
     return run_shot<double>(m, s, o);
@@ -271,7 +271,7 @@ TEST(Physics3D, PmlReflectionBelowOnePercentOfDirectWave) {
   const double v = 2000, f = 15, h = 10, dt = 1e-3, t_max = 0.4;
   NumericalOptions o;
   o.order = 8;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   o.pml_width = 20;
   const int n = 31, pad = 28;
   const Model small = constant_model_3d(n, n, n, h, v);
@@ -302,7 +302,7 @@ TEST(Physics3D, SourceReceiverReciprocityInALayeredModel) {
   NumericalOptions o;
   o.order = 8;
   o.pml_width = 12;
-  o.double_precision = true;
+  o.precision = Precision::kDouble;
   const std::vector<double> t1 = run_shot<double>(m, point_survey(a, {b}, f, dt, 0.4, true), o);
   const std::vector<double> t2 = run_shot<double>(m, point_survey(b, {a}, f, dt, 0.4, true), o);
   const double rel = diff_norm(t1, t2) / norm(t1);
@@ -318,7 +318,7 @@ TEST(Physics3D, SourceReceiverReciprocityInALayeredModel) {
 template <int Order, typename T>
 void expect_chained_equals_whole(const Model& m, const Survey& s, NumericalOptions o, const std::string& what) {
   o.order = Order;
-  o.double_precision = std::is_same_v<T, double>;
+  o.precision = precision_of<T>();
   auto whole = prepare_shot<T>(m, s, o);
   const std::size_t grid = whole->p.grid_size();
   std::vector<T> whole_final(2 * grid);

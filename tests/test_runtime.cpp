@@ -44,7 +44,7 @@ Case small_case(bool double_precision) {
   sv.t_max = 0.5;
   c.survey = regular_survey(c.model, sv);
   c.options.order = 8;
-  c.options.double_precision = double_precision;
+  c.options.precision = double_precision ? Precision::kDouble : Precision::kSingle;
   return c;
 }
 

@@ -17,7 +17,7 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);
 /// Back-propagates `residual` (nrec × nt; sample n is the adjoint source at internal step
 /// n·record_every) and accumulates over the model region (row-major, mz1−mz0 rows of
 /// mx1−mx0 values):
-///   correlation  += Σ_m μ[m+1] (L u[m] + f[m])   (∂J/∂v = 2/v × this: see codelets/adjoint.cpp)
+///   correlation  += Σ_m μ[m+1] (L u[m] + f[m])   (∂Φ/∂v = 2/v × this: see codelets/adjoint.cpp)
 ///   illumination += Σ_m u[m]²                      (m = 0 … nsteps)
 /// With L u + f = (u[m+1] − 2u[m] + u[m−1]) / (v²Δt²), the correlation is the zero-lag
 /// correlation of λ with the forward field's second time difference. `source_adjoint`

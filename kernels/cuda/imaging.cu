@@ -24,8 +24,8 @@ __device__ double block_halving_sum(double* v) {
 
 /// Block b, thread t: lane b·kMisfitThreads + t; the block's sum to block_sums[b].
 template <typename T>
-__global__ void misfit_lanes_kernel(const T* syn, const float* obs, T* res, long n, int mode, imaging::TraceWeights w,
-                                    double* block_sums) {
+__global__ void misfit_lanes_kernel(const T* syn, const float* obs, T* res, long n, imaging::Mode mode,
+                                    imaging::TraceWeights w, double* block_sums) {
   __shared__ double lanes[kMisfitThreads];
   lanes[threadIdx.x] =
       imaging::misfit_lane(syn, obs, res, n, mode, long(blockIdx.x) * kMisfitThreads + long(threadIdx.x), w);
@@ -43,7 +43,7 @@ __global__ void misfit_blocks_kernel(const double* block_sums, double* misfit) {
 }
 
 template <typename T>
-__global__ void contribution_kernel(const T* corr, const T* illum, const T* v, T* out, long n, int mode) {
+__global__ void contribution_kernel(const T* corr, const T* illum, const T* v, T* out, long n, imaging::Mode mode) {
   const long k = long(blockIdx.x) * blockDim.x + threadIdx.x;
   if (k < n) imaging::contribution_point(corr, illum, v, out, n, mode, k);
 }
@@ -69,7 +69,7 @@ Status launched(const char* name) {
 
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
-              int mode, const float* weight, long nt, void* stream) {
+              imaging::Mode mode, const float* weight, long nt, void* stream) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
   misfit_lanes_kernel<<<kMisfitBlocks, kMisfitThreads, 0, s>>>(synthetic, observed, residual, n, mode,
                                                                imaging::TraceWeights{weight, nt}, block_sums);
@@ -79,7 +79,7 @@ Status misfit(const T* synthetic, const float* observed, T* residual, double* bl
 }
 
 template <typename T>
-Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, int mode,
+Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, imaging::Mode mode,
                     void* stream) {
   if (n <= 0) return {};
   const long b = blocks(n);
@@ -98,9 +98,10 @@ Status accumulate(T* a, const T* b, long n, void* stream) {
   return launched("reduce");
 }
 
-#define STARWAVE_INSTANTIATE(T)                                                                                  \
-  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, int, const float*, long, void*); \
-  template Status contribution<T>(const T*, const T*, const T*, T*, long, int, void*);                           \
+#define STARWAVE_INSTANTIATE(T)                                                                                    \
+  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, imaging::Mode, const float*, long, \
+                            void*);                                                                                \
+  template Status contribution<T>(const T*, const T*, const T*, T*, long, imaging::Mode, void*);                   \
   template Status accumulate<T>(T*, const T*, long, void*);
 STARWAVE_INSTANTIATE(float)
 STARWAVE_INSTANTIATE(double)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels/cuda/propagate.hpp"
+#include "kernels/imaging.hpp"
 
 namespace starwave::cuda {
 
@@ -13,11 +14,11 @@ namespace starwave::cuda {
 /// `block_sums`: kMisfitBlocks doubles of device scratch) — the CPU's bits.
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
-              int mode, const float* weight, long nt, void* stream);
+              imaging::Mode mode, const float* weight, long nt, void* stream);
 
 /// out = [contribution (n) | illumination (n)] (kernels/imaging.hpp).
 template <typename T>
-Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, int mode,
+Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, imaging::Mode mode,
                     void* stream);
 
 /// a[i] += b[i], i < n.

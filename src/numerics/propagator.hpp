@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/shot.hpp"
@@ -15,11 +16,28 @@
 
 namespace starwave {
 
+/// The floating-point type a run computes in (--precision): its wavefields, medium and
+/// traces; sums of misfits are double either way.
+enum class Precision { kSingle, kDouble };
+
+template <typename T>
+constexpr Precision precision_of() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>);
+  return std::is_same_v<T, double> ? Precision::kDouble : Precision::kSingle;
+}
+
+/// `f(T{})` with T the type of `p`: the one place a precision becomes a type.
+template <typename F>
+decltype(auto) with_precision(Precision p, F&& f) {
+  if (p == Precision::kDouble) return f(double{});
+  return f(float{});
+}
+
 struct NumericalOptions {
   int order = 8;              // 2, 4, 6, 8
   int pml_width = 20;         // cells
   bool free_surface = false;  // no layer on top; u = 0 on the first model row
-  bool double_precision = false;
+  Precision precision = Precision::kSingle;
   double internal_dt = 0;  // s; 0 = choose from the stability bound
   double pml_reflection = 1e-3;
   double cfl_safety = 0.9;    // automatic step = safety × stability bound (at most)

@@ -1,8 +1,8 @@
 // src/workflows/fwi.cpp — the inversion loop, readable as the algorithm. For each band:
-//   J, g, P ← gradient(v) (P: the preconditioner from the source illumination)
+//   Φ, g, P ← gradient(v) (P: the preconditioner from the source illumination)
 //   repeat (L-BFGS): d ← −H g (H₀ = P^½ B P^½, B the smoothing; active bounds removed)
-//           trials v_t = P(v + α d), α halved until J(v_t) ≤ J + c₁ gᵀ(v_t − v)
-//           update the pairs; v, J, g ← the accepted trial; save the state
+//           trials v_t = P(v + α d), α halved until Φ(v_t) ≤ Φ + c₁ gᵀ(v_t − v)
+//           update the pairs; v, Φ, g ← the accepted trial; save the state
 //   or (Adam, GD): g ← gradient on this iteration's batch; v ← P(v − step(H g)); save
 // Each evaluation is one gradient task graph (src/workflows/imaging.cpp); the optimiser
 // works on its result here, on the calling thread, once the graph has drained. Under
@@ -58,6 +58,14 @@ std::function<std::vector<float>(int)> band_observed(const Survey& s, const FwiO
   };
 }
 
+/// The inversion's velocity bounds: --vmin/--vmax, or 0.75 × the initial minimum and 1.25 × its maximum.
+struct Bounds {
+  double lower, upper;
+};
+Bounds bounds(const Model& initial, const FwiOptions& f) {
+  return {f.vmin > 0 ? f.vmin : 0.75 * initial.vmin(), f.vmax > 0 ? f.vmax : 1.25 * initial.vmax()};
+}
+
 /// The other ranks' part: each evaluation rank 0 announces, on this rank's shots, until
 /// rank 0 is done. The optimiser runs on rank 0 alone.
 FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
@@ -81,6 +89,7 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
     GradientHooks hooks;
     hooks.observed = band_observed(s, f, band);
     for (int k = 0; k < nbatch; ++k) hooks.shots.push_back(int(order[std::size_t(3 + k)]));
+    hooks.inputs_checked = true;  // by invert(), for every model within the bounds
     misfit_gradient(m, band_survey, o, hooks);
   }
   result.model = initial;
@@ -107,7 +116,7 @@ class Optimizer {
     for (std::size_t j = 0; j < q.size(); ++j) q[j] *= std::sqrt(st_.precond[j]);
   }
 
-  /// The band's first evaluation: J, g, and P from the source illumination (deep and edge
+  /// The band's first evaluation: Φ, g, and P from the source illumination (deep and edge
   /// cells, lit less, would otherwise hardly move), normalised to 1 at the best-lit level.
   void start_band(const std::vector<double>& g, const std::vector<double>& illumination, double misfit) {
     st_.g = g;
@@ -147,7 +156,7 @@ class Optimizer {
     trial = optim::project_step(st_.v, d_, alpha_, lower_, upper_);
   }
 
-  /// L-BFGS: J and g at `trial` decide it (Armijo on the projected step). Accepted (true):
+  /// L-BFGS: Φ and g at `trial` decide it (Armijo on the projected step). Accepted (true):
   /// the pairs, the new point and the next proposal in `trial`. Else `trial` becomes the
   /// next, shorter trial, or after 12 the band is over.
   bool line_search(const std::vector<double>& g, double misfit, std::vector<double>& trial) {
@@ -301,8 +310,7 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   }
   if (f.vmin < 0) throw InputError("--vmin: must be a velocity in m/s (0 = 0.75 × the initial minimum)");
   if (f.vmax < 0) throw InputError("--vmax: must be a velocity in m/s (0 = 1.25 × the initial maximum)");
-  const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
-  const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
+  const auto [lower, upper] = bounds(initial, f);
   if (!(lower < upper)) throw InputError("--vmin/--vmax: the lower bound must be below the upper one");
   if (upper < initial.vmin() || lower > initial.vmax())  // the first projection would flatten the model
     throw InputError("--vmin/--vmax: the bounds " + number_text(lower) + "–" + number_text(upper) +
@@ -336,16 +344,11 @@ void check_resume(const Model& initial, const Survey& s, const NumericalOptions&
   if (graph::rank() == 0) fwi_state::check_made_with(f.state, now);
 }
 
-FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
-  check_fwi_inputs(initial, s, o, f);
-  const std::vector<Setting> made = f.state.empty() ? std::vector<Setting>{} : fwi_state::made_with(initial, s, o, f);
-  if (graph::rank() != 0) return follow(initial, s, o, f);
-  const bool lbfgs = f.optimizer == "lbfgs";
-  const int optimizer = lbfgs ? 0 : f.optimizer == "adam" ? 1 : 2;
-  const double lower = f.vmin > 0 ? f.vmin : 0.75 * initial.vmin();
-  const double upper = f.vmax > 0 ? f.vmax : 1.25 * initial.vmax();
-  const int nbands = std::max<int>(1, int(f.bands.size()));
+namespace {
 
+/// Where the inversion starts: the saved state (`resume`), checked against what made it and
+/// the bounds, or the initial model projected on the bounds.
+State starting_state(const Model& initial, const FwiOptions& f, Bounds b, const std::vector<Setting>& made) {
   State st;
   if (f.resume) {
     fwi_state::check_made_with(f.state, made);
@@ -353,98 +356,144 @@ FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& 
     // Every model an inversion saves lies within its bounds: a value outside them (negative,
     // NaN, edited by hand) is a damaged state, never a model to continue from.
     for (std::size_t i = 0; i < st.v.size(); ++i)
-      if (!(st.v[i] >= lower && st.v[i] <= upper))
+      if (!(st.v[i] >= b.lower && st.v[i] <= b.upper))
         throw InputError("--resume: " + f.state + ": /vp holds " + number_text(st.v[i]) + " m/s at cell " +
-                         std::to_string(i) + ", outside the inversion's bounds " + number_text(lower) + "–" +
-                         number_text(upper) + " m/s: the state is damaged; start again with --overwrite");
-  } else {
-    st.v = initial.vp;
-    for (double& v : st.v) v = std::clamp(v, lower, upper);
-    st.lbfgs.memory = f.memory;
-    st.optimizer = optimizer;
-    if (f.optimizer == "adam") {
-      st.adam_m.assign(st.v.size(), 0.0);
-      st.adam_v.assign(st.v.size(), 0.0);
-    }
+                         std::to_string(i) + ", outside the inversion's bounds " + number_text(b.lower) + "–" +
+                         number_text(b.upper) + " m/s: the state is damaged; start again with --overwrite");
+    return st;
   }
-  Optimizer opt(initial, f, lower, upper, st);
+  st.v = initial.vp;
+  for (double& v : st.v) v = std::clamp(v, b.lower, b.upper);
+  st.lbfgs.memory = f.memory;
+  st.optimizer = f.optimizer == "lbfgs" ? 0 : f.optimizer == "adam" ? 1 : 2;
+  if (f.optimizer == "adam") {
+    st.adam_m.assign(st.v.size(), 0.0);
+    st.adam_v.assign(st.v.size(), 0.0);
+  }
+  return st;
+}
 
-  // One evaluation: J, ∂J/∂v and the illumination at `model` on `shots` (empty: all), on
-  // rank 0 once its task graph has drained. The other ranks are told first (band, shots,
-  // model), so that they build the same graph.
-  auto evaluate = [&](const Survey& survey, const std::vector<int>& shots, const std::vector<double>& model) {
-    if (graph::distributed()) announce(kEvaluate, st.band, shots, model);
-    Model m = initial;
-    m.vp = model;
-    GradientHooks hooks;
-    hooks.on_shot_done = f.on_shot_done;
-    hooks.on_plan = f.on_plan;
-    hooks.shots = shots;
-    hooks.observed = band_observed(s, f, st.band);
-    return misfit_gradient(m, survey, o, hooks);
-  };
-  FwiResult result;
-  auto stopping = [&] { return result.stopped = f.stop_requested && f.stop_requested(); };
-  auto t0 = std::chrono::steady_clock::now();  // of the iteration (and the band start before it)
-  int evaluations = 0;
-  auto save_state = [&] {
-    if (!f.state.empty()) fwi_state::save(f.state, st, made);
-    if (f.on_saved) f.on_saved();
-  };
-  auto report = [&] {  // an iteration is complete: the state to disk, then the report
-    save_state();
-    if (f.on_iteration) f.on_iteration(progress(st, f, evaluations, t0));
-    t0 = std::chrono::steady_clock::now();
-    evaluations = 0;
-  };
+/// Rank 0's inversion: band by band from where the state is (a resumed run enters
+/// mid-band), each iteration evaluated, stepped, saved and reported.
+class Inversion {
+ public:
+  Inversion(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f, Bounds b,
+            std::vector<Setting> made)
+      : initial_(initial),
+        s_(s),
+        o_(o),
+        f_(f),
+        made_(std::move(made)),
+        st_(starting_state(initial, f, b, made_)),
+        opt_(initial, f, b.lower, b.upper, st_) {}
 
-  // Band by band, from where the state is (a resumed run enters mid-band).
-  while (st.band < nbands) {
-    const Survey band_survey = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(st.band)]);
+  FwiResult run() {
+    const int nbands = std::max<int>(1, int(f_.bands.size()));
+    while (st_.band < nbands) {
+      const Survey band_survey = f_.bands.empty() ? s_ : filters::lowpassed(s_, f_.bands[std::size_t(st_.band)]);
+      run_band(band_survey);
+      if (result_.stopped) break;
+      result_.converged = st_.band_over;  // the band could not move any more
+      next_band(st_);
+    }
+    if (graph::distributed()) announce(result_.stopped ? kStopped : kFinished, st_.band, {}, {});
+    result_.model = initial_;
+    result_.model.vp = st_.v;
+    result_.misfit = st_.history;
+    result_.band = st_.history_band;
+    result_.iterations = st_.iteration;
+    return result_;
+  }
+
+ private:
+  /// The band's iterations, from its first evaluation (Φ, g, the preconditioner) unless the
+  /// state has it, until its count, a line search that finds no decrease, or a stop.
+  void run_band(const Survey& band_survey) {
+    const bool lbfgs = f_.optimizer == "lbfgs";
     std::vector<double> trial;  // L-BFGS: the point the line search tries next
     bool have_trial = false;
-    if (!st.started) {  // the band's first evaluation: J, g, the preconditioner
-      if (stopping()) break;
-      const ImagingResult e = evaluate(band_survey, {}, st.v);
-      ++evaluations;
-      opt.start_band(e.values, e.illumination, e.misfit);
+    if (!st_.started) {
+      if (stopping()) return;
+      const ImagingResult e = evaluate(band_survey, {}, st_.v);
+      opt_.start_band(e.values, e.illumination, e.misfit);
       if (lbfgs) {
-        opt.propose(trial);
+        opt_.propose(trial);
         have_trial = true;
       }
       save_state();
     }
-    while (!st.band_over && st.band_iteration < f.iterations) {
+    while (!st_.band_over && st_.band_iteration < f_.iterations) {
       if (lbfgs) {          // trials along the direction until one is accepted (it proposes the next)
         if (!have_trial) {  // a resumed run: the proposal made before the state was saved
-          opt.propose(trial);
+          opt_.propose(trial);
           have_trial = true;
-          if (st.band_over) break;
+          if (st_.band_over) break;
         }
-        if (stopping()) break;
+        if (stopping()) return;
         const ImagingResult e = evaluate(band_survey, {}, trial);
-        ++evaluations;
-        if (!opt.line_search(e.values, e.misfit, trial)) continue;  // a shorter trial, or the band is over
-      } else {                                                      // one Adam/GD step on this iteration's batch
-        if (stopping()) break;
-        const std::vector<int> batch = batch_of(f.seed, st.iteration + 1, s.nshots(), f.batch_shots);
-        const ImagingResult e = evaluate(band_survey, batch, st.v);
-        ++evaluations;
-        opt.batch_step(e.values, e.misfit);
+        if (!opt_.line_search(e.values, e.misfit, trial)) continue;  // a shorter trial, or the band is over
+      } else {                                                       // one Adam/GD step on this iteration's batch
+        if (stopping()) return;
+        const ImagingResult e =
+            evaluate(band_survey, batch_of(f_.seed, st_.iteration + 1, s_.nshots(), f_.batch_shots), st_.v);
+        opt_.batch_step(e.values, e.misfit);
       }
       report();
     }
-    if (result.stopped) break;
-    result.converged = st.band_over;  // the band could not move any more
-    next_band(st);
   }
-  if (graph::distributed()) announce(result.stopped ? kStopped : kFinished, st.band, {}, {});
-  result.model = initial;
-  result.model.vp = st.v;
-  result.misfit = st.history;
-  result.band = st.history_band;
-  result.iterations = st.iteration;
-  return result;
+
+  /// One evaluation: Φ, ∂Φ/∂v and the illumination at `model` on `shots` (empty: all), on
+  /// rank 0 once its task graph has drained. The other ranks are told first (band, shots,
+  /// model), so that they build the same graph.
+  ImagingResult evaluate(const Survey& survey, const std::vector<int>& shots, const std::vector<double>& model) {
+    if (graph::distributed()) announce(kEvaluate, st_.band, shots, model);
+    Model m = initial_;
+    m.vp = model;
+    GradientHooks hooks;
+    hooks.on_shot_done = f_.on_shot_done;
+    hooks.on_plan = f_.on_plan;
+    hooks.shots = shots;
+    hooks.observed = band_observed(s_, f_, st_.band);
+    hooks.inputs_checked = true;  // by invert(), for every model within the bounds
+    ++evaluations_;
+    return misfit_gradient(m, survey, o_, hooks);
+  }
+
+  bool stopping() { return result_.stopped = f_.stop_requested && f_.stop_requested(); }
+
+  void save_state() {
+    if (!f_.state.empty()) fwi_state::save(f_.state, st_, made_);
+    if (f_.on_saved) f_.on_saved();
+  }
+
+  /// An iteration is complete: the state to disk, then the report.
+  void report() {
+    save_state();
+    if (f_.on_iteration) f_.on_iteration(progress(st_, f_, evaluations_, t0_));
+    t0_ = std::chrono::steady_clock::now();
+    evaluations_ = 0;
+  }
+
+  const Model& initial_;
+  const Survey& s_;
+  const NumericalOptions& o_;
+  const FwiOptions& f_;
+  const std::vector<Setting> made_;
+  State st_;
+  Optimizer opt_;
+  FwiResult result_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();  // of the iteration (and the band
+                                                                                 // start before it)
+  int evaluations_ = 0;                                                          // since the last report
+};
+
+}  // namespace
+
+FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+  if (!f.inputs_checked) check_fwi_inputs(initial, s, o, f);
+  std::vector<Setting> made = f.state.empty() ? std::vector<Setting>{} : fwi_state::made_with(initial, s, o, f);
+  if (graph::rank() != 0) return follow(initial, s, o, f);
+  return Inversion(initial, s, o, f, bounds(initial, f), std::move(made)).run();
 }
 
 }  // namespace starwave

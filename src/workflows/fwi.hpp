@@ -6,6 +6,7 @@
 // that a resumed run continues bit for bit.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,15 +22,15 @@ struct FwiProgress {
   int iteration = 0;        // iterations completed (all bands)
   int band = 0;             // 0-based index into FwiOptions::bands (0 when there are none)
   double frequency = 0;     // the band's low-pass corner, Hz (0 = the data as given)
-  double misfit = 0;        // J after it
-  double relative = 0;      // J / J at the start of the band (the initial model for the first)
+  double misfit = 0;        // Φ after it
+  double relative = 0;      // Φ / Φ at the start of the band (the initial model for the first)
   double model_error = -1;  // ‖v − v_true‖ / ‖v_true‖ when a true model is known, else −1
   double seconds = 0;       // this iteration
   int evaluations = 0;      // gradients computed in it (line-search trials)
   const std::vector<double>* model = nullptr;         // the current velocity (valid during the call)
-  const std::vector<double>* gradient = nullptr;      // ∂J/∂v there
+  const std::vector<double>* gradient = nullptr;      // ∂Φ/∂v there
   const std::vector<double>* precond = nullptr;       // the preconditioner (0 on fixed cells)
-  const std::vector<double>* history = nullptr;       // J before the first iteration, then after each
+  const std::vector<double>* history = nullptr;       // Φ before the first iteration, then after each
   const std::vector<double>* history_band = nullptr;  // the band of each history value
 };
 
@@ -57,11 +58,15 @@ struct FwiOptions {
   // the shot is submitted (and band-filtered then), dropped after its misfit, so the data
   // in memory are those of the shots in flight (GradientHooks::observed).
   std::function<std::vector<float>(int shot)> observed;
+  // With `observed`: each shot's checksum as it was checked (StreamedData::checksums), so
+  // that the state's record of the data needs no second reading; empty: read to compute it.
+  std::vector<std::uint64_t> observed_checksums;
+  bool inputs_checked = false;  // the caller ran check_fwi_inputs on these inputs: not again
 };
 
 struct FwiResult {
   Model model;
-  std::vector<double> misfit;  // per band: J at its start, then after each of its iterations
+  std::vector<double> misfit;  // per band: Φ at its start, then after each of its iterations
   std::vector<double> band;    // the band index of each misfit entry
   int iterations = 0;          // completed (all of them unless stopped)
   bool stopped = false;        // stop_requested() ended it early; the state is the last complete one

@@ -26,7 +26,7 @@ struct State {
   int optimizer = 0;                   // 0 L-BFGS, 1 Adam, 2 gradient descent
   int iteration = 0;                   // completed, all bands
   int band = 0, band_iteration = 0;    // the current band and the iterations done in it
-  bool started = false;                // the band's first evaluation (J, g, P) is done
+  bool started = false;                // the band's first evaluation (Φ, g, P) is done
   bool band_over = false;              // its line search found no decrease
 };
 

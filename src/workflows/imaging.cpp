@@ -10,7 +10,6 @@
 #include "src/workflows/imaging.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -25,13 +24,13 @@
 #include "codelets/shots.hpp"
 #include "codelets/window.hpp"
 #include "kernels/imaging.hpp"
+#include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
-#include "src/memory/plan.hpp"
-#include "src/memory/room.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
+#include "src/workflows/shot_run.hpp"
 
 namespace starwave {
 namespace {
@@ -46,130 +45,166 @@ std::vector<int> evaluation_shots(const Survey& s, const GradientHooks& hooks) {
   return shots;
 }
 
-/// `reference` (RTM, mode kRtm): the model whose modeled data are subtracted from the
-/// observed ones; null: the model `m` itself (the forward that keeps the wavefield).
+/// One evaluation's task graph: per shot forward_keep → misfit → adjoint → image, the
+/// contributions summed by the fixed tree. `reference` (RTM, Mode::kRtm): the model whose
+/// modeled data are subtracted from the observed ones; null: the model `m` itself (the forward
+/// that keeps the wavefield).
 template <typename T>
-ImagingResult run(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks,
-                  const Model* reference = nullptr) {
-  const auto t0 = std::chrono::steady_clock::now();
-  ImagingResult result;
-  const TimeStepping ts = choose_time_step(m, s, o);
-  const double f0 = dominant_frequency(s.wavelet(0), s.dt);
-  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), f0);
-  Medium<T> ref_med;
-  if (reference) {
-    ref_med = build_medium<T>(*reference, o, ts, int(s.nt), f0);
-    if (ref_med.buffer.size() != med.buffer.size() || ref_med.layout.grid_size() != med.layout.grid_size())
-      throw RuntimeError("imaging: the reference model's grid differs from the migration model's");
-  }
-  ShotProblem<T> layout = med.layout;
-  layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
-  layout.nrec = s.nrec();
-  const std::size_t region = m.cells(), traces = std::size_t(s.nrec()) * s.nt;
-  if (std::size_t(layout.model_cells()) != region)
-    throw RuntimeError("imaging: the padded grid's model region does not match the model");
-  const std::vector<int> shots = evaluation_shots(s, hooks);
-  const int count = int(shots.size());
+class Evaluation {
+ public:
   using Tree = graph::ReductionTree<graph::Data>;
 
-  // Shots in flight: one per CPU worker, two per CUDA worker (its shots take milliseconds:
-  // the next one waits ready while the submitting thread reads a shot's data), two at
-  // least; fewer if memory is short; a run that cannot hold one is refused before any
-  // work or handle (docs/design.md §3, §9). A shot's tasks run one after another, so a second shot
-  // per CPU worker only holds memory: with 2 × workers the demo's
-  // gradient took 7 % longer and peaked at 335 MB instead of 196.
-  const int workers = graph::workers();
-  MemoryNeed need;
-  const std::uint64_t t = sizeof(T);
-  need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
-  need.per_shot = need.store + t * (std::uint64_t(ts.nsteps) + (reference ? 3 : 2) * traces + 4 * region) +
-                  sizeof(float) * traces + points_bytes<T>(layout, most_point_nodes(m, s)) + sizeof(double);
-  need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
-  need.shared =
-      t * (med.buffer.size() + ref_med.buffer.size() + region + 2 * region * std::uint64_t(Tree::most_held(count)));
-  const int window_size =
-      shots_in_flight(need, workers, std::max(2, workers + graph::cuda_workers()), memory::memory_room(), "this run",
-                      o.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
-                                     : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
-  if (hooks.on_plan && graph::rank() == 0) {
-    ShotProblem<T> full = layout;
-    full.storage = ShotProblem<T>::kStoreFull;
-    hooks.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), std::min(window_size, count));
+  Evaluation(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode, const GradientHooks& hooks,
+             const Model* reference)
+      : m_(m),
+        s_(s),
+        o_(o),
+        mode_(mode),
+        hooks_(hooks),
+        reference_(reference),
+        run_(set_up_shots<T>(m, s, o)),
+        shots_(evaluation_shots(s, hooks)),
+        region_(m.cells()),
+        traces_(std::size_t(s.nrec()) * s.nt) {
+    if (reference_) {
+      ref_medium_ = build_medium<T>(*reference_, o, run_.time, int(s.nt), run_.f0);
+      if (ref_medium_.buffer.size() != run_.medium.buffer.size() ||
+          ref_medium_.layout.grid_size() != run_.medium.layout.grid_size())
+        throw RuntimeError("imaging: the reference model's grid differs from the migration model's");
+    }
+    run_.layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
+    if (std::size_t(run_.layout.model_cells()) != region_)
+      throw RuntimeError("imaging: the padded grid's model region does not match the model");
   }
 
-  // Read-only inputs every rank builds itself; work arrays local to each worker.
-  std::vector<T> velocity(m.vp.begin(), m.vp.end());
-  graph::Data medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
-  graph::Data ref_medium;
-  if (reference) ref_medium = graph::per_rank_vector(ref_med.buffer.data(), ref_med.buffer.size(), sizeof(T));
-  graph::Data vel = graph::per_rank_vector(velocity.data(), region, sizeof(T));
-  graph::Data fwork = graph::scratch_vector(layout.work_size(), sizeof(T));
-  graph::Data awork = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
-  graph::Data misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
-  std::vector<double> misfits(std::size_t(count), 0.0);  // by place in the evaluation; this rank's shots
-  std::vector<graph::Data> misfit_data;                  // each shot's, home in misfits[i]
+  ImagingResult run() {
+    const int window_size = plan_window();
+    // Read-only inputs every rank builds itself; work arrays local to each worker.
+    std::vector<T> velocity(m_.vp.begin(), m_.vp.end());
+    const ShotProblem<T>& layout = run_.layout;
+    Shared d;
+    d.medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
+    if (reference_)
+      d.ref_medium = graph::per_rank_vector(ref_medium_.buffer.data(), ref_medium_.buffer.size(), sizeof(T));
+    d.velocity = graph::per_rank_vector(velocity.data(), region_, sizeof(T));
+    d.forward_work = graph::scratch_vector(layout.work_size(), sizeof(T));
+    d.adjoint_work = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
+    d.misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
+    misfits_.assign(shots_.size(), 0.0);
 
-  int local = 0;
-  for (int shot : shots) local += graph::mine(shot) ? 1 : 0;
-  graph::Window window(window_size, local, hooks.on_shot_done);
-  Tree tree([](graph::Data& sum, graph::Data&& part) { insert_reduce(sum, part); });  // sum += part
+    int local = 0;
+    for (int shot : shots_) local += graph::mine(shot) ? 1 : 0;
+    graph::Window window(window_size, local, hooks_.on_shot_done);
+    Tree tree([](graph::Data& sum, graph::Data&& part) { insert_reduce(sum, part); });  // sum += part
+    for (std::size_t i = 0; i < shots_.size(); ++i) submit_shot(i, d, window, tree);
+    ImagingResult result = collect(tree.finish(), window);
+    for (graph::Data* h : {&d.medium, &d.ref_medium, &d.velocity, &d.forward_work, &d.adjoint_work, &d.misfit_scratch})
+      if (*h) h->close();
+    if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
+    result.time = run_.time;
+    result.seconds = run_.seconds();
+    result.cell_updates = run_.cell_updates(int(shots_.size()), 2);
+    return result;
+  }
 
-  for (int i = 0; i < count; ++i) {
-    const int shot = shots[std::size_t(i)], owner = graph::owner(shot);
-    ShotProblem<T> p = layout;
-    ShotInputs<T> inputs;
+ private:
+  /// What every shot's tasks share.
+  struct Shared {
+    graph::Data medium, ref_medium, velocity, forward_work, adjoint_work, misfit_scratch;
+  };
+
+  /// Shots in flight: one per CPU worker, two per CUDA worker (its shots take milliseconds:
+  /// the next one waits ready while the submitting thread reads a shot's data), two at
+  /// least; fewer if memory is short (docs/design.md §3, §9). A shot's tasks run one after
+  /// another, so a second shot per CPU worker only holds memory: with 2 × workers the demo's
+  /// gradient took 7 % longer and peaked at 335 MB instead of 196.
+  int plan_window() const {
+    const ShotProblem<T>& layout = run_.layout;
+    const std::uint64_t t = sizeof(T), count = shots_.size();
+    MemoryNeed need;
+    need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
+    need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
+                    sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
+    need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
+    need.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
+                       2 * region_ * std::uint64_t(Tree::most_held(int(count))));
+    const int window_size =
+        shots_in_window(need, std::max(2, graph::workers() + graph::cuda_workers()),
+                        o_.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
+                                        : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+    if (hooks_.on_plan && graph::rank() == 0) {
+      ShotProblem<T> full = layout;
+      full.storage = ShotProblem<T>::kStoreFull;
+      hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), std::min(window_size, int(count)));
+    }
+    return window_size;
+  }
+
+  /// Shot i of the evaluation: its observed traces (read now when streamed, copied into its
+  /// handle, then dropped), and its tasks, r = F(m) − d, g_s = Fᵀ-correlation of r, into the tree.
+  void submit_shot(std::size_t i, Shared& d, graph::Window& window, Tree& tree) {
+    const int shot = shots_[i], owner = graph::owner(shot);
+    const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
+    const ShotProblem<T>& p = x.problem;
     std::vector<float> weights, streamed;
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) {
       window.admit();
-      inputs = shot_inputs(med, m, s, ts, shot);
-      weights = s.trace_weights(shot);
-      const float* observed = s.observed(shot);
-      if (!observed && hooks.observed) {  // streamed: read now, copied into the handle below, then dropped
-        streamed = hooks.observed(shot);
-        if (streamed.size() != traces)
+      weights = s_.trace_weights(shot);
+      const float* observed = s_.observed(shot);
+      if (!observed && hooks_.observed) {
+        streamed = hooks_.observed(shot);
+        if (streamed.size() != traces_)
           throw RuntimeError("imaging: shot " + std::to_string(shot) + "'s observed traces have " +
-                             std::to_string(streamed.size()) + " samples, not " + std::to_string(traces));
+                             std::to_string(streamed.size()) + " samples, not " + std::to_string(traces_));
         observed = streamed.data();
       }
-      reads = {inputs.nodes.data(), inputs.signals.data(), observed, weights.data()};
+      reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed, weights.data()};
     }
-    point_counts(med, m, s, shot, inputs).apply(p);  // the handles' sizes, on every rank
-    graph::ImagingShot d = graph::imaging_shot<T>(owner, p, reads, &misfits[std::size_t(i)], reference != nullptr);
-    insert_forward<T>({medium, d.nodes, d.signals, d.traces, fwork, d.store, d.final_state}, p, o.order);
-    if (reference) insert_forward<T>({ref_medium, d.nodes, d.signals, d.reference, fwork}, p, o.order);
-    insert_misfit({reference ? d.reference : d.traces, d.observed, d.residual, d.misfit, misfit_scratch, d.weights},
-                  mode);
-    insert_adjoint<T>(
-        {medium, d.nodes, d.signals, d.residual, d.store, d.final_state, d.correlation, d.illumination, awork}, p,
-        o.order);
-    insert_image({d.correlation, d.illumination, vel, d.contribution}, mode, &graph::Window::done, &window);
-    tree.add(std::move(d.contribution));  // each sum runs where its left part lives
-    misfit_data.push_back(std::move(d.misfit));
+    graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
+    insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state}, p, o_.order);
+    if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
+    insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
+                  mode_);
+    insert_adjoint<T>({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination,
+                       d.adjoint_work},
+                      p, o_.order);
+    insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
+    tree.add(std::move(h.contribution));  // each sum runs where its left part lives
+    misfit_data_.push_back(std::move(h.misfit));
   }
-  graph::Data root = tree.finish();
 
-  // The result lives on rank 0.
-  graph::send_to(root, 0);
-  if (graph::rank() == 0) {
-    const graph::Reading sum(root);
-    result.values.assign(sum.values<T>(), sum.values<T>() + region);
-    result.illumination.assign(sum.values<T>() + region, sum.values<T>() + 2 * region);
+  /// The sum on rank 0; each shot's misfit brought home and summed in shot order (the same
+  /// bits every run).
+  ImagingResult collect(graph::Data root, graph::Window& window) {
+    ImagingResult result;
+    graph::send_to(root, 0);
+    if (graph::rank() == 0) {
+      const graph::Reading sum(root);
+      result.values.assign(sum.values<T>(), sum.values<T>() + region_);
+      result.illumination.assign(sum.values<T>() + region_, sum.values<T>() + 2 * region_);
+    }
+    root.close();
+    for (graph::Data& h : misfit_data_) h.close();         // waits, brings the value home
+    window.drain();                                        // every local callback has run
+    if (graph::distributed()) mpi::sum_to_root(misfits_);  // one rank holds each: the sum is that value exactly
+    for (double j : misfits_) result.misfit += j;
+    return result;
   }
-  root.close();
-  for (graph::Data& d : misfit_data) d.close();         // waits, brings the value home
-  window.drain();                                       // every local callback has run
-  if (graph::distributed()) mpi::sum_to_root(misfits);  // one rank holds each: the sum is that value exactly
-  for (double j : misfits) result.misfit += j;          // in shot order: the same bits every run
-  for (graph::Data* d : {&medium, &ref_medium, &vel, &fwork, &awork, &misfit_scratch})
-    if (*d) d->close();
-  if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
 
-  result.time = ts;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  result.cell_updates = 2.0 * layout.nz * layout.ny * layout.nx * ts.nsteps * count;
-  return result;
-}
+  const Model& m_;
+  const Survey& s_;
+  const NumericalOptions& o_;
+  const imaging::Mode mode_;
+  const GradientHooks& hooks_;
+  const Model* reference_;
+  ShotRun<T> run_;
+  Medium<T> ref_medium_;
+  const std::vector<int> shots_;
+  const std::size_t region_, traces_;
+  std::vector<double> misfits_;           // by place in the evaluation; this rank's shots
+  std::vector<graph::Data> misfit_data_;  // each shot's, home in misfits_[i]
+};
 
 /// The image's mute at `depth` (m): 0 down to `acquisition`, a sin² taper to 1 at `mute`.
 double mute_weight(double depth, double acquisition, double mute) {
@@ -178,11 +213,11 @@ double mute_weight(double depth, double acquisition, double mute) {
   return std::pow(std::sin(M_PI / 2 * (depth - acquisition) / (mute - acquisition)), 2);
 }
 
-ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, int mode, const GradientHooks& hooks,
-                      const Model* reference = nullptr) {
-  check_imaging_inputs(m, s, o, bool(hooks.observed));
-  return o.double_precision ? run<double>(m, s, o, mode, hooks, reference)
-                            : run<float>(m, s, o, mode, hooks, reference);
+ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode,
+                      const GradientHooks& hooks, const Model* reference = nullptr) {
+  if (!hooks.inputs_checked) check_imaging_inputs(m, s, o, bool(hooks.observed));
+  return with_precision(o.precision,
+                        [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference).run(); });
 }
 
 }  // namespace
@@ -215,20 +250,29 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
   return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
 }
 
-std::function<std::vector<float>(int shot)> stream_observed_data(const std::string& path, const Survey& s) {
+StreamedData stream_observed_data(const std::string& path, const Survey& s, int keep) {
   const std::size_t traces = std::size_t(s.nrec()) * std::size_t(s.nt);
-  for (int shot = 0; shot < s.nshots(); ++shot)
-    if (graph::mine(shot) && io::read_slice(path, "/data", shot).values.size() != traces)  // refuses NaN/Inf
-      throw InputError(path + ": /data shot " + std::to_string(shot) + " is not nrec × nt");
+  StreamedData out;
+  out.checksums.assign(std::size_t(s.nshots()), 0);
+  for (int shot = 0; shot < s.nshots(); ++shot) {
+    if (!graph::mine(shot) && shot != keep) continue;
+    std::vector<float> d = io::read_slice(path, "/data", shot).values;  // refuses NaN/Inf
+    if (d.size() != traces) throw InputError(path + ": /data shot " + std::to_string(shot) + " is not nrec × nt");
+    Checksum c;
+    c.add_bytes(d.data(), traces * sizeof(float));
+    if (graph::mine(shot)) out.checksums[std::size_t(shot)] = c.value();
+    if (shot == keep) out.kept = std::move(d);
+  }
   // Each shot was checked above: a read that fails during the run (memory taken meanwhile,
   // the file replaced) is a failure of the run, not bad input.
-  return [path](int shot) {
+  out.read = [path](int shot) {
     try {
       return io::read_slice(path, "/data", shot).values;
     } catch (const InputError& e) {
       throw RuntimeError(e.what());
     }
   };
+  return out;
 }
 
 void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o, bool streamed) {
@@ -241,7 +285,7 @@ void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOption
 }
 
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
-  return run_any(m, s, o, imaging::kGradient, hooks);
+  return run_any(m, s, o, imaging::Mode::kGradient, hooks);
 }
 
 double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& rtm) {
@@ -280,14 +324,14 @@ ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions&
                         const RtmOptions& rtm) {
   switch (rtm.direct) {
     case DirectWave::kModel:
-      return run_any(m, s, o, imaging::kRtm, hooks);
+      return run_any(m, s, o, imaging::Mode::kRtm, hooks);
     case DirectWave::kNone:
-      return run_any(m, s, o, imaging::kRtmObserved, hooks);
+      return run_any(m, s, o, imaging::Mode::kRtmObserved, hooks);
     case DirectWave::kSmooth:
       break;
   }
   const Model reference = direct_wave_model(m, s, rtm);
-  return run_any(m, s, o, imaging::kRtm, hooks, &reference);
+  return run_any(m, s, o, imaging::Mode::kRtm, hooks, &reference);
 }
 
 void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm) {

@@ -1,8 +1,10 @@
-// src/workflows/imaging.hpp — the gradient of the misfit and the RTM image (`starwave
-// gradient`, `starwave rtm`): per shot forward_keep → misfit → adjoint → image tasks, and
-// a fixed binary tree of reduce tasks over shot index (docs/design.md §3).
+// src/workflows/imaging.hpp — the gradient ∇Φ = Jᵀ (F(v) − d) of the misfit and the RTM image
+// Jᵀ (d − F(v_background)) (`starwave gradient`, `starwave rtm`; docs/design.md §2 names the
+// operators): per shot forward_keep (F) → misfit → adjoint (Fᵀ) → image tasks, and a fixed
+// binary tree of reduce tasks over shot index (docs/design.md §3).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -16,8 +18,8 @@
 namespace starwave {
 
 struct ImagingResult {
-  double misfit = 0;                 // J = ½ Σ_s Σ_r Σ_n (d_syn − d_obs)² (gradient only)
-  std::vector<double> values;        // (nz, nx): ∂J/∂v, or the raw RTM stack
+  double misfit = 0;                 // Φ = ½ Σ_s Σ_r Σ_n (d_syn − d_obs)² (gradient only)
+  std::vector<double> values;        // (nz, nx): ∂Φ/∂v, or the raw RTM stack
   std::vector<double> illumination;  // (nz, nx): Σ_s Σ_n u_s² over internal steps
   TimeStepping time;
   double seconds = 0;
@@ -42,9 +44,12 @@ struct GradientHooks {
   /// the traces are copied into the shot's handle and dropped after its last task, so the
   /// observed data in memory are those of the shots in flight (streamed from the file).
   std::function<std::vector<float>(int shot)> observed;
+  /// The caller checked these inputs (check_imaging_inputs, or check_fwi_inputs for every
+  /// model within an inversion's bounds): an inversion's evaluations are not checked again.
+  bool inputs_checked = false;
 };
 
-/// J and its exact gradient with respect to the model's velocity (the padding held fixed)
+/// Φ and its exact gradient with respect to the model's velocity (the padding held fixed)
 /// for the survey's observed data. Needs a running Runtime. Under several MPI ranks every
 /// rank calls it (each holding its own shots' data); the result (values, illumination,
 /// misfit) is complete on rank 0 only.
@@ -113,9 +118,17 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
 /// are submitted, GradientHooks::observed; the caller has checked the file).
 void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o, bool streamed = false);
 
-/// The observed traces of `path`'s shots streamed (GradientHooks::observed) rather than
-/// held: checks every shot this rank owns once, shot by shot (a NaN or Inf is refused
-/// before any work, naming the file and shot), keeping none; returns the reader.
-std::function<std::vector<float>(int shot)> stream_observed_data(const std::string& path, const Survey& s);
+/// The observed traces of a data file, streamed (GradientHooks::observed) rather than held.
+struct StreamedData {
+  std::function<std::vector<float>(int shot)> read;  // one shot's nrec × nt traces, read again
+  std::vector<std::uint64_t> checksums;              // by shot: of its traces (0: another rank's shot)
+  std::vector<float> kept;                           // the traces of the shot asked to be kept
+};
+
+/// Reads every shot of `path` this rank owns once, shot by shot, before any work: a NaN or
+/// Inf is refused (InputError naming the file and shot); of each shot only its checksum is
+/// kept (what a restart state records of the data), and the traces of shot `keep` (−1:
+/// none; a shot of another rank is read for itself).
+StreamedData stream_observed_data(const std::string& path, const Survey& s, int keep = -1);
 
 }  // namespace starwave

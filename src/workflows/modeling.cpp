@@ -5,7 +5,6 @@
 #include "src/workflows/modeling.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 
 #include "codelets/distribution.hpp"
@@ -13,8 +12,7 @@
 #include "codelets/forward.hpp"
 #include "codelets/shots.hpp"
 #include "src/base/error.hpp"
-#include "src/memory/plan.hpp"
-#include "src/memory/room.hpp"
+#include "src/workflows/shot_run.hpp"
 
 namespace starwave {
 namespace {
@@ -22,27 +20,22 @@ namespace {
 template <typename T>
 void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, ModelingReport* report,
          const std::function<void(int, int)>& on_shot_done) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const TimeStepping ts = choose_time_step(m, s, o);
-  const Medium<T> med = build_medium<T>(m, o, ts, int(s.nt), dominant_frequency(s.wavelet(0), s.dt));
-  ShotProblem<T> layout = med.layout;
-  layout.nrec = s.nrec();
+  const ShotRun<T> run = set_up_shots<T>(m, s, o);
+  const ShotProblem<T>& layout = run.layout;
   const int nshots = s.nshots();
   const std::size_t per_shot = std::size_t(layout.nrec) * std::size_t(s.nt);
   std::vector<float> shot_traces(per_shot);
 
-  // Shots in flight: 2 × workers per rank, fewer if memory is short; a run that cannot
-  // hold one shot is refused before any work or handle.
-  const int workers = graph::workers();
+  // Shots in flight: 2 × workers per rank, fewer if memory is short.
   MemoryNeed need;
-  need.per_shot = sizeof(T) * (per_shot + std::uint64_t(ts.nsteps)) + points_bytes<T>(layout, most_point_nodes(m, s));
+  need.per_shot =
+      sizeof(T) * (per_shot + std::uint64_t(run.time.nsteps)) + points_bytes<T>(layout, most_point_nodes(m, s));
   need.per_worker = sizeof(T) * layout.work_size();
-  need.shared = sizeof(T) * med.buffer.size() + sizeof(float) * per_shot;
-  const int window =
-      shots_in_flight(need, workers, std::max(2, 2 * workers * graph::size()), memory::memory_room(), "this run",
-                      "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+  need.shared = sizeof(T) * run.medium.buffer.size() + sizeof(float) * per_shot;
+  const int window = shots_in_window(need, std::max(2, 2 * graph::workers() * graph::size()),
+                                     "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
 
-  graph::Data medium = graph::per_rank_vector(med.buffer.data(), med.buffer.size(), sizeof(T));
+  graph::Data medium = graph::per_rank_vector(run.medium.buffer.data(), run.medium.buffer.size(), sizeof(T));
   graph::Data work = graph::scratch_vector(layout.work_size(), sizeof(T));
 
   // Shots in flight, in shot order (the window above). Rank 0 receives every shot's
@@ -70,19 +63,13 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     }
   };
 
-  for (int shot = 0; shot < nshots; ++shot) {
+  for (int shot = 0; shot < nshots; ++shot) {  // d ← F(m), shot by shot
     const int owner = graph::owner(shot);
-    ShotProblem<T> p = layout;
-    ShotInputs<T> inputs;  // copied into the shot's handles
+    const typename ShotRun<T>::Shot x = run.shot(m, s, shot);
     graph::ShotReads<T> reads;
-    if (owner == graph::rank()) {
-      inputs = shot_inputs(med, m, s, ts, shot);
-      reads.nodes = inputs.nodes.data();
-      reads.signals = inputs.signals.data();
-    }
-    point_counts(med, m, s, shot, inputs).apply(p);  // the handles' sizes, on every rank
-    graph::ForwardShot d = graph::forward_shot<T>(owner, p, reads);
-    insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, p, o.order);
+    if (owner == graph::rank()) reads = {x.inputs.nodes.data(), x.inputs.signals.data()};
+    graph::ForwardShot d = graph::forward_shot<T>(owner, x.problem, reads);
+    insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, x.problem, o.order);
     graph::send_to(d.traces, 0);
     in_flight.push_back({shot, std::move(d.traces)});
     if (int(in_flight.size()) >= window) finish_oldest();
@@ -93,9 +80,9 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
 
   if (report) {
-    report->time = ts;
-    report->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    report->cell_updates = double(layout.nz) * layout.ny * layout.nx * ts.nsteps * nshots;
+    report->time = run.time;
+    report->seconds = run.seconds();
+    report->cell_updates = run.cell_updates(nshots, 1);
   }
 }
 
@@ -116,10 +103,7 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
 void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink,
                      ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
   check_modeling_inputs(m, s, o);
-  if (o.double_precision)
-    run<double>(m, s, o, sink, report, on_shot_done);
-  else
-    run<float>(m, s, o, sink, report, on_shot_done);
+  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, sink, report, on_shot_done); });
 }
 
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,

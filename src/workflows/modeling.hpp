@@ -1,4 +1,5 @@
-// src/workflows/modeling.hpp — forward modeling of every shot of a survey (`starwave model`).
+// src/workflows/modeling.hpp — forward modeling d = F(v) of every shot of a survey (`starwave
+// model`; the operators are named in docs/design.md §2).
 #pragma once
 
 #include <functional>

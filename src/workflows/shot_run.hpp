@@ -1,0 +1,65 @@
+// src/workflows/shot_run.hpp — what modeling and imaging set up alike before their first task
+// (internal to src/workflows/): the time step, the padded medium in the run's precision, the
+// shots' layout, the shots in flight within the memory room, each shot's sources and receivers
+// on its rank, and the run's timing.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "codelets/distribution.hpp"
+#include "src/memory/plan.hpp"
+#include "src/memory/room.hpp"
+#include "src/model/model.hpp"
+#include "src/model/survey.hpp"
+#include "src/numerics/propagator.hpp"
+
+namespace starwave {
+
+template <typename T>
+struct ShotRun {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  TimeStepping time;
+  double f0 = 0;          // the dominant frequency of the first wavelet: the CPML's
+  Medium<T> medium;       // the padded grid and its coefficients, shared by every shot
+  ShotProblem<T> layout;  // one shot's problem, its buffers unattached (nrec: the survey's)
+
+  /// One shot's problem with its point counts, and on the shot's own rank its inputs (the
+  /// source samples and point nodes, copied into its handles); `reads` points into `inputs`.
+  struct Shot {
+    ShotProblem<T> problem;
+    ShotInputs<T> inputs;
+  };
+  Shot shot(const Model& m, const Survey& s, int k) const {
+    Shot out{layout, {}};
+    if (graph::owner(k) == graph::rank()) out.inputs = shot_inputs(medium, m, s, time, k);
+    point_counts(medium, m, s, k, out.inputs).apply(out.problem);  // the handles' sizes, on every rank
+    return out;
+  }
+
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  /// Padded cells × internal steps × shots × propagations per shot.
+  double cell_updates(int shots, int propagations) const {
+    return double(propagations) * layout.nz * layout.ny * layout.nx * time.nsteps * shots;
+  }
+};
+
+/// The set-up of a run of `s`'s shots over `m` (the time step chosen for `m`).
+template <typename T>
+ShotRun<T> set_up_shots(const Model& m, const Survey& s, const NumericalOptions& o) {
+  ShotRun<T> r;
+  r.time = choose_time_step(m, s, o);
+  r.f0 = dominant_frequency(s.wavelet(0), s.dt);
+  r.medium = build_medium<T>(m, o, r.time, int(s.nt), r.f0);
+  r.layout = r.medium.layout;
+  r.layout.nrec = s.nrec();
+  return r;
+}
+
+/// Shots in flight on this rank: `wanted`, fewer when the memory room is short; a run that
+/// cannot hold one shot is refused before any work or handle, `hint` saying what helps.
+inline int shots_in_window(const MemoryNeed& need, int wanted, const std::string& hint) {
+  return shots_in_flight(need, graph::workers(), wanted, memory::memory_room(), "this run", hint);
+}
+
+}  // namespace starwave
