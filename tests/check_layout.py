@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The code's layout holds (docs/design.md §1): each folder includes only the folders below
-it, the core library (src/base … src/plot) holds no StarPU or MPI, and no source file
-passes 600 lines. Usage: check_layout.py REPO_ROOT"""
+it, the core library (src/base … src/plot) holds no StarPU or MPI, no source file passes 600
+lines, and no function of the drivers or the workflows passes 80 (they read as the algorithm:
+named steps). Usage: check_layout.py REPO_ROOT"""
 import pathlib
 import re
 import sys
@@ -26,6 +27,31 @@ ALLOWED = {
     "drivers": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "kernels"},
 }
 MAX_LINES = 600
+MAX_FUNCTION_LINES = 80
+STEPS = ("drivers", "src/workflows")  # where a function must read as named steps
+
+
+def long_functions(text):
+    """(first line, lines, header) of each outermost function body longer than the limit: a
+    brace that closes a line ending in `)` (const, noexcept, a trailing return type allowed) and
+    not a control statement or a lambda; comments, strings and characters are blanked first."""
+    found, stack = [], []
+    for i, line in enumerate(text.split("\n")):
+        code = re.sub(r"//.*", "", line)
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', code)
+        code = re.sub(r"'(\\.|[^'\\])'", "''", code)
+        for ch in code:
+            if ch == "{":
+                is_function = (re.search(r"\)\s*(const)?\s*(noexcept)?\s*(->\s*[\w:<>]+)?\s*\{\s*$", code)
+                               and not re.search(r"\b(if|for|while|switch|catch)\b", code)
+                               and not re.search(r"\]\s*\(", code))
+                stack.append((i, bool(is_function), line.strip()))
+            elif ch == "}" and stack:
+                start, is_function, header = stack.pop()
+                inside_function = any(f for _, f, _ in stack)
+                if is_function and not inside_function and i - start + 1 > MAX_FUNCTION_LINES:
+                    found.append((start + 1, i - start + 1, header))
+    return found
 
 
 def folder(path):
@@ -44,6 +70,10 @@ for top in ["kernels", "codelets", "src", "drivers"]:
         lines = text.count("\n")
         if lines > MAX_LINES:
             problems.append(f"{rel}: {lines} lines, more than {MAX_LINES}: split it by subject")
+        if here in STEPS:
+            for first, length, header in long_functions(text):
+                problems.append(f"{rel}:{first}: a function of {length} lines, more than {MAX_FUNCTION_LINES}: "
+                                f"name its steps ({header[:60]})")
         for m in re.finditer(r'^#include "([^"]+)"', text, re.M):
             target = m.group(1)
             if "/" not in target:
