@@ -58,8 +58,9 @@ struct FwiOptions {
   // the shot is submitted (and band-filtered then), dropped after its misfit, so the data
   // in memory are those of the shots in flight (GradientHooks::observed).
   std::function<std::vector<float>(int shot)> observed;
-  // With `observed`: each shot's checksum as it was checked (StreamedData::checksums), so
-  // that the state's record of the data needs no second reading; empty: read to compute it.
+  // With `observed`: each shot's checksum as it was checked (StreamedData::checksums of the
+  // same file, one per shot), so that the state's record of the data needs no second
+  // reading; empty: read to compute it.
   std::vector<std::uint64_t> observed_checksums;
   bool inputs_checked = false;  // the caller ran check_fwi_inputs on these inputs: not again
 };

@@ -36,6 +36,9 @@ std::string shape_text(const std::vector<double>& v) {
 std::string traces_checksum(const Survey& s, const FwiOptions& f) {
   const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
   std::vector<double> halves(2 * std::size_t(s.nshots()), 0.0);  // 32-bit halves: exact in a double sum
+  if (!f.observed_checksums.empty() && f.observed_checksums.size() != std::size_t(s.nshots()))
+    throw RuntimeError("fwi: " + std::to_string(f.observed_checksums.size()) + " observed-data checksums for " +
+                       std::to_string(s.nshots()) + " shots (StreamedData::checksums of another file?)");
   for (int k = 0; k < s.nshots(); ++k) {
     std::vector<float> streamed;
     const float* d = s.observed(k);

@@ -144,12 +144,12 @@ class Evaluation {
   /// handle, then dropped), and its tasks, r = F(m) − d, g_s = Fᵀ-correlation of r, into the tree.
   void submit_shot(std::size_t i, Shared& d, graph::Window& window, Tree& tree) {
     const int shot = shots_[i], owner = graph::owner(shot);
+    if (owner == graph::rank()) window.admit();  // a place in the window before the shot's inputs
     const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
     const ShotProblem<T>& p = x.problem;
     std::vector<float> weights, streamed;
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) {
-      window.admit();
       weights = s_.trace_weights(shot);
       const float* observed = s_.observed(shot);
       if (!observed && hooks_.observed) {
@@ -202,8 +202,11 @@ class Evaluation {
   Medium<T> ref_medium_;
   const std::vector<int> shots_;
   const std::size_t region_, traces_;
-  std::vector<double> misfits_;           // by place in the evaluation; this rank's shots
-  std::vector<graph::Data> misfit_data_;  // each shot's, home in misfits_[i]
+  // Each shot's misfit, home in misfits_[i] (by place in the evaluation; this rank's shots).
+  // On an exception they go after run()'s handles and window: ~Window has waited for every
+  // task, and misfits_ outlives the handles that write into it.
+  std::vector<double> misfits_;
+  std::vector<graph::Data> misfit_data_;
 };
 
 /// The image's mute at `depth` (m): 0 down to `acquisition`, a sin² taper to 1 at `mute`.
