@@ -25,7 +25,7 @@ struct ShotRun {
   ShotProblem<T> layout;  // one shot's problem, its buffers unattached (nrec: the survey's)
 
   /// One shot's problem with its point counts, and on the shot's own rank its inputs (the
-  /// source samples and point nodes, copied into its handles); `reads` points into `inputs`.
+  /// source samples and point nodes, copied into its handles).
   struct Shot {
     ShotProblem<T> problem;
     ShotInputs<T> inputs;
