@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include "codelets/rest.hpp"
+
 namespace starwave::graph {
 namespace {
 
@@ -57,15 +59,18 @@ Data& Data::operator=(Data&& o) noexcept {
 
 void Data::release() noexcept {
   if (!handle_) return;
-  if (callers_memory_)
+  if (callers_memory_) {
+    wake();  // it waits for the handle's tasks
     starpu_data_unregister(handle_);
-  else
+  } else {
     starpu_data_unregister_submit(handle_);
+  }
   handle_ = nullptr;
 }
 
 void Data::close() {
   if (!handle_) return;
+  wake();
   starpu_data_unregister(handle_);
   handle_ = nullptr;
 }
@@ -86,6 +91,7 @@ namespace {
 
 /// Fills a handle StarPU allocates with `n` elements from `host`, in main memory.
 void fill_from(starpu_data_handle_t h, const void* host, std::size_t n, std::size_t elem) {
+  wake();
   if (starpu_data_acquire_on_node(h, STARPU_MAIN_RAM, STARPU_W) != 0)
     throw Refused("StarPU: cannot allocate an input buffer of " + std::to_string(n * elem) + " bytes");
   std::memcpy(starpu_data_get_local_ptr(h), host, n * elem);
@@ -122,11 +128,13 @@ Data scratch_vector(std::size_t n, std::size_t elem) {
 
 void send_to([[maybe_unused]] const Data& d, [[maybe_unused]] int node) {
 #ifdef STARWAVE_USE_MPI
+  if (size() > 1) wake();
   if (size() > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, d, node, nullptr, nullptr);
 #endif
 }
 
 Reading::Reading(const Data& d) : handle_(d), values_(nullptr) {
+  wake();
   if (!handle_ || starpu_data_acquire(handle_, STARPU_R) != 0) throw Refused("StarPU: cannot read a result");
   values_ = starpu_data_get_local_ptr(handle_);
 }

@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "codelets/distribution.hpp"
+#include "codelets/rest.hpp"
 
 namespace starwave {
 
 template <typename... Args>
 void submit_task(struct starpu_codelet* cl, const char* name, Args... args) {
+  graph::wake();
   int ret;
 #ifdef STARWAVE_USE_MPI
   if (graph::distributed())

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "codelets/rest.hpp"
+
 namespace starwave::graph {
 
 Window::Window(int size, int total, std::function<void(int, int)> progress)
@@ -15,10 +17,14 @@ Window::Window(int size, int total, std::function<void(int, int)> progress)
 }
 
 Window::~Window() {
-  if (std::uncaught_exceptions() > unwinding_) starpu_task_wait_for_all();  // callbacks included
+  if (std::uncaught_exceptions() > unwinding_) {
+    wake();
+    starpu_task_wait_for_all();
+  }  // callbacks included
 }
 
 void Window::admit() {
+  wake();  // the shots in flight finish only on running workers
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] { return admitted_ - done_ < size_; });
   ++admitted_;
@@ -37,6 +43,7 @@ void Window::done(void* window) {
 }
 
 void Window::drain() {
+  wake();
   std::unique_lock<std::mutex> lock(mutex_);
   cv_.wait(lock, [&] { return done_ == admitted_; });
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -84,6 +85,38 @@ TEST(Runtime, TaskResultEqualsDirectKernelRunInDouble) {
     for (int i = 0; i < nrec * nt; ++i)
       ASSERT_EQ(d[std::size_t(shot) * nrec * nt + std::size_t(i)], float(direct[std::size_t(i)])) << "shot " << shot;
   }
+}
+
+/// CPU seconds this process has used, every thread.
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+/// CPU seconds the process uses while its main thread sleeps `seconds`.
+double cpu_while_sleeping(double seconds) {
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return process_cpu_seconds() - before;
+}
+
+TEST(Runtime, IdleWorkersRestBeforeAndBetweenGraphsAndWakeForTheNext) {
+  // StarPU's drivers poll while they wait for tasks: two awake workers would use ~2 CPU
+  // seconds a second. Resting, they use none, before the first graph and after each.
+  const Case c = small_case(false);
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  const double sleep = 0.5;
+  EXPECT_LT(cpu_while_sleeping(sleep), 0.2 * sleep) << "as StarPU has started";
+  const std::vector<float> first = model_shots(c.model, c.survey, c.options, nullptr);
+  EXPECT_LT(cpu_while_sleeping(sleep), 0.2 * sleep) << "after a graph";
+  const std::vector<float> second = model_shots(c.model, c.survey, c.options, nullptr);  // woken again
+  ASSERT_EQ(second.size(), first.size());
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
+  EXPECT_LT(cpu_while_sleeping(sleep), 0.2 * sleep) << "after a second graph";
 }
 
 }  // namespace

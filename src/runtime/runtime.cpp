@@ -23,6 +23,7 @@
 
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
+#include "codelets/rest.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "src/base/error.hpp"
 #include "src/memory/room.hpp"
@@ -125,7 +126,6 @@ int threads_to_start(const struct starpu_conf& conf, int per_gpu) {
 
 }  // namespace
 
-
 Runtime::Runtime(const RuntimeOptions& o) {
   // The CPU kernels' instruction-set level (kernels/cpu/levels.hpp): the best this CPU runs,
   // or the one STARWAVE_CPU_ISA names.
@@ -177,6 +177,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
     mpi_ = true;
+    graph::started();
     host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
     rank_ = mpi::rank();
     size_ = mpi::size();
@@ -186,10 +187,12 @@ Runtime::Runtime(const RuntimeOptions& o) {
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
+  graph::started();
   host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
 }
 
 Runtime::~Runtime() {
+  graph::stopping();  // resting workers could not see StarPU stop
 #ifdef STARWAVE_USE_MPI
   if (mpi_)
     starpu_mpi_shutdown();

@@ -21,6 +21,7 @@
 #include "codelets/image.hpp"
 #include "codelets/misfit.hpp"
 #include "codelets/reduction.hpp"
+#include "codelets/rest.hpp"
 #include "codelets/shots.hpp"
 #include "codelets/window.hpp"
 #include "kernels/imaging.hpp"
@@ -78,6 +79,7 @@ class Evaluation {
   }
 
   ImagingResult run() {
+    const graph::Resting resting;  // the workers run this graph, and rest once it is done
     const int window_size = plan_window();
     // Read-only inputs every rank builds itself; work arrays local to each worker.
     std::vector<T> velocity(m_.vp.begin(), m_.vp.end());

@@ -10,6 +10,7 @@
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
+#include "codelets/rest.hpp"
 #include "codelets/shots.hpp"
 #include "src/base/error.hpp"
 #include "src/workflows/shot_run.hpp"
@@ -20,6 +21,7 @@ namespace {
 template <typename T>
 void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, ModelingReport* report,
          const std::function<void(int, int)>& on_shot_done) {
+  const graph::Resting resting;  // the workers run this graph, and rest once it is done
   const ShotRun<T> run = set_up_shots<T>(m, s, o);
   const ShotProblem<T>& layout = run.layout;
   const int nshots = s.nshots();
