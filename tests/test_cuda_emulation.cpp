@@ -158,13 +158,13 @@ TEST(CudaEmulation, OffGridPointsSameBitsAsCpuKernel) {
 }
 
 TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {
-  // The 3-D u and μ launches stream down runs of planes per column: runs of 2, 5 and 11
-  // planes cut the grid (29 planes with layers of 10, 19 under a free surface) unevenly, and a run of 40 is
-  // longer than the grid; every run length gives the CPU kernel's bits.
-  for (int planes : {2, 5, 11, 40}) {
-    compare_3d<float, 8>(7, 10, false, planes);
-    compare_3d<float, 8>(7, 10, true, planes);
-    compare_3d<double, 4>(5, 10, true, planes);
+  // The 3-D u and μ launches stream down runs of planes per column: runs of 2, 4 and 11
+  // planes cut the grid (21 planes with layers of 6, 15 under a free surface) unevenly, and a
+  // run of 40 is longer than the grid; every run length gives the CPU kernel's bits.
+  for (int planes : {2, 4, 11, 40}) {
+    compare_3d<float, 8>(7, 6, false, planes);
+    compare_3d<float, 8>(7, 6, true, planes);
+    compare_3d<double, 4>(5, 6, true, planes);
   }
   // The default: one thread per cell in 3-D as in 2-D (the runs were slower on an H200);
   // a chosen run is kept, cut to the grid's depth.
