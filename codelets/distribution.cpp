@@ -128,8 +128,10 @@ Data scratch_vector(std::size_t n, std::size_t elem) {
 
 void send_to([[maybe_unused]] const Data& d, [[maybe_unused]] int node) {
 #ifdef STARWAVE_USE_MPI
-  if (size() > 1) wake();
-  if (size() > 1) starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, d, node, nullptr, nullptr);
+  if (size() > 1) {
+    wake();
+    starpu_mpi_get_data_on_node_detached(MPI_COMM_WORLD, d, node, nullptr, nullptr);
+  }
 #endif
 }
 

@@ -19,8 +19,8 @@ Window::Window(int size, int total, std::function<void(int, int)> progress)
 Window::~Window() {
   if (std::uncaught_exceptions() > unwinding_) {
     wake();
-    starpu_task_wait_for_all();
-  }  // callbacks included
+    starpu_task_wait_for_all();  // callbacks included
+  }
 }
 
 void Window::admit() {
