@@ -38,7 +38,7 @@ Survey test_survey(const Model& m, bool free_surface, bool off_grid = false) {
                               : Position{zr + dz, 10.0 * x + dx});
   }
   const double zs = off_grid ? (free_surface ? 23.7 : 53.7) : 50.0, ds = off_grid ? 4.1 : 0;
-  if (m.three_d()) return test::point_survey({zs, 60 - ds, 90 + ds}, rec, 15, 2e-3, 0.3, true);
+  if (m.three_d()) return test::point_survey({zs, 60 - ds, 90 + ds}, rec, 15, 2e-3, 0.2, true);
   return test::point_survey({zs, 170 + ds}, rec, 15, 2e-3, 0.36);
 }
 
@@ -478,7 +478,9 @@ void expect_tiles_the_same(const Model& m, const NumericalOptions& o, int storag
   ASSERT_TRUE(
       with_order(o.order, [&](auto order) { whole = everything<decltype(order)::value, T>(m, sv, o, storage, ny); }));
   EXPECT_GT(test::max_abs(std::vector<double>(whole.begin(), whole.end())), 0) << what;
-  for (int tile : {1, 2, 3, 5, 9, 0}) {  // 0: the size chosen for this machine's cache
+  // Tiles of one row, and of 3, 5 and 9 rows cutting the layers and their rims at other
+  // rows (the size chosen for a cache is larger than this model: one tile, `whole`).
+  for (int tile : {1, 3, 5, 9}) {
     std::vector<T> got;
     ASSERT_TRUE(
         with_order(o.order, [&](auto order) { got = everything<decltype(order)::value, T>(m, sv, o, storage, tile); }));

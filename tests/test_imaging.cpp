@@ -39,7 +39,7 @@ Case small_case(bool double_precision, int ny = 0) {
   sv.receiver_every = 3;
   sv.frequency = ny ? 8 : 12;
   sv.dt = 2e-3;
-  sv.t_max = ny ? 0.3 : 0.4;
+  sv.t_max = ny ? 0.2 : 0.4;
   c.survey = regular_survey(truth, sv);
   c.options.precision = double_precision ? Precision::kDouble : Precision::kSingle;
   c.options.pml_width = ny ? 6 : 10;  // thin layers: the bits are the point, not the absorption
@@ -138,8 +138,12 @@ TEST(Imaging, GradientAndImageBitForBitAcrossWorkersAndSchedulers) {
       if (!rtm) {
         ASSERT_GT(ref.misfit, 0);
       }
-      for (const auto& [ncpus, sched] :
-           std::vector<std::pair<int, std::string>>{{2, "eager"}, {1, "lws"}, {2, "lws"}, {1, "dmda"}, {2, "dmda"}}) {
+      // Every scheduler with 1 and 2 workers in 2-D; in 3-D (the same graph on other
+      // kernels), the two that order the tasks differently from the reference.
+      using Configs = std::vector<std::pair<int, std::string>>;
+      const Configs configs = ny ? Configs{{2, "lws"}, {2, "dmda"}}
+                                 : Configs{{2, "eager"}, {1, "lws"}, {2, "lws"}, {1, "dmda"}, {2, "dmda"}};
+      for (const auto& [ncpus, sched] : configs) {
         const ImagingResult r = run_with(c, ncpus, sched, rtm);
         const std::string what = std::string(ny ? "3-D " : "2-D ") + (rtm ? "image" : "gradient") + ", " +
                                  std::to_string(ncpus) + " CPU workers, scheduler " + sched;
