@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 namespace {
@@ -48,18 +49,24 @@ Result run_in(const fs::path& dir, const std::string& args, const std::string& p
   return {status, ss.str()};
 }
 
-/// What a folder holds: each file's name and bytes (hidden files included).
+/// What a folder holds: each file's name, size and a hash of its bytes (hidden files
+/// included). A hash, not the bytes: the folders hold files of 16 MB, read before and after
+/// each of ~170 runs.
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> files;
+  std::string bytes;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     if (!e.is_regular_file()) {
       files[fs::relative(e.path(), dir).string() + "/"] = "";
       continue;
     }
     std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    files[fs::relative(e.path(), dir).string()] = ss.str();
+    bytes.resize(std::size_t(e.file_size()));
+    in.read(bytes.data(), std::streamsize(bytes.size()));
+    bytes.resize(std::size_t(in.gcount()));
+    in.peek();  // a file that grew since its size was read differs from one that did not
+    files[fs::relative(e.path(), dir).string()] =
+        std::to_string(bytes.size()) + (in.eof() ? " " : "+ ") + std::to_string(std::hash<std::string_view>{}(bytes));
   }
   return files;
 }
@@ -78,6 +85,34 @@ void poke(const fs::path& file, const std::string& dataset, std::size_t index, d
   ASSERT_GE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), 0);
   H5Sclose(space);
   H5Dclose(d);
+  H5Fclose(f);
+}
+
+/// Writes `data` as survey `survey` with `/data` all zeros (nshots, nrec, nt): observed data a
+/// gradient or RTM reads like any other, made without modeling them.
+void write_zero_data(const fs::path& survey, const fs::path& data) {
+  fs::copy_file(survey, data);
+  const hid_t f = H5Fopen(data.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0) << data;
+  long long nt = 0;
+  const hid_t a = H5Aopen(f, "nt", H5P_DEFAULT);
+  H5Aread(a, H5T_NATIVE_LLONG, &nt);
+  H5Aclose(a);
+  hsize_t shots[2], receivers[2];
+  for (auto [name, dims] : {std::pair{"/source/position", shots}, std::pair{"/receiver/position", receivers}}) {
+    const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+    const hid_t space = H5Dget_space(d);
+    ASSERT_EQ(H5Sget_simple_extent_dims(space, dims, nullptr), 2) << name;
+    H5Sclose(space);
+    H5Dclose(d);
+  }
+  const hsize_t dims[3] = {shots[0], receivers[0], hsize_t(nt)};
+  const std::vector<float> zeros(dims[0] * dims[1] * dims[2], 0.0f);
+  const hid_t space = H5Screate_simple(3, dims, nullptr);
+  const hid_t d = H5Dcreate2(f, "/data", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, zeros.data()), 0);
+  H5Dclose(d);
+  H5Sclose(space);
   H5Fclose(f);
 }
 
@@ -618,7 +653,7 @@ TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {
   // Enough work to be caught in the middle: 8 shots of ~2000 steps on 200 × 400 cells.
   ASSERT_EQ(run_in(dir, "synth --quiet --kind layered --nz 200 --nx 400 --spacing 10 --out vp.h5").status, 0);
   ASSERT_EQ(run_in(dir, "survey --quiet --model vp.h5 --nshots 8 --t-max 2 --out s.h5").status, 0);
-  ASSERT_EQ(run_in(dir, "model --quiet --model vp.h5 --survey s.h5 --out d.h5").status, 0);
+  write_zero_data(dir / "s.h5", dir / "d.h5");  // modeling them costs a minute under the sanitizers
   for (const char* f : {"out.h5", "out.h5.state"}) std::ofstream(dir / f) << "an earlier result";
   struct Run {
     std::string args;
