@@ -96,7 +96,8 @@ void write_zero_data(const fs::path& survey, const fs::path& data) {
   ASSERT_GE(f, 0) << data;
   long long nt = 0;
   const hid_t a = H5Aopen(f, "nt", H5P_DEFAULT);
-  H5Aread(a, H5T_NATIVE_LLONG, &nt);
+  ASSERT_GE(a, 0) << survey << ": nt";
+  ASSERT_GE(H5Aread(a, H5T_NATIVE_LLONG, &nt), 0);
   H5Aclose(a);
   hsize_t shots[2], receivers[2];
   for (auto [name, dims] : {std::pair{"/source/position", shots}, std::pair{"/receiver/position", receivers}}) {

@@ -271,9 +271,9 @@ INSTANTIATE_TEST_SUITE_P(Orders, SpaceConvergence3D, ::testing::Values(2, 4, 6, 
 TEST(Physics3D, PmlReflectionBelowOnePercentOfDirectWave) {
   // As in 2-D: a small cube whose faces are 100 m from the receivers, against one large
   // enough that nothing comes back within the record. The large one needs no absorbing
-  // layers: its nearest echo travels 760 m, arriving 0.08 s before its peak after the record
-  // ends (a Ricker of 15 Hz there is ~2e-5 of its peak, spread over 7.6 times the direct
-  // wave's distance: ~3e-6 of the direct wave).
+  // layers: its nearest echo travels 760 m (0.38 s), so the record ends 0.08 s before that
+  // echo's peak, where a 15 Hz Ricker is ~2e-5 of its peak; spread over 7.6 times the direct
+  // wave's distance, that is ~3e-6 of the direct wave.
   const double v = 2000, f = 15, h = 10, dt = 1e-3, t_max = 0.4;
   NumericalOptions o;
   o.order = 8;
