@@ -215,9 +215,12 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "free-surface", po::bool_switch(&o.free_surface), "free surface on the first model row (no top layer)")(
       "precision", po::value<std::string>(&text.precision)->default_value("single"), "single or double")(
       "storage", po::value<std::string>(&text.storage)->default_value("boundary"),
-      "forward wavefield kept for the adjoint: boundary (the model region's edge each step) or full")(
+      "forward wavefield kept for the adjoint: boundary (the field outside the model each step), full, or shell "
+      "(the model's halo-wide rim only: less memory, the gradient holding the layers fixed)")(
       "internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
-      "propagator time step in s (0 = automatic); must divide dt and be stable");
+      "propagator time step in s (0 = automatic); must divide dt and be stable")(
+      "pml-velocity", po::value<double>(&o.pml_velocity)->default_value(0),
+      "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)");
 }
 
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
@@ -227,10 +230,13 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
     o.precision = Precision::kDouble;
   else
     throw InputError("--precision: must be 'single' or 'double' (got '" + text.precision + "')");
-  if (text.storage == "boundary" || text.storage == "full")
-    o.full_storage = text.storage == "full";
-  else
-    throw InputError("--storage: must be 'boundary' or 'full' (got '" + text.storage + "')");
+  bool known = false;
+  for (int k : {ShotProblem<float>::kStoreBoundary, ShotProblem<float>::kStoreFull, ShotProblem<float>::kStoreShell})
+    if (text.storage == storage_name(k)) {
+      o.storage = k;
+      known = true;
+    }
+  if (!known) throw InputError("--storage: must be 'boundary', 'full' or 'shell' (got '" + text.storage + "')");
   o.validate();
 }
 

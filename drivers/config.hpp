@@ -45,7 +45,7 @@ struct NumericalText {
   std::string precision, storage;
 };
 
-/// --order, --pml-width, --free-surface, --precision, --internal-dt, --storage.
+/// --order, --pml-width, --free-surface, --precision, --internal-dt, --pml-velocity, --storage.
 void add_numerical_options(po::options_description& desc, NumericalOptions& o, NumericalText& text);
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text);
 

@@ -145,10 +145,12 @@ struct ShotProblem {
                       // cpml_x2, cpml_y1, cpml_y2 (ψ, ζ forward; α, β adjoint), clocks
 
   // The forward wavefield kept for the adjoint (docs/design.md §3), written by the forward when
-  // `store` is set: every step's values on the `halo`-wide shell around the model region
-  // (kStoreBoundary: the adjoint re-creates the model region backwards from it), or on the
-  // model region with that shell (kStoreFull); and the last two states.
-  static constexpr int kStoreBoundary = 0, kStoreFull = 1;
+  // `store` is set, every step (store_blocks()): kStoreBoundary, the field outside the model
+  // region (the adjoint re-creates the region backwards from its shell, and takes the
+  // layers' share of the gradient from the rest); kStoreFull, the whole field; kStoreShell,
+  // the shell alone (the gradient then holds the layers' velocity fixed: not exact at the
+  // model's edges); and the last two states.
+  static constexpr int kStoreBoundary = 0, kStoreFull = 1, kStoreShell = 2;
   int storage = kStoreBoundary;
   T* store = nullptr;        // store_size() values: slot m holds u[m], m = 0 … nsteps
   T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
@@ -270,11 +272,15 @@ struct ShotProblem {
   SW_HD int mx1() const { return nx - pml_right; }
   SW_HD long model_cells() const { return long(mz1() - mz0()) * (my1() - my0()) * (mx1() - mx0()); }
 
-  /// The one map of a store slot: up to six blocks of whole row pieces, stored in this
-  /// order — kStoreBoundary: the shell's top and bottom slabs (halo planes × the model's
-  /// rows and columns), its front and back slabs (3-D: the model's planes × halo rows ×
-  /// its columns), its left and right slabs (the model's planes and rows × halo columns);
-  /// kStoreFull: the window (model region and shell). Block i covers planes [z0, z1), rows
+  /// The one map of a store slot: up to six blocks of whole row pieces of the store's box
+  /// — the padded grid, widened where needed to the `halo`-wide shell around the model
+  /// region (layers narrower than the stencil radius; the guard planes above a free
+  /// surface) — stored in this order. kStoreBoundary: the box less the model region, i.e.
+  /// the absorbing layers and the shell: the top and bottom slabs (whole planes of the
+  /// box), the front and back slabs (3-D: the model's planes, whole rows), the left and
+  /// right slabs (the model's planes and rows); kStoreFull: the whole box. The backward
+  /// sweep re-creates the model region from the shell and reads the layers' forward field
+  /// for the gradient there (docs/design.md §2). Block i covers planes [z0, z1), rows
   /// [y0, y1), columns [x0, x0 + width), z slowest. store_cell() (one element, the CUDA
   /// threads) and the CPU's row copies (kernels/cpu/adjoint.cpp) both read it.
   struct StoreBlock {
@@ -283,20 +289,36 @@ struct ShotProblem {
   };
   static constexpr int kMaxStoreBlocks = 6;
   SW_HD int store_blocks(StoreBlock* b) const {
-    const int r = halo, ry = yhalo, w = mx1() - mx0();
+    const int r = halo, ry = yhalo;
+    if (storage == kStoreShell) {  // the shell's six slabs, each the model's extent across
+      const int w = mx1() - mx0();
+      int n = 0;
+      b[n++] = {mz0() - r, mz0(), my0(), my1(), mx0(), w};
+      b[n++] = {mz1(), mz1() + r, my0(), my1(), mx0(), w};
+      if (three_d()) {
+        b[n++] = {mz0(), mz1(), my0() - ry, my0(), mx0(), w};
+        b[n++] = {mz0(), mz1(), my1(), my1() + ry, mx0(), w};
+      }
+      b[n++] = {mz0(), mz1(), my0(), my1(), mx0() - r, r};
+      b[n++] = {mz0(), mz1(), my0(), my1(), mx1(), r};
+      return n;
+    }
+    const int ez0 = mz0() - r < 0 ? mz0() - r : 0, ez1 = mz1() + r > nz ? mz1() + r : nz;
+    const int ey0 = my0() - ry < 0 ? my0() - ry : 0, ey1 = my1() + ry > ny ? my1() + ry : ny;
+    const int ex0 = mx0() - r < 0 ? mx0() - r : 0, ex1 = mx1() + r > nx ? mx1() + r : nx;
     if (storage == kStoreFull) {
-      b[0] = {mz0() - r, mz1() + r, my0() - ry, my1() + ry, mx0() - r, w + 2 * r};
+      b[0] = {ez0, ez1, ey0, ey1, ex0, ex1 - ex0};
       return 1;
     }
     int n = 0;
-    b[n++] = {mz0() - r, mz0(), my0(), my1(), mx0(), w};
-    b[n++] = {mz1(), mz1() + r, my0(), my1(), mx0(), w};
+    b[n++] = {ez0, mz0(), ey0, ey1, ex0, ex1 - ex0};
+    b[n++] = {mz1(), ez1, ey0, ey1, ex0, ex1 - ex0};
     if (three_d()) {
-      b[n++] = {mz0(), mz1(), my0() - r, my0(), mx0(), w};
-      b[n++] = {mz0(), mz1(), my1(), my1() + r, mx0(), w};
+      b[n++] = {mz0(), mz1(), ey0, my0(), ex0, ex1 - ex0};
+      b[n++] = {mz0(), mz1(), my1(), ey1, ex0, ex1 - ex0};
     }
-    b[n++] = {mz0(), mz1(), my0(), my1(), mx0() - r, r};
-    b[n++] = {mz0(), mz1(), my0(), my1(), mx1(), r};
+    b[n++] = {mz0(), mz1(), my0(), my1(), ex0, mx0() - ex0};
+    b[n++] = {mz0(), mz1(), my0(), my1(), mx1(), ex1 - mx1()};
     return n;
   }
 
@@ -310,9 +332,9 @@ struct ShotProblem {
   }
   SW_HD std::size_t store_size() const { return std::size_t(nsteps + 1) * std::size_t(store_step_size()); }
 
-  /// Grid offset (from cell (0, 0, 0)) of element k of a store slot (32-bit arithmetic
-  /// within the slot: build_medium refuses grids of 2³¹ cells or more).
-  SW_HD long store_cell(long k) const {
+  /// Cell (z, y, x) of element k of a store slot (32-bit arithmetic within the slot:
+  /// build_medium refuses grids of 2³¹ cells or more).
+  SW_HD void store_point(long k, int& z, int& y, int& x) const {
     StoreBlock b[kMaxStoreBlocks];
     const int n = store_blocks(b);
     unsigned c = unsigned(k);
@@ -323,13 +345,62 @@ struct ShotProblem {
       c -= size;
     }
     const unsigned width = unsigned(b[i].width), row = c / width, ys = unsigned(b[i].y1 - b[i].y0);
-    const int z = b[i].z0 + int(ys == 1 ? row : row / ys), y = b[i].y0 + int(ys == 1 ? 0 : row % ys);
-    return row_offset(z, y) + b[i].x0 + int(c % width);
+    z = b[i].z0 + int(ys == 1 ? row : row / ys);
+    y = b[i].y0 + int(ys == 1 ? 0 : row % ys);
+    x = b[i].x0 + int(c % width);
+  }
+  /// Grid offset (from cell (0, 0, 0)) of element k of a store slot.
+  SW_HD long store_cell(long k) const {
+    int z, y, x;
+    store_point(k, z, y, x);
+    return row_offset(z, y) + x;
+  }
+  /// Cell (z, y, x) of grid offset i (from cell (0, 0, 0)), the inverse of row_offset(z, y) + x.
+  SW_HD void cell_of(long i, int& z, int& y, int& x) const {
+    const long shifted = i + origin();  // ≥ 0: from the allocation's first element
+    const long zs = shifted / plane, ys = (shifted - zs * plane) / stride;
+    z = int(zs) - halo;
+    y = int(ys) - yhalo;
+    x = int(shifted - zs * plane - ys * stride) - lead;
+  }
+  /// Whether cell (z, y, x) is an absorbing-layer cell: in the padded grid, outside the
+  /// model region. Its velocity is the nearest model cell's (docs/design.md §2).
+  SW_HD bool layer_point(int z, int y, int x) const {
+    const bool grid = z >= 0 && z < nz && y >= 0 && y < ny && x >= 0 && x < nx;
+    const bool model = z >= mz0() && z < mz1() && y >= my0() && y < my1() && x >= mx0() && x < mx1();
+    return grid && !model;
+  }
+
+  /// The gradient's share of the layers (docs/design.md §2): layer cell c takes its velocity
+  /// from the model's edge cell e(c), so ∂Φ/∂v_e gathers Σ_m μ[m+1] R[m] over c as well,
+  /// R[m] being what v²Δt² multiplies in c's update (the CPML terms included). The backward
+  /// sweep reads the forward field of the layers from the store, and R[m] is its second
+  /// time difference over v²Δt²: layer_term() adds μ[m+1] (u[m+1] − 2u[m] + u[m−1]) to an
+  /// accumulator `acc` at c each step (u[−1] = 0); edge_fold() sums the accumulators of the
+  /// cells that copy model cell (z, y, x), z slowest, x fastest, and divides by the cell's
+  /// v²Δt² (the same bits as theirs), into `out`. Returns false for a cell no layer copies
+  /// (out untouched, so the interior keeps its bits).
+  /// Whether the store holds the layers' field, so that the gradient takes their share.
+  SW_HD bool layer_share() const { return storage != kStoreShell; }
+  SW_HD static T layer_term(T acc, T mu, T next, T now, T prev) { return acc + mu * ((next - T(2) * now) + prev); }
+  SW_HD bool edge_fold(const T* acc, int z, int y, int x, T& out) const {
+    const int z0 = z == mz0() ? 0 : z, z1 = z == mz1() - 1 ? nz : z + 1;
+    const int y0 = y == my0() ? 0 : y, y1 = y == my1() - 1 ? ny : y + 1;
+    const int x0 = x == mx0() ? 0 : x, x1 = x == mx1() - 1 ? nx : x + 1;
+    if (z1 - z0 == 1 && y1 - y0 == 1 && x1 - x0 == 1) return false;
+    T sum = T(0);
+    for (int k = z0; k < z1; ++k)
+      for (int j = y0; j < y1; ++j)
+        for (int i = x0; i < x1; ++i)
+          if (k != z || j != y || i != x) sum += acc[row_offset(k, j) + i];
+    out = sum / vdt2[origin() + row_offset(z, y) + x];
+    return true;
   }
 
   /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer
   /// variables), two grids for the re-created forward wavefield and two for the imaging
-  /// sums (kept in the grid's aligned layout while they accumulate).
+  /// sums (kept in the grid's aligned layout while they accumulate; the first holds the
+  /// layers' accumulators of layer_term() at their cells).
   SW_HD std::size_t adjoint_work_size() const { return work_size() + 4 * grid_size(); }
 
   /// The scratch arrays, in this order inside `work`.

@@ -146,7 +146,7 @@ void compare_all_orders() {
     for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1800 + 20 * z + 2 * x;
   Survey s = point_survey({100, 300}, {{10, 0}, {10, 820}, {600, 400}, {0, 300}, {10, 820}}, 15, 1e-3, 0.5);
   for (bool fs : {false, true})
-    for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull}) {
+    for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull, ShotProblem<T>::kStoreShell}) {
       compare_shot<T, 2>(m, s, fs, storage);
       compare_shot<T, 4>(m, s, fs, storage);
       compare_shot<T, 6>(m, s, fs, storage);

@@ -31,7 +31,7 @@ void compare(bool free_surface) {
   o.free_surface = free_surface;
   o.precision = precision_of<T>();
   expect_emulation_matches_cpu<T, Order>(m, s, o, "free surface " + std::to_string(free_surface));
-  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
+  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull, ShotProblem<T>::kStoreShell})
     expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, "free surface " + std::to_string(free_surface));
 }
 
@@ -106,7 +106,7 @@ void compare_3d(int ny, int pml, bool free_surface, int column_planes = 0) {
                               std::to_string(free_surface) + ", column runs of " + std::to_string(column_planes) +
                               " planes";
   expect_emulation_matches_cpu<T, Order>(m, s, o, context, column_planes);
-  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull})
+  for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull, ShotProblem<T>::kStoreShell})
     expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context, column_planes);
 }
 
@@ -214,7 +214,7 @@ TEST(CudaEmulation, FusedPassesLaunchesPerTimeStep) {
     EXPECT_EQ(f2 - f1, 2 * 50) << "forward: 2 launches per step (free surface " << fs << ")";
     EXPECT_EQ(a2 - a1, 3 * 50) << "adjoint: 3 launches per step (free surface " << fs << ")";
     EXPECT_LE(f1, 2 * 40 + 4) << "forward: a few launches outside the steps";
-    EXPECT_LE(a1, 3 * 40 + 5) << "adjoint: a few launches outside the steps";
+    EXPECT_LE(a1, 3 * 40 + 6) << "adjoint: a few launches outside the steps";
   }
 }
 

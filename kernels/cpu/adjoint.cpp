@@ -160,8 +160,8 @@ void mirror(const ShotProblem<T>& p, T* u_grid) {
       stencil::mirror_free_surface(u_grid + p.origin(), p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
-/// Calls f(grid offset, slot offset, count) for the runs of consecutive cells of a store
-/// slot: each row piece of ShotProblem::store_blocks, in order.
+/// Calls f(grid offset, slot offset, count, z, y, x) for the runs of consecutive cells of a
+/// store slot, (z, y, x) the first cell: each row piece of ShotProblem::store_blocks, in order.
 template <typename T, typename F>
 void for_slot_runs(const ShotProblem<T>& p, F&& f) {
   typename ShotProblem<T>::StoreBlock b[ShotProblem<T>::kMaxStoreBlocks];
@@ -169,14 +169,53 @@ void for_slot_runs(const ShotProblem<T>& p, F&& f) {
   long k = 0;
   for (int i = 0; i < n; ++i)
     for (int z = b[i].z0; z < b[i].z1; ++z)
-      for (int y = b[i].y0; y < b[i].y1; ++y, k += b[i].width) f(p.row_offset(z, y) + b[i].x0, k, long(b[i].width));
+      for (int y = b[i].y0; y < b[i].y1; ++y, k += b[i].width)
+        f(p.row_offset(z, y) + b[i].x0, k, long(b[i].width), z, y, b[i].x0);
 }
 
 template <typename T>
 void restore_slot(const ShotProblem<T>& p, T* u, int m) {
   T* uo = u + p.origin();
   const T* slot = p.store + std::size_t(m) * std::size_t(p.store_step_size());
-  for_slot_runs(p, [&](long g, long k, long n) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
+  for_slot_runs(
+      p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
+}
+
+/// The layers' share of step m's imaging (ShotProblem::layer_term): at every layer cell,
+/// acc += μ[m+1] (u[m+1] − 2u[m] + u[m−1]), the forward field from store slots m + 1, m
+/// and m − 1 (zero for m = 0); `acc` and `mu` are grid allocations.
+template <typename T>
+void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m) {
+  const std::size_t S = std::size_t(p.store_step_size());
+  const T* next = p.store + std::size_t(m + 1) * S;
+  const T* now = next - S;
+  const T* prev = m >= 1 ? now - S : nullptr;
+  const T* mo = mu + p.origin();
+  T* ao = acc + p.origin();
+  auto run = [&](long g, long k, int from, int to) {
+    T* __restrict a = ao + g;
+    const T* __restrict l = mo + g;
+    const T* __restrict n1 = next + k;
+    const T* __restrict n0 = now + k;
+    if (prev) {
+      const T* __restrict p0 = prev + k;
+#pragma omp simd
+      for (int j = from; j < to; ++j) a[j] = ShotProblem<T>::layer_term(a[j], l[j], n1[j], n0[j], p0[j]);
+    } else {
+#pragma omp simd
+      for (int j = from; j < to; ++j) a[j] = ShotProblem<T>::layer_term(a[j], l[j], n1[j], n0[j], T(0));
+    }
+  };
+  for_slot_runs(p, [&](long g, long k, long n, int z, int y, int x0) {
+    if (z < 0 || z >= p.nz || y < 0 || y >= p.ny) return;                     // guard planes or rows
+    const int lo = std::max(0, -x0), hi = int(std::min<long>(n, p.nx - x0));  // columns of the grid
+    if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1()) {         // a model row: its layer columns
+      run(g, k, lo, std::min(hi, p.mx0() - x0));
+      run(g, k, std::max(lo, p.mx1() - x0), hi);
+    } else {
+      run(g, k, lo, hi);
+    }
+  });
 }
 
 /// Adds v²Δt² × the adjoint source of internal step m at the receivers' entries, receiver
@@ -202,7 +241,8 @@ template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   const T* uo = u + p.origin();
   T* slot = p.store + std::size_t(m) * std::size_t(p.store_step_size());
-  for_slot_runs(p, [&](long g, long k, long n) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
+  for_slot_runs(
+      p, [&](long g, long k, long n, int, int, int) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
 }
 
 /// One adjoint step; `row_done(z, y)` runs after row (z, y) of μ[n] is written (the
@@ -250,8 +290,8 @@ void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& ro
 /// u[m+1] and mu = μ[m+1] (grid allocations), lap = L u[m]:
 ///   corr += μ[m+1] lap,  illum += u[m]²  (accumulators in the grid's layout), and when
 ///   `recreate`, u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² lap  (the source term is added by
-///   the caller). Aligned whole vectors over the model columns; the accumulators' lanes
-///   outside them are never read, and u_next keeps its values there.
+///   the caller). Aligned whole vectors over the model columns; corr and u_next keep their
+///   values in the lanes outside them, and illum's there are never read.
 template <int Order, typename T>
 void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, const T* mu, T* corr, T* illum,
                bool recreate) {
@@ -270,15 +310,17 @@ void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, con
   typename S::mask lane;
   for (int k = 0; k < W; ++k) lane[k] = k;
   for (int x = x0 / W * W; x < x1; x += W) {
+    const typename S::mask at = lane + typename S::ivec(x);
+    const auto inside = at >= typename S::ivec(x0) && at < typename S::ivec(x1);
     const V c = S::load(uz + x);
     const V lap = detail::laplacian_vec<Order>(uz + x, s, sy, cz, cy, cx);
-    S::store(cr + x, S::load(cr + x) + S::load(lz + x) * lap);
+    const V corr_old = S::load(cr + x);
+    S::store(cr + x, inside ? corr_old + S::load(lz + x) * lap : corr_old);  // the layer lanes hold layer_term sums
     S::store(il + x, S::load(il + x) + c * c);
     if (recreate) {
-      const typename S::mask at = lane + typename S::ivec(x);
       const V old = S::load(un + x);
       const V next = T(2) * c - old + S::load(vz + x) * lap;
-      S::store(un + x, (at >= typename S::ivec(x0) && at < typename S::ivec(x1)) ? next : old);
+      S::store(un + x, inside ? next : old);
     }
   }
 }
@@ -307,6 +349,13 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
   const long o = p.origin();
   const T* v = p.vdt2 + o;
 
+  std::vector<char> in_model(std::size_t(p.nsrc));
+  for (int j = 0; j < p.nsrc; ++j) {
+    int z, y, x;
+    p.cell_of(p.source_node[j], z, y, x);
+    in_model[std::size_t(j)] = !p.layer_point(z, y, x);
+  }
+
   inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
   mirror(p, mu);
   for (int z = z0; z < z1; ++z)
@@ -324,7 +373,9 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
     adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
       if (z >= z0 && z < z1 && y >= y0 && y < y1) image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
     });
-    for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes
+    if (p.layer_share()) image_layers(p, mu, corr, m);
+    for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes of the model region (the layers' terms hold theirs)
+      if (!in_model[std::size_t(j)]) continue;
       const long i = o + p.source_node[j];
       corr[i] += mu[i] * (p.source_weight[j] * p.source[m]);
     }
@@ -352,6 +403,9 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
         const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
         correlation[k] += corr[i];
         illumination[k] += illum[i];
+        T fold;
+        if (p.layer_share() && p.edge_fold(corr + o, z, y, x, fold))
+          correlation[k] += fold;  // the layers copying this cell
       }
 }
 

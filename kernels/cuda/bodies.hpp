@@ -12,11 +12,12 @@
 //                    2. `update` — u[m+1] over the grid, the source and the free surface.
 //   adjoint step m:  1. `image`  — the imaging of step m over the model cells (and the
 //                                  re-creation of u[m−1]), the β pass over the layer cells,
-//                                  the store's ring of u[m−1];
+//                                  the store's ring of u[m−1], the layers' imaging;
 //                    2. `alpha`  — the α pass over the layer cells (and, with full
 //                                  storage, u[m−1] from the store);
 //                    3. `mu`     — μ[m] over the grid, the free-surface fold, the
-//                                  receivers' adjoint sources and the mirror.
+//                                  receivers' adjoint sources and the mirror;
+//   after the last step: the layers' imaging folded into the model's edge cells.
 // A per-cell sequence of operations is the CPU kernel's: fusing changes which thread does
 // what, never the order of the operations on a value.
 //
@@ -273,8 +274,9 @@ struct BackwardStep {
   const T* residual;
   T inv_dz2, inv_dy2, inv_dx2;  // as the CPU kernel computes them: T(1) / (h·h)
   Step step;
-  bool full;                            // full storage: u[m−1] comes from the store, never re-created
-  long model_cells, layer_cells, ring;  // thread ranges of the image launch
+  T* acc;     // the layers' accumulators (ShotProblem::layer_term), grid layout, pointer at cell (0, 0, 0)
+  bool full;  // full storage: u[m−1] comes from the store, never re-created
+  long model_cells, layer_cells, ring, slot, layers;  // thread ranges of the image launch
   ModelCells cells;
   SW_HD bool recreate(int m) const { return !full && m >= 1; }  // u_next ← u[m−1]
 };
@@ -282,7 +284,9 @@ struct BackwardStep {
 /// Image launch, thread t: model cell t < model_cells (the imaging of step m: correlation,
 /// illumination, the re-created u[m−1], the source term, the free surface's zero row);
 /// then the β pass at layer cell t − model_cells; then element t − model_cells −
-/// layer_cells of the store's ring of u[m−1] (boundary storage, m ≥ 1).
+/// layer_cells of the store's ring of u[m−1] (boundary storage, m ≥ 1); then, at store
+/// element t − model_cells − layer_cells − ring if it is a layer cell, the layers' imaging
+/// term of step m (ShotProblem::layer_term, slots m + 1, m, m − 1).
 template <int Order, typename T>
 SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t) {
   const int m = b.step.m();
@@ -314,7 +318,17 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
     return;
   }
   t -= b.layer_cells;
-  if (b.recreate(m)) b.u_next[p.store_cell(t)] = p.store[long(m - 1) * p.store_step_size() + t];
+  if (t < b.ring) {
+    if (b.recreate(m)) b.u_next[p.store_cell(t)] = p.store[long(m - 1) * b.slot + t];
+    return;
+  }
+  t -= b.ring;
+  int z, y, x;
+  p.store_point(t, z, y, x);
+  if (!p.layer_point(z, y, x)) return;
+  const long i = p.row_offset(z, y) + x;
+  const T* next = p.store + long(m + 1) * b.slot + t;
+  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], next[0], next[-b.slot], m >= 1 ? next[-2 * b.slot] : T(0));
 }
 
 /// Alpha launch, thread t: the α pass at layer cell t < layer_cells; then (full storage,
@@ -391,8 +405,11 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   base.model_cells = p.model_cells();
   base.cells = ModelCells::of(p);
   base.layer_cells = stencil::make_step_args(p, mu_next, mu).layer_cells();
-  base.ring = base.full ? 0 : p.store_step_size();
-  {  // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
+  base.slot = p.store_step_size();
+  base.ring = base.full ? 0 : base.slot;
+  base.layers = p.layer_share() ? base.slot : 0;
+  base.acc = u + G + o;  // the CPU kernel's correlation grid
+  {                      // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
     BackwardStep<T> b = base;
     b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
     b.step = Step{nullptr, nullptr, N, 0};
@@ -424,8 +441,8 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
     b.u_next = u_next + o;
     b.step = step;
     e.sweep1d(
-        "adjoint image (image, beta, ring)", [=] SW_LAMBDA(long t) { image_body<Order>(b, p, t); },
-        b.model_cells + b.layer_cells + b.ring);
+        "adjoint image (image, beta, ring, layers)", [=] SW_LAMBDA(long t) { image_body<Order>(b, p, t); },
+        b.model_cells + b.layer_cells + b.ring + b.layers);
     T* uo = u + o;
     e.sweep1d(
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
@@ -458,6 +475,18 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   }
   for (int m = N - 1 - 2 * kChunkSteps * replays; m >= 0 && ex.ok(); --m)
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
+  const ModelCells cells = base.cells;
+  const T* acc = base.acc;
+  if (p.layer_share())
+    ex.sweep1d(
+        "adjoint edge fold",
+        [=] SW_LAMBDA(long t) {
+          int z, y, x;
+          cells.cell(t, z, y, x);
+          T fold;
+          if (p.edge_fold(acc, z, y, x, fold)) corr[t] += fold;
+        },
+        base.model_cells);
   return ex.ok();
 }
 

@@ -25,6 +25,8 @@ void NumericalOptions::validate() const {
     throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(pml_width) + ")");
   if (internal_dt < 0 || !std::isfinite(internal_dt))
     throw InputError("--internal-dt: must be positive (or 0 for automatic)");
+  if (pml_velocity < 0 || !std::isfinite(pml_velocity))
+    throw InputError("--pml-velocity: must be positive m/s (or 0 for the model's fastest velocity)");
 }
 
 double stable_time_step(double vmax, double dz, double dx, int order, double dy) {
@@ -229,7 +231,7 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   T* b_x = a_x + p.nx;
   T* a_y = b_x + p.nx;
   T* b_y = a_y + p.ny;
-  const double vmax = m.vmax();
+  const double vmax = o.pml_velocity > 0 ? o.pml_velocity : m.vmax();
   auto fill = [&](T* a, T* b, int n, int lo, int hi, double h) {
     for (int i = 0; i < n; ++i) {
       double d = 0;

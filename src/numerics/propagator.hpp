@@ -40,12 +40,20 @@ struct NumericalOptions {
   Precision precision = Precision::kSingle;
   double internal_dt = 0;  // s; 0 = choose from the stability bound
   double pml_reflection = 1e-3;
-  double cfl_safety = 0.9;    // automatic step = safety × stability bound (at most)
-  bool full_storage = false;  // gradient/RTM: keep every step's wavefield, not the boundary
+  double pml_velocity = 0;  // m/s, the CPML profile's speed; 0 = the model's v_max (docs/design.md §2)
+  double cfl_safety = 0.9;  // automatic step = safety × stability bound (at most)
+  int storage = 0;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage boundary|full|shell)
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;
 };
+
+/// The --storage word of a ShotProblem::kStore* value: boundary, full or shell.
+inline const char* storage_name(int storage) {
+  return storage == ShotProblem<float>::kStoreFull    ? "full"
+         : storage == ShotProblem<float>::kStoreShell ? "shell"
+                                                      : "boundary";
+}
 
 /// The internal time step: the data are sampled every `k` internal steps.
 struct TimeStepping {

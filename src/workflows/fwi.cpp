@@ -489,7 +489,13 @@ class Inversion {
 
 }  // namespace
 
-FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
+NumericalOptions fwi_numerics(const Model& initial, NumericalOptions o) {
+  if (o.pml_velocity == 0) o.pml_velocity = initial.vmax();
+  return o;
+}
+
+FwiResult invert(const Model& initial, const Survey& s, const NumericalOptions& given, const FwiOptions& f) {
+  const NumericalOptions o = fwi_numerics(initial, given);
   if (!f.inputs_checked) check_fwi_inputs(initial, s, o, f);
   std::vector<Setting> made = f.state.empty() ? std::vector<Setting>{} : fwi_state::made_with(initial, s, o, f);
   if (graph::rank() != 0) return follow(initial, s, o, f);

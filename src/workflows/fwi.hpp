@@ -91,6 +91,12 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
 /// anything. Collective under MPI (every rank calls it; rank 0 decides).
 void check_resume(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
+/// The numerical options of every evaluation of an inversion from `initial`: the absorbing
+/// layers' damping sized by the initial model's fastest velocity unless --pml-velocity says
+/// otherwise, so that the misfit the optimiser follows is one smooth function of the model
+/// (its gradient holds the damping fixed).
+NumericalOptions fwi_numerics(const Model& initial, NumericalOptions o);
+
 /// Needs a running Runtime. Throws InputError on bad options or an unreadable state.
 /// Under several MPI ranks every rank calls it with its own shots' data: rank 0 runs the
 /// optimiser, saves the state, reports, and returns the result; the other ranks evaluate

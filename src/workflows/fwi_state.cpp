@@ -76,7 +76,7 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   add("pml_width", "--pml-width", std::to_string(o.pml_width));
   add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
   add("precision", "--precision", o.precision == Precision::kDouble ? "double" : "single");
-  add("storage", "--storage", o.full_storage ? "full" : "boundary");
+  add("storage", "--storage", storage_name(o.storage));
   add("internal_dt", "--internal-dt", exact(o.internal_dt));
   add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
   add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
@@ -107,6 +107,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   Checksum model;
   model.add(m.vp);
   add("model_values", "the initial model's values (--model)", "checksum " + model.hex());
+  // After the model, which sets it by default (fwi_numerics()).
+  add("pml_velocity", "--pml-velocity", exact(o.pml_velocity > 0 ? o.pml_velocity : m.vmax()));
 
   add("data_dt", "the data's dt (--data)", exact(s.dt));
   add("data_nt", "the data's nt (--data)", std::to_string(s.nt));

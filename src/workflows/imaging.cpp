@@ -73,7 +73,7 @@ class Evaluation {
           ref_medium_.layout.grid_size() != run_.medium.layout.grid_size())
         throw RuntimeError("imaging: the reference model's grid differs from the migration model's");
     }
-    run_.layout.storage = o.full_storage ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreBoundary;
+    run_.layout.storage = o.storage;
     if (std::size_t(run_.layout.model_cells()) != region_)
       throw RuntimeError("imaging: the padded grid's model region does not match the model");
   }
@@ -130,10 +130,13 @@ class Evaluation {
     need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
     need.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
                        2 * region_ * std::uint64_t(Tree::most_held(int(count))));
-    const int window_size =
-        shots_in_window(need, std::max(2, graph::workers() + graph::cuda_workers()),
-                        o_.full_storage ? "use --storage boundary, or fewer workers with STARPU_NCPU"
-                                        : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+    const int window_size = shots_in_window(
+        need, std::max(2, graph::workers() + graph::cuda_workers()),
+        o_.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
+        : o_.storage == ShotProblem<T>::kStoreBoundary
+            ? "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
+              "or fewer workers with STARPU_NCPU"
+            : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
     if (hooks_.on_plan && graph::rank() == 0) {
       ShotProblem<T> full = layout;
       full.storage = ShotProblem<T>::kStoreFull;
