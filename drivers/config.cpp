@@ -214,11 +214,11 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "pml-width", po::value<int>(&o.pml_width)->default_value(20), "absorbing-layer width (cells)")(
       "free-surface", po::bool_switch(&o.free_surface), "free surface on the first model row (no top layer)")(
       "precision", po::value<std::string>(&text.precision)->default_value("single"), "single or double")(
-      "storage", po::value<std::string>(&text.storage)->default_value("boundary"),
-      "forward wavefield kept for the adjoint: boundary (the field outside the model each step), full, or shell "
-      "(the model's halo-wide rim only: less memory, the gradient holding the layers fixed)")(
-      "internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
-      "propagator time step in s (0 = automatic); must divide dt and be stable")(
+      "storage", po::value<std::string>(&text.storage),
+      "forward wavefield kept for the adjoint: boundary (the field outside the model each step; gradient, fwi "
+      "default), full, or shell (the model's halo-wide rim only: less memory, the layers' velocity held fixed; rtm "
+      "default)")("internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
+                  "propagator time step in s (0 = automatic); must divide dt and be stable")(
       "pml-velocity", po::value<double>(&o.pml_velocity)->default_value(0),
       "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)");
 }
@@ -230,7 +230,7 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
     o.precision = Precision::kDouble;
   else
     throw InputError("--precision: must be 'single' or 'double' (got '" + text.precision + "')");
-  bool known = false;
+  bool known = text.storage.empty();  // the command's default (NumericalOptions::kStorageDefault)
   for (int k : {ShotProblem<float>::kStoreBoundary, ShotProblem<float>::kStoreFull, ShotProblem<float>::kStoreShell})
     if (text.storage == storage_name(k)) {
       o.storage = k;

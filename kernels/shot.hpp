@@ -371,6 +371,8 @@ struct ShotProblem {
     return grid && !model;
   }
 
+  /// Whether the store holds the layers' field, so that the gradient takes their share.
+  SW_HD bool layer_share() const { return storage != kStoreShell; }
   /// The gradient's share of the layers (docs/design.md §2): layer cell c takes its velocity
   /// from the model's edge cell e(c), so ∂Φ/∂v_e gathers Σ_m μ[m+1] R[m] over c as well,
   /// R[m] being what v²Δt² multiplies in c's update (the CPML terms included). The backward
@@ -380,8 +382,6 @@ struct ShotProblem {
   /// cells that copy model cell (z, y, x), z slowest, x fastest, and divides by the cell's
   /// v²Δt² (the same bits as theirs), into `out`. Returns false for a cell no layer copies
   /// (out untouched, so the interior keeps its bits).
-  /// Whether the store holds the layers' field, so that the gradient takes their share.
-  SW_HD bool layer_share() const { return storage != kStoreShell; }
   SW_HD static T layer_term(T acc, T mu, T next, T now, T prev) { return acc + mu * ((next - T(2) * now) + prev); }
   SW_HD bool edge_fold(const T* acc, int z, int y, int x, T& out) const {
     const int z0 = z == mz0() ? 0 : z, z1 = z == mz1() - 1 ? nz : z + 1;

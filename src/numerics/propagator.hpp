@@ -42,13 +42,15 @@ struct NumericalOptions {
   double pml_reflection = 1e-3;
   double pml_velocity = 0;  // m/s, the CPML profile's speed; 0 = the model's v_max (docs/design.md §2)
   double cfl_safety = 0.9;  // automatic step = safety × stability bound (at most)
-  int storage = 0;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage boundary|full|shell)
+  static constexpr int kStorageDefault = -1;  // boundary for gradients, shell for RTM
+  int storage = kStorageDefault;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage)
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;
 };
 
-/// The --storage word of a ShotProblem::kStore* value: boundary, full or shell.
+/// The --storage word of a ShotProblem::kStore* value: boundary, full or shell (the default:
+/// boundary, what a gradient keeps).
 inline const char* storage_name(int storage) {
   return storage == ShotProblem<float>::kStoreFull    ? "full"
          : storage == ShotProblem<float>::kStoreShell ? "shell"

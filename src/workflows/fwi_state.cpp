@@ -16,7 +16,7 @@ namespace starwave::fwi_state {
 namespace {
 
 /// The state files this starwave writes and reads (the root's text attribute `format`).
-constexpr const char* kStateFormat = "starwave fwi state 2";
+constexpr const char* kStateFormat = "starwave fwi state 3";
 
 /// A double as the shortest text that reads back as the same double.
 std::string exact(double x) {

@@ -73,7 +73,10 @@ class Evaluation {
           ref_medium_.layout.grid_size() != run_.medium.layout.grid_size())
         throw RuntimeError("imaging: the reference model's grid differs from the migration model's");
     }
-    run_.layout.storage = o.storage;
+    // An image needs no exact edges: by default RTM keeps the rim alone, a gradient the layers too.
+    run_.layout.storage = o.storage != NumericalOptions::kStorageDefault ? o.storage
+                          : mode != imaging::Mode::kGradient             ? ShotProblem<T>::kStoreShell
+                                                                         : ShotProblem<T>::kStoreBoundary;
     if (std::size_t(run_.layout.model_cells()) != region_)
       throw RuntimeError("imaging: the padded grid's model region does not match the model");
   }
@@ -132,8 +135,8 @@ class Evaluation {
                        2 * region_ * std::uint64_t(Tree::most_held(int(count))));
     const int window_size = shots_in_window(
         need, std::max(2, graph::workers() + graph::cuda_workers()),
-        o_.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
-        : o_.storage == ShotProblem<T>::kStoreBoundary
+        run_.layout.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
+        : run_.layout.storage == ShotProblem<T>::kStoreBoundary
             ? "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
               "or fewer workers with STARPU_NCPU"
             : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
