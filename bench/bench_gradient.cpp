@@ -7,7 +7,7 @@
 // and the default number of CUDA workers (concurrent shots), and on every CPU core and
 // the GPU together. With --3d, docs/design.md §8's 3-D case (160³ at 10 m, 1000 steps by default;
 // 1 and 2 shots). Not a test: prints tables.
-//   usage: bench_gradient [--3d] [steps] [reps] [gpu-shots] [--gpu-only]
+//   usage: bench_gradient [--3d] [--shell] [steps] [reps] [gpu-shots] [--gpu-only]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -42,14 +42,17 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool three_d = bench::take_flag(argc, argv, "--3d");
+  const bool shell = bench::take_flag(argc, argv, "--shell");  // the rim alone (--storage shell)
   const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 1000 : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const Model m = bench::reference_model(three_d);
   NumericalOptions o;
   o.order = 8;
   o.pml_width = 20;
+  if (shell) o.storage = ShotProblem<float>::kStoreShell;
   const Survey s = bench::reference_survey_any(m, 1, steps);
   auto shot = test::prepare_shot<float>(m, s, o);
+  if (shell) shot->p.storage = ShotProblem<float>::kStoreShell;
   ShotProblem<float>& p = shot->p;
   shot->work.assign(p.adjoint_work_size(), 0.0f);
   p.work = shot->work.data();
@@ -89,8 +92,8 @@ int main(int argc, char** argv) {
   const double mb = 1.0 / (1 << 20);
   ShotProblem<float> q = p;
   q.storage = ShotProblem<float>::kStoreFull;
-  std::printf("  kept per shot, boundary: %.1f MB store + %.1f MB final state\n", p.store_size() * 4 * mb,
-              2 * p.grid_size() * 4 * mb);
+  std::printf("  kept per shot, %s: %.1f MB store + %.1f MB final state\n", storage_name(p.storage),
+              p.store_size() * 4 * mb, 2 * p.grid_size() * 4 * mb);
   std::printf("  kept per shot, full:     %.1f MB store + %.1f MB final state\n", q.store_size() * 4 * mb,
               2 * p.grid_size() * 4 * mb);
   std::printf("  adjoint scratch per worker: %.1f MB\n", p.adjoint_work_size() * 4 * mb);

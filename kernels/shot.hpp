@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/divisor.hpp"
 #include "kernels/hd.hpp"
 
 namespace starwave {
@@ -432,6 +433,55 @@ struct ShotProblem {
     b_x = a_x + nx;
     a_y = b_x + nx;
     b_y = a_y + ny;
+  }
+};
+
+/// Store slot elements → cells, as ShotProblem::store_point() computes them, with the
+/// blocks and their divisors fixed once on the host: a CUDA thread per store element
+/// (kernels/cuda/bodies.hpp) then finds its cell with compares, two multiply-shifts and no
+/// integer division (store_point() costs ~300 instructions an element on a GPU).
+struct StoreCells {
+  static constexpr int kMax = 6;
+  int n = 0;
+  unsigned first[kMax + 1] = {};  // block i holds elements [first[i], first[i + 1])
+  int z0[kMax] = {}, y0[kMax] = {}, x0[kMax] = {}, rows[kMax] = {};
+  Divisor by_width[kMax], by_rows[kMax];
+  long ystep = 0, zstep = 0;  // row_offset(z, y) = z·zstep + y·ystep
+
+  template <typename T>
+  static StoreCells of(const ShotProblem<T>& p) {
+    static_assert(ShotProblem<T>::kMaxStoreBlocks == kMax, "one block table");
+    typename ShotProblem<T>::StoreBlock b[kMax];
+    StoreCells c;
+    c.n = p.store_blocks(b);
+    for (int i = 0; i < c.n; ++i) {
+      c.first[i + 1] = c.first[i] + unsigned(b[i].size());
+      c.z0[i] = b[i].z0;
+      c.y0[i] = b[i].y0;
+      c.x0[i] = b[i].x0;
+      c.rows[i] = b[i].y1 - b[i].y0;
+      c.by_width[i] = Divisor(unsigned(b[i].width));
+      c.by_rows[i] = Divisor(unsigned(c.rows[i]));
+    }
+    c.zstep = long(p.plane);
+    c.ystep = long(p.stride);
+    return c;
+  }
+  /// Cell (z, y, x) of slot element k (k < first[n]).
+  SW_HD void point(long k, int& z, int& y, int& x) const {
+    const unsigned e = unsigned(k);
+    int i = 0;
+    while (i + 1 < n && e >= first[i + 1]) ++i;
+    const unsigned c = e - first[i], row = by_width[i].div(c);
+    x = x0[i] + int(c - row * by_width[i].d);
+    z = z0[i] + int(rows[i] == 1 ? row : by_rows[i].div(row));
+    y = y0[i] + int(rows[i] == 1 ? 0 : by_rows[i].mod(row));
+  }
+  /// Grid offset (from cell (0, 0, 0)) of slot element k: ShotProblem::store_cell(k).
+  SW_HD long cell(long k) const {
+    int z, y, x;
+    point(k, z, y, x);
+    return long(z) * zstep + long(y) * ystep + x;
   }
 };
 

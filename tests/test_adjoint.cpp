@@ -566,7 +566,8 @@ TEST(Adjoint, TilesInYGiveTheSameBits) {
 }
 
 TEST(Adjoint, StoreSlotsFollowStoreCell) {
-  // save_slot's row-wise copies and store_cell's per-element map (used by the GPU) agree;
+  // save_slot's row-wise copies, store_cell's per-element map and StoreCells' (used by the
+  // GPU) agree;
   // a boundary slot holds every layer cell and the shell around the model region, nothing of
   // the model region; a full slot holds the model region too. Layers narrower than the
   // stencil (2) widen the slot to the shell.
@@ -584,12 +585,18 @@ TEST(Adjoint, StoreSlotsFollowStoreCell) {
         cpu::save_slot(p, grid.data(), 1);
         const double* slot = p.store + p.store_step_size();
         long model = 0, layers = 0, shell = 0;
+        const StoreCells cells = StoreCells::of(p);
+        ASSERT_EQ(long(cells.first[cells.n]), p.store_step_size());
         for (long k = 0; k < p.store_step_size(); ++k) {
           const long g = p.store_cell(k);
           ASSERT_EQ(slot[k], grid[std::size_t(p.origin() + g)]) << "storage " << storage << " element " << k;
           int z, y, x;
           p.cell_of(g, z, y, x);
           ASSERT_EQ(p.row_offset(z, y) + x, g);
+          int cz, cy, cx;
+          cells.point(k, cz, cy, cx);
+          ASSERT_TRUE(cz == z && cy == y && cx == x) << "storage " << storage << " element " << k;
+          ASSERT_EQ(cells.cell(k), g);
           const int inside =
               (z >= p.mz0() && z < p.mz1()) + (y >= p.my0() && y < p.my1()) + (x >= p.mx0() && x < p.mx1());
           model += inside == 3;

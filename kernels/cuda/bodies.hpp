@@ -153,7 +153,8 @@ SW_HD void mirror_cell(T* out, long plane, int z, int top, int halo) {
 /// sample of step m (if it is one) at receiver t − npsi < nrec, then store slot m at element
 /// t − npsi − nrec. Everything reads u[m] (a.u) only.
 template <int Order, typename T>
-SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, long npsi, Step step, long t) {
+SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, const StoreCells& sc, long npsi, Step step,
+                     long t) {
   if (t < npsi) {
     int z, y, x;
     a.layer_cell(t, z, y, x);
@@ -168,7 +169,7 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, lon
     return;
   }
   t -= p.nrec;
-  p.store[long(m) * p.store_step_size() + t] = a.u[p.store_cell(t)];
+  p.store[long(m) * long(sc.first[sc.n]) + t] = a.u[sc.cell(t)];
 }
 
 /// Launch 2 of forward step m, thread (row r, x): for each cell of its column run, top
@@ -218,13 +219,14 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
   int* clocks = p.clocks();
   const long layer_cells = stencil::make_step_args(p, u, up).layer_cells();
   const long saved = p.store ? p.store_step_size() : 0;
+  const StoreCells sc = StoreCells::of(p);
   const int run = p.column_run(), rows = p.column_rows();
   // Step `step`'s launches (the last, m = nsteps, only records and saves u[nsteps]).
   auto issue_step = [&](Exec& e, Step step, bool last) {
     const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
     const long npsi = last ? 0 : layer_cells;
     e.sweep1d(
-        "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, npsi, step, t); },
+        "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
         npsi + p.nrec + saved);
     if (last) return;
     if (run == 1)
@@ -278,6 +280,7 @@ struct BackwardStep {
   bool full;  // full storage: u[m−1] comes from the store, never re-created
   long model_cells, layer_cells, ring, slot, layers;  // thread ranges of the image launch
   ModelCells cells;
+  StoreCells stored;                                            // the store's elements
   SW_HD bool recreate(int m) const { return !full && m >= 1; }  // u_next ← u[m−1]
 };
 
@@ -319,14 +322,14 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   }
   t -= b.layer_cells;
   if (t < b.ring) {
-    if (b.recreate(m)) b.u_next[p.store_cell(t)] = p.store[long(m - 1) * b.slot + t];
+    if (b.recreate(m)) b.u_next[b.stored.cell(t)] = p.store[long(m - 1) * b.slot + t];
     return;
   }
   t -= b.ring;
   int z, y, x;
-  p.store_point(t, z, y, x);
+  b.stored.point(t, z, y, x);
   if (!p.layer_point(z, y, x)) return;
-  const long i = p.row_offset(z, y) + x;
+  const long i = long(z) * b.stored.zstep + long(y) * b.stored.ystep + x;
   const T* next = p.store + long(m + 1) * b.slot + t;
   b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], next[0], next[-b.slot], m >= 1 ? next[-2 * b.slot] : T(0));
 }
@@ -343,7 +346,7 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
   }
   t -= b.layer_cells;
   const int m = b.step.m();
-  if (m >= 1) u[p.store_cell(t)] = p.store[long(m - 1) * p.store_step_size() + t];
+  if (m >= 1) u[b.stored.cell(t)] = p.store[long(m - 1) * b.slot + t];
 }
 
 /// Mu launch, thread (row r, x): for each cell of its column run, top down, μ[m] (with
@@ -404,6 +407,7 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   base.full = p.storage == ShotProblem<T>::kStoreFull;
   base.model_cells = p.model_cells();
   base.cells = ModelCells::of(p);
+  base.stored = StoreCells::of(p);
   base.layer_cells = stencil::make_step_args(p, mu_next, mu).layer_cells();
   base.slot = p.store_step_size();
   base.ring = base.full ? 0 : base.slot;
