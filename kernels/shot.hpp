@@ -153,8 +153,33 @@ struct ShotProblem {
   // model's edges); and the last two states.
   static constexpr int kStoreBoundary = 0, kStoreFull = 1, kStoreShell = 2;
   int storage = kStoreBoundary;
-  T* store = nullptr;        // store_size() values: slot m holds u[m], m = 0 … nsteps
+  T* store = nullptr;        // store_size() values: slot m holds u[m] at slot_offset(m), m = 0 … nsteps
   T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
+
+  // Checkpointing (docs/design.md §3): with checkpoint_every = L > 0 the store is a ring of
+  // L + 2 slots, and the forward keeps its whole state (u, u_prev, the CPML memory
+  // variables) after step jL − 1 for j = 1 … intervals() − 1 in `checkpoints`. The backward
+  // sweep runs interval j (steps [jL, min(N, (j+1)L)), last first) on slots jL − 1 …
+  // min(N, (j+1)L): the forward leaves the last interval's in the ring; each earlier one is
+  // re-run from checkpoint j (j = 0: from rest). The same operations in the same order as
+  // with every slot kept: the same bits, for at most one more forward run.
+  int checkpoint_every = 0;
+  T* checkpoints = nullptr;  // checkpoints_size() values
+  SW_HD int store_slots() const {
+    return checkpoint_every > 0 && checkpoint_every + 2 < nsteps + 1 ? checkpoint_every + 2 : nsteps + 1;
+  }
+  SW_HD int intervals() const { return checkpoint_every > 0 ? (nsteps + checkpoint_every - 1) / checkpoint_every : 1; }
+  /// A checkpoint: u, u_prev, then the layer arrays (cpml_z1() … cpml_y2(), contiguous).
+  SW_HD std::size_t checkpoint_size() const {
+    return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size();
+  }
+  SW_HD std::size_t checkpoints_size() const { return std::size_t(intervals() - 1) * checkpoint_size(); }
+  /// Whether the forward keeps its state after step m (m = jL − 1, 1 ≤ j < intervals()).
+  SW_HD bool checkpoint_after(int m) const {
+    return checkpoint_every > 0 && (m + 1) % checkpoint_every == 0 && (m + 1) / checkpoint_every < intervals();
+  }
+  /// Offset of slot m (0 ≤ m ≤ nsteps) in the store.
+  SW_HD long slot_offset(int m) const { return long(m % store_slots()) * store_step_size(); }
 
   /// Elements per 64 bytes: the unit of `stride`, `lead` and of every array offset.
   static constexpr int kAlign = int(64 / sizeof(T));
@@ -331,7 +356,7 @@ struct ShotProblem {
     for (int i = 0; i < n; ++i) size += b[i].size();
     return size;
   }
-  SW_HD std::size_t store_size() const { return std::size_t(nsteps + 1) * std::size_t(store_step_size()); }
+  SW_HD std::size_t store_size() const { return std::size_t(store_slots()) * std::size_t(store_step_size()); }
 
   /// Cell (z, y, x) of element k of a store slot (32-bit arithmetic within the slot:
   /// build_medium refuses grids of 2³¹ cells or more).
@@ -401,8 +426,11 @@ struct ShotProblem {
   /// The adjoint's scratch: the forward's arrays (for the adjoint wavefield and its layer
   /// variables), two grids for the re-created forward wavefield and two for the imaging
   /// sums (kept in the grid's aligned layout while they accumulate; the first holds the
-  /// layers' accumulators of layer_term() at their cells).
-  SW_HD std::size_t adjoint_work_size() const { return work_size() + 4 * grid_size(); }
+  /// layers' accumulators of layer_term() at their cells); with checkpoints, a forward's
+  /// arrays after them for the re-runs.
+  SW_HD std::size_t adjoint_work_size() const {
+    return work_size() + 4 * grid_size() + (intervals() > 1 ? work_size() : 0);
+  }
 
   /// The scratch arrays, in this order inside `work`.
   SW_HD std::size_t work_size() const {
@@ -447,6 +475,7 @@ struct StoreCells {
   int z0[kMax] = {}, y0[kMax] = {}, x0[kMax] = {}, rows[kMax] = {};
   Divisor by_width[kMax], by_rows[kMax];
   long ystep = 0, zstep = 0;  // row_offset(z, y) = z·zstep + y·ystep
+  int slots = 1;              // ShotProblem::store_slots()
 
   template <typename T>
   static StoreCells of(const ShotProblem<T>& p) {
@@ -463,6 +492,7 @@ struct StoreCells {
       c.by_width[i] = Divisor(unsigned(b[i].width));
       c.by_rows[i] = Divisor(unsigned(c.rows[i]));
     }
+    c.slots = p.store_slots();
     c.zstep = long(p.plane);
     c.ystep = long(p.stride);
     return c;
@@ -477,6 +507,8 @@ struct StoreCells {
     z = z0[i] + int(rows[i] == 1 ? row : by_rows[i].div(row));
     y = y0[i] + int(rows[i] == 1 ? 0 : by_rows[i].mod(row));
   }
+  /// Offset of store slot m (0 ≤ m ≤ nsteps): ShotProblem::slot_offset(m).
+  SW_HD long offset(int m) const { return long(m < slots ? m : m % slots) * long(first[n]); }
   /// Grid offset (from cell (0, 0, 0)) of slot element k: ShotProblem::store_cell(k).
   SW_HD long cell(long k) const {
     int z, y, x;

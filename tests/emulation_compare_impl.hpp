@@ -38,20 +38,23 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 /// bits in the correlation, the illumination, the store and the final state.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
-                                          const std::string& context, int column_planes) {
+                                          const std::string& context, int column_planes, int checkpoint_every) {
   std::vector<T> corr[2], illum[2];
-  aligned_vector<T> store[2], final_state[2];
+  aligned_vector<T> store[2], final_state[2], checkpoints[2];
   for (int emulated : {0, 1}) {
     auto ps = prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
     p.storage = storage;
     p.column_planes = column_planes;
+    p.checkpoint_every = checkpoint_every;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
     store[emulated].assign(p.store_size(), T(0));
     final_state[emulated].assign(2 * p.grid_size(), T(0));
+    checkpoints[emulated].assign(p.checkpoints_size(), T(0));
     p.store = store[emulated].data();
     p.final_state = final_state[emulated].data();
+    p.checkpoints = checkpoints[emulated].data();
     const std::size_t region = std::size_t(p.model_cells());
     corr[emulated].assign(region, T(0));
     illum[emulated].assign(region, T(0));
@@ -65,7 +68,12 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
       cpu::adjoint<Order, T>(p, ps->traces.data(), corr[0].data(), illum[0].data(), nullptr);
     }
   }
-  const std::string what = "order " + std::to_string(Order) + ", storage " + std::to_string(storage) + ", " + context;
+  const std::string what = "order " + std::to_string(Order) + ", storage " + std::to_string(storage) +
+                           (checkpoint_every > 0 ? ", checkpoints every " + std::to_string(checkpoint_every) : "") +
+                           ", " + context;
+  EXPECT_TRUE(same_bits(checkpoints[0].data(), checkpoints[1].data(), checkpoints[0].size()))
+      << "checkpoints, " << what << ", first difference at "
+      << first_difference(checkpoints[0].data(), checkpoints[1].data(), checkpoints[0].size());
   EXPECT_TRUE(same_bits(store[0].data(), store[1].data(), store[0].size()))
       << "store, " << what << ", first difference at "
       << first_difference(store[0].data(), store[1].data(), store[0].size());
@@ -90,10 +98,10 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
   template void expect_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&,              \
                                                    const std::string&, int);                                          \
   template void expect_adjoint_emulation_matches_cpu<T, 2>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int);                                  \
+                                                           const std::string&, int, int);                             \
   template void expect_adjoint_emulation_matches_cpu<T, 4>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int);                                  \
+                                                           const std::string&, int, int);                             \
   template void expect_adjoint_emulation_matches_cpu<T, 6>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int);                                  \
+                                                           const std::string&, int, int);                             \
   template void expect_adjoint_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int);
+                                                           const std::string&, int, int);

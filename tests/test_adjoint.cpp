@@ -53,16 +53,22 @@ struct Shot {
   aligned_vector<T> store, final_state;
   int w = 0, h = 0;  // model region
 
-  Shot(const Model& m, const Survey& s, const NumericalOptions& o, int storage) {
+  aligned_vector<T> checkpoints;
+
+  /// `checkpoint_every` > 0: the store is a ring, the forward keeps checkpoints.
+  Shot(const Model& m, const Survey& s, const NumericalOptions& o, int storage, int checkpoint_every = 0) {
     ps = test::prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
     p.storage = storage;
+    p.checkpoint_every = checkpoint_every;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
     store.assign(p.store_size(), T(0));
     final_state.assign(2 * p.grid_size(), T(0));
+    checkpoints.assign(p.checkpoints_size(), T(0));
     p.store = store.data();
     p.final_state = final_state.data();
+    p.checkpoints = checkpoints.data();
     w = p.mx1() - p.mx0();
     h = int(p.model_cells() / w);  // rows of the model region (z and y)
   }
@@ -562,6 +568,65 @@ TEST(Adjoint, TilesInYGiveTheSameBits) {
       o.order = 2;
       o.precision = Precision::kDouble;
       expect_tiles_the_same<double>(m3, o, ShotProblem<double>::kStoreBoundary);
+    }
+}
+
+/// The forward's traces and the adjoint's correlation, illumination and source adjoint with
+/// checkpoints every `every` steps, against every slot kept.
+template <int Order, typename T>
+void expect_checkpoints_keep_the_bits(const Model& m, const Survey& sv, const NumericalOptions& o, int storage,
+                                      int every) {
+  Shot<T> whole(m, sv, o, storage), ring(m, sv, o, storage, every);
+  const ShotProblem<T>& p = ring.p();
+  const std::string what = std::to_string(m.three_d() ? 3 : 2) + "-D, order " + std::to_string(Order) +
+                           (o.free_surface ? ", free surface" : "") + ", storage " + std::to_string(storage) +
+                           ", every " + std::to_string(every);
+  if (every < p.nsteps) {
+    ASSERT_EQ(p.intervals(), (p.nsteps + every - 1) / every) << what;
+    ASSERT_EQ(p.store_size(), std::size_t(std::min(every + 2, p.nsteps + 1) * p.store_step_size())) << what;
+    ASSERT_EQ(p.checkpoints_size(), std::size_t(p.intervals() - 1) * p.checkpoint_size()) << what;
+  } else {
+    ASSERT_EQ(p.store_size(), whole.p().store_size()) << what;
+    ASSERT_EQ(p.checkpoints_size(), 0u) << what;
+  }
+  forward<Order>(whole);
+  forward<Order>(ring);
+  ASSERT_EQ(whole.ps->traces, ring.ps->traces) << what;
+  const std::vector<T> r = random_vector<T>(whole.ps->traces.size(), 5);
+  std::vector<T> c1, i1, a1, c2, i2, a2;
+  adjoint<Order>(whole, r, c1, i1, a1);
+  adjoint<Order>(ring, r, c2, i2, a2);
+  EXPECT_EQ(c1, c2) << what << ": correlation";
+  EXPECT_EQ(i1, i2) << what << ": illumination";
+  EXPECT_EQ(a1, a2) << what << ": source adjoint";
+  double norm = 0;
+  for (T v : c1) norm += double(v) * double(v);
+  EXPECT_GT(norm, 0) << what;
+}
+
+TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
+  // Intervals of one step, two, uneven ones, one step short of the run, the run and longer:
+  // the same bits as with every slot kept (the re-runs repeat the forward's operations).
+  for (int dim : kDims)
+    for (bool fs : {false, true}) {
+      const Model m = test_model(dim);
+      const Survey sv = test_survey(m, fs, dim == 3);
+      NumericalOptions o;
+      o.pml_width = dim == 3 ? 5 : 8;
+      o.free_surface = fs;
+      const int n = test::prepare_shot<float>(m, sv, o)->p.nsteps;
+      for (int every : {1, 2, 7, n - 1, n, n + 3}) {
+        o.order = 8;
+        expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every);
+        if (every == 7) {
+          o.order = 4;
+          o.precision = Precision::kDouble;
+          for (int storage :
+               {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreFull, ShotProblem<double>::kStoreShell})
+            expect_checkpoints_keep_the_bits<4, double>(m, sv, o, storage, every);
+          o.precision = Precision::kSingle;
+        }
+      }
     }
 }
 

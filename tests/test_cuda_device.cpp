@@ -81,24 +81,28 @@ struct DeviceArray {
 /// One shot's forward (with a store) and adjoint on the CPU and on the GPU; every output
 /// compared bit for bit.
 template <typename T, int Order>
-void compare_shot(const Model& m, const Survey& s, bool free_surface, int storage, int column_planes = 0) {
+void compare_shot(const Model& m, const Survey& s, bool free_surface, int storage, int column_planes = 0,
+                  int checkpoint_every = 0) {
   NumericalOptions o;
   o.order = Order;
   o.free_surface = free_surface;
   o.precision = precision_of<T>();
   const std::string what = std::to_string(m.dim) + "-D, order " + std::to_string(Order) + ", " +
                            (sizeof(T) == 8 ? "double" : "float") + ", free surface " + std::to_string(free_surface) +
-                           ", storage " + std::to_string(storage) + ", column runs " + std::to_string(column_planes);
+                           ", storage " + std::to_string(storage) + ", column runs " + std::to_string(column_planes) +
+                           ", checkpoints every " + std::to_string(checkpoint_every);
 
   // CPU
   auto c = prepare_shot<T>(m, s, o);
   ShotProblem<T>& pc = c->p;
   pc.storage = storage;
+  pc.checkpoint_every = checkpoint_every;
   c->work.assign(pc.adjoint_work_size(), T(0));
   pc.work = c->work.data();
-  std::vector<T> store(pc.store_size()), final_state(2 * pc.grid_size());
+  std::vector<T> store(pc.store_size()), final_state(2 * pc.grid_size()), checkpoints(pc.checkpoints_size());
   pc.store = store.data();
   pc.final_state = final_state.data();
+  pc.checkpoints = checkpoints.data();
   const std::size_t region = std::size_t(pc.model_cells());
   std::vector<T> corr(region, T(0)), illum(region, T(0));
   cpu::forward<Order, T>(pc);
@@ -110,8 +114,10 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   ShotProblem<T> p = g->p;
   p.storage = storage;
   p.column_planes = column_planes;
+  p.checkpoint_every = checkpoint_every;
   DeviceArray<T> medium(g->med.buffer), signals(g->in.signals), work(p.adjoint_work_size()), traces(g->traces.size()),
-      d_store(p.store_size()), d_final(2 * p.grid_size()), d_res(residual), d_corr(region), d_illum(region);
+      d_store(p.store_size()), d_final(2 * p.grid_size()), d_res(residual), d_corr(region), d_illum(region),
+      d_checkpoints(p.checkpoints_size());
   DeviceArray<long> nodes(g->in.nodes);
   g->med.attach(p, medium.ptr);
   p.attach_signals(signals.ptr);
@@ -120,6 +126,7 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   p.traces = traces.ptr;
   p.store = d_store.ptr;
   p.final_state = d_final.ptr;
+  p.checkpoints = d_checkpoints.ptr;
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
   cuda::Status st = cuda::forward<Order, T>(p, stream);
@@ -133,6 +140,10 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
                        gi = d_illum.host();
   EXPECT_TRUE(same_bits(c->traces, gt)) << "traces, " << what << ": " << first_difference(c->traces, gt);
   EXPECT_TRUE(same_bits(store, gs)) << "store, " << what << ": " << first_difference(store, gs);
+  if (checkpoint_every > 0) {
+    const std::vector<T> gk = d_checkpoints.host();
+    EXPECT_TRUE(same_bits(checkpoints, gk)) << "checkpoints, " << what << ": " << first_difference(checkpoints, gk);
+  }
   EXPECT_TRUE(same_bits(final_state, gf)) << "final state, " << what << ": " << first_difference(final_state, gf);
   EXPECT_TRUE(same_bits(corr, gc)) << "correlation, " << what << ": " << first_difference(corr, gc);
   EXPECT_TRUE(same_bits(illum, gi)) << "illumination, " << what << ": " << first_difference(illum, gi);
@@ -152,6 +163,7 @@ void compare_all_orders() {
       compare_shot<T, 6>(m, s, fs, storage);
       compare_shot<T, 8>(m, s, fs, storage);
     }
+  for (bool fs : {false, true}) compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, 0, 17);  // checkpoints
 }
 
 /// 3-D: a heterogeneous cube with receivers sharing a node; the u and μ launches' column
@@ -169,6 +181,7 @@ void compare_3d() {
       compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, planes);
       compare_shot<T, 4>(m, s, fs, ShotProblem<T>::kStoreFull, planes);
     }
+  for (bool fs : {false, true}) compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, 0, 13);  // checkpoints
 }
 
 template <typename T>

@@ -176,7 +176,7 @@ void for_slot_runs(const ShotProblem<T>& p, F&& f) {
 template <typename T>
 void restore_slot(const ShotProblem<T>& p, T* u, int m) {
   T* uo = u + p.origin();
-  const T* slot = p.store + std::size_t(m) * std::size_t(p.store_step_size());
+  const T* slot = p.store + p.slot_offset(m);
   for_slot_runs(
       p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
 }
@@ -186,10 +186,9 @@ void restore_slot(const ShotProblem<T>& p, T* u, int m) {
 /// and m − 1 (zero for m = 0); `acc` and `mu` are grid allocations.
 template <typename T>
 void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m) {
-  const std::size_t S = std::size_t(p.store_step_size());
-  const T* next = p.store + std::size_t(m + 1) * S;
-  const T* now = next - S;
-  const T* prev = m >= 1 ? now - S : nullptr;
+  const T* next = p.store + p.slot_offset(m + 1);
+  const T* now = p.store + p.slot_offset(m);
+  const T* prev = m >= 1 ? p.store + p.slot_offset(m - 1) : nullptr;
   const T* mo = mu + p.origin();
   T* ao = acc + p.origin();
   auto run = [&](long g, long k, int from, int to) {
@@ -218,6 +217,33 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m) {
   });
 }
 
+/// Re-runs the forward over interval j of a checkpointed store (ShotProblem::checkpoint_every)
+/// from checkpoint j (j = 0: from rest), writing store slots jL − 1 … min(N, (j+1)L) (from 0
+/// for j = 0) into the ring, with `scratch` (work_size() values) for the forward's arrays.
+template <int Order, typename T>
+void rerun_interval(const ShotProblem<T>& p, T* scratch, int j) {
+  ShotProblem<T> q = p;
+  q.work = scratch;
+  T* u = q.u0();
+  T* up = q.u1();
+  const int L = p.checkpoint_every, first = j == 0 ? 0 : j * L - 1, last = std::min(p.nsteps, (j + 1) * L);
+  if (j == 0) {
+    std::memset(scratch, 0, p.work_size() * sizeof(T));
+  } else {
+    const std::size_t G = p.grid_size();
+    const T* c = p.checkpoints + std::size_t(j - 1) * p.checkpoint_size();
+    std::memcpy(u, c, G * sizeof(T));
+    std::memcpy(up, c + G, G * sizeof(T));
+    std::memcpy(q.cpml_z1(), c + 2 * G, (p.checkpoint_size() - 2 * G) * sizeof(T));
+  }
+  save_slot(q, u, first);
+  for (int m = first; m < last; ++m) {
+    step<Order>(q, u, up, p.source[m]);
+    std::swap(u, up);
+    save_slot(q, u, m + 1);
+  }
+}
+
 /// Adds v²Δt² × the adjoint source of internal step m at the receivers' entries, receiver
 /// by receiver (μ grid allocation): the transpose of sampling.
 template <typename T>
@@ -240,7 +266,7 @@ void inject_residual(const ShotProblem<T>& p, const T* residual, T* mu, int m) {
 template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   const T* uo = u + p.origin();
-  T* slot = p.store + std::size_t(m) * std::size_t(p.store_step_size());
+  T* slot = p.store + p.slot_offset(m);
   for_slot_runs(
       p, [&](long g, long k, long n, int, int, int) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
 }
@@ -365,8 +391,11 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
         illum[i] = u_next[i] * u_next[i];
       }
 
+  const int L = p.checkpoint_every, K = p.intervals();
+  T* rerun = illum + G;  // a forward's arrays, with checkpoints
   for (int m = N - 1; m >= 0; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
+    if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
     if (full && m < N - 1) restore_slot(p, u, m);
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.

@@ -196,6 +196,17 @@ void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
         stencil::mirror_free_surface(a.u_prev_next, p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
+/// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1] (grid
+/// allocations), then the layer arrays of p.work.
+template <typename T>
+void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
+  const std::size_t G = p.grid_size();
+  T* c = p.checkpoints + std::size_t((m + 1) / p.checkpoint_every - 1) * p.checkpoint_size();
+  std::memcpy(c, u, G * sizeof(T));
+  std::memcpy(c + G, up, G * sizeof(T));
+  std::memcpy(c + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
+}
+
 template <int Order, typename T>
 void forward(const ShotProblem<T>& p) {
   const FlushSubnormals<T> ftz;
@@ -208,10 +219,12 @@ void forward(const ShotProblem<T>& p) {
   };
   record(0);
   if (p.store) save_slot(p, u, 0);
+  if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
   for (int m = 0; m < p.nsteps; ++m) {
     step<Order>(p, u, up, p.source[m]);
     std::swap(u, up);  // u now holds u[m+1]
     if (p.store) save_slot(p, u, m + 1);
+    if (p.checkpoints && p.checkpoint_after(m + 1)) save_checkpoint(p, u, up, m + 1);
     if ((m + 1) % p.record_every == 0) {
       const int n = (m + 1) / p.record_every;
       if (n < p.nt) record(n);

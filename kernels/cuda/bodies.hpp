@@ -169,7 +169,7 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, con
     return;
   }
   t -= p.nrec;
-  p.store[long(m) * long(sc.first[sc.n]) + t] = a.u[sc.cell(t)];
+  p.store[sc.offset(m) + t] = a.u[sc.cell(t)];
 }
 
 /// Launch 2 of forward step m, thread (row r, x): for each cell of its column run, top
@@ -207,41 +207,62 @@ void copy_grid(const char* name, const T* from, T* to, std::size_t n, Exec& ex) 
       name, [=] SW_LAMBDA(long i) { to[i] = from[i]; }, long(n));
 }
 
+/// Forward step `step`'s launches on `p` (u = u[m], up = u[m−1], p.work's layer arrays);
+/// `last` (m = nsteps): the side launch alone, which records and saves u[nsteps].
+template <int Order, typename T, typename Exec>
+void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* u, T* up, Exec& e, Step step,
+                        bool last) {
+  const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
+  const long npsi = last ? 0 : a.layer_cells();
+  const long saved = p.store ? long(sc.first[sc.n]) : 0;
+  e.sweep1d(
+      "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
+      npsi + p.nrec + saved);
+  if (last) return;
+  const int run = p.column_run(), rows = p.column_rows();
+  if (run == 1)
+    e.sweep2d(
+        "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order, false>(a, p, step, 1, rows, r, x); }, rows,
+        p.nx);
+  else
+    e.sweep2d(
+        "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order, true>(a, p, step, run, rows, r, x); }, rows,
+        p.nx);
+}
+
+/// A forward state (ShotProblem::checkpoint_size()): u, up, then p.work's layer arrays, copied
+/// to `to` (`save`) or from it.
+template <typename T, typename Exec>
+void copy_state(const ShotProblem<T>& p, T* u, T* up, T* to, bool save, Exec& ex) {
+  const std::size_t G = p.grid_size(), L = p.checkpoint_size() - 2 * G;
+  const char* name = save ? "forward checkpoint" : "adjoint re-run from a checkpoint";
+  copy_grid(name, save ? u : to, save ? to : u, G, ex);
+  copy_grid(name, save ? up : to + G, save ? to + G : up, G, ex);
+  copy_grid(name, save ? p.cpml_z1() : to + 2 * G, save ? to + 2 * G : p.cpml_z1(), L, ex);
+}
+
 /// One shot as a sequence of launches (kernels/cpu/propagate.cpp's forward()). `Exec`
 /// provides zero(ptr, count), sweep2d(name, body, rows, nx), sweep1d(name, body, n),
 /// replay(name, times, issue) (issue(exec) once, its launches run `times` times) and
-/// ok(); bodies are callables of (grid row, x) or (t). Returns ok().
+/// ok(); bodies are callables of (grid row, x) or (t). Returns ok(). With checkpoints,
+/// steps are issued one by one (a checkpoint's copies break the replayed runs).
 template <int Order, typename T, typename Exec>
 bool run_shot(const ShotProblem<T>& p, Exec& ex) {
   if (!ex.zero(p.work, p.work_size())) return false;
   T* u = p.u0();
   T* up = p.u1();
   int* clocks = p.clocks();
-  const long layer_cells = stencil::make_step_args(p, u, up).layer_cells();
-  const long saved = p.store ? p.store_step_size() : 0;
   const StoreCells sc = StoreCells::of(p);
-  const int run = p.column_run(), rows = p.column_rows();
+  const bool checkpoints = p.checkpoints && p.intervals() > 1;
   // Step `step`'s launches (the last, m = nsteps, only records and saves u[nsteps]).
   auto issue_step = [&](Exec& e, Step step, bool last) {
-    const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
-    const long npsi = last ? 0 : layer_cells;
-    e.sweep1d(
-        "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
-        npsi + p.nrec + saved);
+    issue_forward_step<Order>(p, sc, u, up, e, step, last);
     if (last) return;
-    if (run == 1)
-      e.sweep2d(
-          "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order, false>(a, p, step, 1, rows, r, x); }, rows,
-          p.nx);
-    else
-      e.sweep2d(
-          "forward update", [=] SW_LAMBDA(int r, int x) { update_body<Order, true>(a, p, step, run, rows, r, x); },
-          rows, p.nx);
     T* tmp = u;  // u now holds u[m+1]
     u = up;
     up = tmp;
   };
-  const int replays = p.nsteps / (2 * kChunkSteps);
+  const int replays = checkpoints ? 0 : p.nsteps / (2 * kChunkSteps);
   if (replays > 0) {
     ex.sweep1d(
         "forward clock", [=] SW_LAMBDA(long) { clocks[0] = 0; }, 1);
@@ -251,14 +272,45 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
           issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
     });
   }
-  for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m)
+  if (checkpoints && p.checkpoint_after(0)) copy_state(p, u, up, p.checkpoints, true, ex);
+  for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m) {
     issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
+    if (checkpoints && p.checkpoint_after(m + 1))
+      copy_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(), true,
+                 ex);
+  }
   issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
   if (p.final_state) {
     copy_grid("forward final state", u, p.final_state, p.grid_size(), ex);
     copy_grid("forward final state", up, p.final_state + p.grid_size(), p.grid_size(), ex);
   }
   return ex.ok();
+}
+
+/// The re-run of interval j of a checkpointed store (kernels/cpu/adjoint.cpp's
+/// rerun_interval): from checkpoint j (j = 0: from rest) in `scratch` (work_size() values),
+/// store slots jL − 1 … min(N, (j+1)L) (from 0 for j = 0), no traces.
+template <int Order, typename T, typename Exec>
+void issue_rerun(const ShotProblem<T>& p, T* scratch, int j, Exec& ex) {
+  ShotProblem<T> q = p;
+  q.work = scratch;
+  q.nrec = 0;  // no trace samples
+  T* u = q.u0();
+  T* up = q.u1();
+  const StoreCells sc = StoreCells::of(q);
+  const int L = p.checkpoint_every, first = j == 0 ? 0 : j * L - 1,
+            last = p.nsteps < (j + 1) * L ? p.nsteps : (j + 1) * L;
+  if (j == 0)
+    ex.zero(scratch, p.work_size());
+  else
+    copy_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size(), false, ex);
+  for (int m = first; m < last && ex.ok(); ++m) {
+    issue_forward_step<Order>(q, sc, u, up, ex, Step{nullptr, nullptr, m, 0}, false);
+    T* tmp = u;
+    u = up;
+    up = tmp;
+  }
+  issue_forward_step<Order>(q, sc, u, up, ex, Step{nullptr, nullptr, last, 0}, true);
 }
 
 // ---- the adjoint (kernels/stencil.hpp "the adjoint step"; kernels/cpu/adjoint.cpp) ----
@@ -322,7 +374,7 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   }
   t -= b.layer_cells;
   if (t < b.ring) {
-    if (b.recreate(m)) b.u_next[b.stored.cell(t)] = p.store[long(m - 1) * b.slot + t];
+    if (b.recreate(m)) b.u_next[b.stored.cell(t)] = p.store[b.stored.offset(m - 1) + t];
     return;
   }
   t -= b.ring;
@@ -330,8 +382,9 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   b.stored.point(t, z, y, x);
   if (!p.layer_point(z, y, x)) return;
   const long i = long(z) * b.stored.zstep + long(y) * b.stored.ystep + x;
-  const T* next = p.store + long(m + 1) * b.slot + t;
-  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], next[0], next[-b.slot], m >= 1 ? next[-2 * b.slot] : T(0));
+  const T* store = p.store + t;
+  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], store[b.stored.offset(m + 1)], store[b.stored.offset(m)],
+                                        m >= 1 ? store[b.stored.offset(m - 1)] : T(0));
 }
 
 /// Alpha launch, thread t: the α pass at layer cell t < layer_cells; then (full storage,
@@ -346,7 +399,7 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
   }
   t -= b.layer_cells;
   const int m = b.step.m();
-  if (m >= 1) u[b.stored.cell(t)] = p.store[long(m - 1) * b.slot + t];
+  if (m >= 1) u[b.stored.cell(t)] = p.store[b.stored.offset(m - 1) + t];
 }
 
 /// Mu launch, thread (row r, x): for each cell of its column run, top down, μ[m] (with
@@ -467,7 +520,10 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
     mu_next = t;
   };
   // Steps N−1 … 1 all re-create (boundary storage), so they replay alike; step 0 does not.
-  const int replays = (N - 1) / (2 * kChunkSteps);
+  // With checkpoints, one by one, each interval's re-run before its first step.
+  const int L = p.checkpoint_every, K = p.intervals();
+  T* rerun = p.work + p.work_size() + 4 * G;  // a forward's arrays, with checkpoints
+  const int replays = K > 1 ? 0 : (N - 1) / (2 * kChunkSteps);
   if (replays > 0) {
     ex.sweep1d(
         "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = N - 1; }, 1);
@@ -477,8 +533,10 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
           issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, -j, -1}, !base.full);
     });
   }
-  for (int m = N - 1 - 2 * kChunkSteps * replays; m >= 0 && ex.ok(); --m)
+  for (int m = N - 1 - 2 * kChunkSteps * replays; m >= 0 && ex.ok(); --m) {
+    if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
+  }
   const ModelCells cells = base.cells;
   const T* acc = base.acc;
   if (p.layer_share())
