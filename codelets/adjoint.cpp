@@ -30,6 +30,7 @@ Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
   p.store = vector_ptr<T>(buffers[4]);
   p.final_state = vector_ptr<T>(buffers[5]);
   p.work = vector_ptr<T>(buffers[8]);
+  if (p.checkpoints_size() > 0) p.checkpoints = vector_ptr<T>(buffers[9]);
   return {p, vector_ptr<const T>(buffers[3]), vector_ptr<T>(buffers[6]), vector_ptr<T>(buffers[7]),
           long(STARPU_VECTOR_GET_NX(buffers[6]))};
 }
@@ -77,9 +78,12 @@ void adjoint_cuda(void* buffers[], void* cl_arg) {
 }
 #endif
 
-struct starpu_codelet* adjoint_codelet() {
-  static struct starpu_perfmodel model = codelets::history_model("starwave_adjoint");
-  static struct starpu_codelet cl = [] {
+/// `checkpoints`: the adjoint that re-runs the forward from its checkpoints into the store's
+/// ring (which it rewrites); its own perf model, as it costs about one forward more.
+struct starpu_codelet* adjoint_codelet(bool checkpoints) {
+  static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_adjoint"),
+                                              codelets::history_model("starwave_adjoint_checkpoints")};
+  auto make = [](int k) {
     struct starpu_codelet c;
     starpu_codelet_init(&c);
     c.cpu_funcs[0] = adjoint_cpu;
@@ -88,17 +92,20 @@ struct starpu_codelet* adjoint_codelet() {
     c.cuda_funcs[0] = adjoint_cuda;
     c.cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
-    c.nbuffers = 9;
+    c.nbuffers = k == 0 ? 9 : 10;
     for (int i = 0; i < 6; ++i) c.modes[i] = STARPU_R;
+    if (k == 1) c.modes[4] = STARPU_RW;  // the store's ring
     c.modes[6] = STARPU_W;
     c.modes[7] = STARPU_W;
     c.modes[8] = STARPU_SCRATCH;
-    c.model = &model;
+    c.modes[9] = STARPU_R;
+    c.model = &models[k];
     c.can_execute = codelets::wave_task_can_execute;
-    c.name = "adjoint";
+    c.name = k == 0 ? "adjoint" : "adjoint_checkpoints";
     return c;
-  }();
-  return &cl;
+  };
+  static struct starpu_codelet cls[2] = {make(0), make(1)};
+  return &cls[checkpoints ? 1 : 0];
 }
 
 }  // namespace
@@ -106,9 +113,15 @@ struct starpu_codelet* adjoint_codelet() {
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
   codelets::ShotArgs a = codelets::shot_args(layout, order);
-  submit_on(adjoint_codelet(), "adjoint",
-            {h.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination, h.work},
-            STARPU_VALUE, &a, sizeof a);
+  if (layout.checkpoints_size() > 0)
+    submit_on(adjoint_codelet(true), "adjoint_checkpoints",
+              {h.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination, h.work,
+               h.checkpoints},
+              STARPU_VALUE, &a, sizeof a);
+  else
+    submit_on(adjoint_codelet(false), "adjoint",
+              {h.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination, h.work},
+              STARPU_VALUE, &a, sizeof a);
 }
 
 template void insert_adjoint<float>(const AdjointHandles&, const ShotProblem<float>&, int);

@@ -11,9 +11,11 @@ namespace starwave {
 /// The handles of one adjoint task. `medium`, `nodes`, `signals` as for the forward (R);
 /// `residual`: nrec × nt adjoint source samples (R); `store`, `final_state`: what the
 /// shot's forward_keep wrote (R); `correlation`, `illumination`: the model region (W);
-/// `work`: layout.adjoint_work_size() values (SCRATCH).
+/// `work`: layout.adjoint_work_size() values (SCRATCH); with checkpoints
+/// (layout.checkpoints_size() > 0), `checkpoints` (R) and the store's ring rewritten (RW).
 struct AdjointHandles {
   starpu_data_handle_t medium, nodes, signals, residual, store, final_state, correlation, illumination, work;
+  starpu_data_handle_t checkpoints = nullptr;
 };
 
 template <typename T>

@@ -30,6 +30,7 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, bool keeps) {
   if (keeps) {  // the forward_keep codelet: the store and the final state for the adjoint
     p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
     p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
+    if (p.checkpoints_size() > 0) p.checkpoints = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[7]));
   }
   return p;
 }
@@ -68,13 +69,15 @@ void forward_cuda(void* buffers[], void* cl_arg) {
 #endif
 
 /// `keep`: the forward of a gradient or an image, which also writes the store and the
-/// final state (docs/design.md §3); its own perf model, as it costs more.
-struct starpu_codelet* forward_codelet(bool keep) {
-  static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_forward"),
-                                              codelets::history_model("starwave_forward_keep")};
-  static struct starpu_codelet cls[2];
+/// final state (docs/design.md §3); its own perf model, as it costs more; `checkpoints`: and
+/// the forward's states.
+struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
+  static struct starpu_perfmodel models[3] = {codelets::history_model("starwave_forward"),
+                                              codelets::history_model("starwave_forward_keep"),
+                                              codelets::history_model("starwave_forward_checkpoints")};
+  static struct starpu_codelet cls[3];
   static const bool ready = [] {
-    for (int k = 0; k < 2; ++k) {
+    for (int k = 0; k < 3; ++k) {
       struct starpu_codelet& c = cls[k];
       starpu_codelet_init(&c);
       c.cpu_funcs[0] = forward_cpu;
@@ -83,7 +86,7 @@ struct starpu_codelet* forward_codelet(bool keep) {
       c.cuda_funcs[0] = forward_cuda;
       c.cuda_flags[0] = STARPU_CUDA_ASYNC;
 #endif
-      c.nbuffers = k == 0 ? 5 : 7;
+      c.nbuffers = k == 0 ? 5 : k == 1 ? 7 : 8;
       c.modes[0] = STARPU_R;
       c.modes[1] = STARPU_R;
       c.modes[2] = STARPU_R;
@@ -91,14 +94,15 @@ struct starpu_codelet* forward_codelet(bool keep) {
       c.modes[4] = STARPU_SCRATCH;
       c.modes[5] = STARPU_W;
       c.modes[6] = STARPU_W;
+      c.modes[7] = STARPU_W;
       c.model = &models[k];
       c.can_execute = codelets::wave_task_can_execute;
-      c.name = k == 0 ? "forward" : "forward_keep";
+      c.name = k == 0 ? "forward" : k == 1 ? "forward_keep" : "forward_checkpoints";
     }
     return true;
   }();
   (void)ready;
-  return &cls[keep ? 1 : 0];
+  return &cls[!keep ? 0 : checkpoints ? 2 : 1];
 }
 
 }  // namespace
@@ -107,15 +111,20 @@ template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order) {
   ShotProblem<T> l = layout;
   const bool keep = h.store != nullptr;
-  l.store = l.final_state = nullptr;  // buffers, set at run time
+  l.store = l.final_state = l.checkpoints = nullptr;  // buffers, set at run time
+  if (!keep) l.checkpoint_every = 0;
   codelets::ShotArgs a = codelets::shot_args(l, order);
   a.keeps = keep;
-  if (keep)
-    submit_on(forward_codelet(true), "forward_keep",
+  if (keep && l.checkpoints_size() > 0)
+    submit_on(forward_codelet(true, true), "forward_checkpoints",
+              {h.medium, h.nodes, h.signals, h.traces, h.work, h.store, h.final_state, h.checkpoints}, STARPU_VALUE, &a,
+              sizeof a);
+  else if (keep)
+    submit_on(forward_codelet(true, false), "forward_keep",
               {h.medium, h.nodes, h.signals, h.traces, h.work, h.store, h.final_state}, STARPU_VALUE, &a, sizeof a);
   else
-    submit_on(forward_codelet(false), "forward", {h.medium, h.nodes, h.signals, h.traces, h.work}, STARPU_VALUE, &a,
-              sizeof a);
+    submit_on(forward_codelet(false, false), "forward", {h.medium, h.nodes, h.signals, h.traces, h.work}, STARPU_VALUE,
+              &a, sizeof a);
 }
 
 template void insert_forward<float>(const ForwardHandles&, const ShotProblem<float>&, int);

@@ -13,10 +13,10 @@ namespace starwave {
 /// `traces`: nrec × nt (W); `work`: wavefield scratch of layout.work_size() values
 /// (SCRATCH, one per worker). For a gradient or an image, also `store` (W, layout's
 /// store_size() values, strategy in layout.storage) and `final_state` (W, 2 grids); null
-/// for plain modeling.
+/// for plain modeling; with checkpoints (layout.checkpoints_size() > 0), `checkpoints` (W).
 struct ForwardHandles {
   starpu_data_handle_t medium, nodes, signals, traces, work;
-  starpu_data_handle_t store = nullptr, final_state = nullptr;
+  starpu_data_handle_t store = nullptr, final_state = nullptr, checkpoints = nullptr;
 };
 
 /// Submits forward(s) with the grid/time layout of the run (pointers are ignored).

@@ -30,6 +30,7 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.illumination = owned_vector(owner, nullptr, region, sizeof(T));
   d.contribution = owned_vector(owner, nullptr, 2 * region, sizeof(T));
   if (reference) d.reference = owned_vector(owner, nullptr, traces, sizeof(T));
+  if (p.checkpoints_size() > 0) d.checkpoints = owned_vector(owner, nullptr, p.checkpoints_size(), sizeof(T));
   return d;
 }
 

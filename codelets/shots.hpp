@@ -33,6 +33,7 @@ struct ImagingShot {
   Data misfit;        // ½‖d_syn − d_obs‖², home in the caller's double on the shot's rank
   Data contribution;  // [gradient | illumination] over the model region, for the reduction tree
   Data reference;     // RTM: the traces modeled in the reference model (registered when asked)
+  Data checkpoints;   // the forward's states, with checkpoints (ShotProblem::checkpoint_every)
 };
 
 /// `p` is the shot's layout (grid, nrec, nt, nsteps, storage), the same on every rank.

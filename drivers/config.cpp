@@ -220,7 +220,10 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "default)")("internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
                   "propagator time step in s (0 = automatic); must divide dt and be stable")(
       "pml-velocity", po::value<double>(&o.pml_velocity)->default_value(0),
-      "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)");
+      "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)")(
+      "checkpoint-every", po::value<std::string>(&text.checkpoint_every),
+      "keep the forward's whole state every N steps instead of the store of every step, and re-run the forward "
+      "between them for the adjoint (the same results; 0 = never; default: only when a shot's store does not fit)");
 }
 
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
@@ -237,6 +240,12 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
       known = true;
     }
   if (!known) throw InputError("--storage: must be 'boundary', 'full' or 'shell' (got '" + text.storage + "')");
+  if (!text.checkpoint_every.empty()) {
+    const std::string& c = text.checkpoint_every;
+    const bool digits = c.size() <= 9 && c.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits) throw InputError("--checkpoint-every: must be a whole number of steps, 0 or more (got '" + c + "')");
+    o.checkpoint_every = std::stoi(c);
+  }
   o.validate();
 }
 

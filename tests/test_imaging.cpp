@@ -155,6 +155,63 @@ TEST(Imaging, GradientAndImageBitForBitAcrossWorkersAndSchedulers) {
   }
 }
 
+TEST(Imaging, CheckpointedGradientAndImageHaveTheWholeStoresBits) {
+  // --checkpoint-every N, and the automatic choice when StarPU may hold less than a shot's
+  // whole store (STARPU_LIMIT_CPU_MEM read by the plan; the 2-D gradient, whose store is most
+  // of what a shot holds): the same gradient, image, illumination and misfit as with every
+  // step's store, 2-D and 3-D, the layers' store and the rim alone (RTM's default).
+  for (int ny : {0, 8}) {
+    Case c = small_case(false, ny);
+    for (bool rtm : {false, true}) {
+      MemoryNeed planned, whole;
+      GradientHooks hooks;
+      hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, int) { planned = need; };
+      auto run = [&](int every, const char* limit_mib) {
+        c.options.checkpoint_every = every;
+        RuntimeOptions ro;
+        ro.ncpus = 2;
+        ro.ncuda = 0;
+        Runtime rt(ro);
+        if (limit_mib) setenv("STARPU_LIMIT_CPU_MEM", limit_mib, 1);  // the plan's room; StarPU has started
+        ImagingResult r;
+        try {
+          r = rtm ? rtm_stack(c.model, c.survey, c.options, hooks)
+                  : misfit_gradient(c.model, c.survey, c.options, hooks);
+        } catch (const std::exception& e) {
+          ADD_FAILURE() << e.what();
+        }
+        unsetenv("STARPU_LIMIT_CPU_MEM");
+        return r;
+      };
+      const ImagingResult ref = run(0, nullptr);
+      whole = planned;
+      ASSERT_GT(norm(ref.values), 0);
+      ASSERT_EQ(whole.checkpoint_every, 0);
+      std::vector<int> intervals = {1, 9};
+      if (ny == 0 && !rtm) intervals.push_back(NumericalOptions::kCheckpointAuto);
+      for (int every : intervals) {
+        std::string limit;
+        if (every == NumericalOptions::kCheckpointAuto) {  // less room than one shot with its whole store takes
+          limit = std::to_string(whole.total(2, 1) >> 20);
+          ASSERT_GT(std::stoull(limit), 0u) << "the case's whole store is too small to test";
+        }
+        const ImagingResult r = run(every, limit.empty() ? nullptr : limit.c_str());
+        const std::string what = std::string(ny ? "3-D " : "2-D ") + (rtm ? "image" : "gradient") +
+                                 ", checkpoint every " + std::to_string(every);
+        if (every > 0) {
+          EXPECT_EQ(planned.checkpoint_every, every) << what;
+        } else {
+          EXPECT_GT(planned.checkpoint_every, 1) << what << ": chosen when the store does not fit";
+        }
+        EXPECT_GT(planned.checkpoints, 0u) << what;
+        EXPECT_TRUE(same_bits(r.values, ref.values)) << what;
+        EXPECT_TRUE(same_bits(r.illumination, ref.illumination)) << what;
+        EXPECT_EQ(std::memcmp(&r.misfit, &ref.misfit, sizeof(double)), 0) << what;
+      }
+    }
+  }
+}
+
 TEST(Imaging, GradientEqualsTheKernelsShotByShotInDouble) {
   const Case c = small_case(true);
   const ImagingResult r = run_with(c, 2, "dmda", false);

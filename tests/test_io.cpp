@@ -437,6 +437,26 @@ TEST(Io, MissingDataIsReportedWithTheFileName) {
 
 memory::MemoryRoom room(std::uint64_t bytes) { return {bytes, "this machine has available"}; }
 
+TEST(Memory, CheckpointIntervalTakesTheFewestBytes) {
+  // Against every interval: the ring of min(L + 2, N + 1) slots and ⌈N/L⌉ − 1 states.
+  for (int n : {1, 2, 10, 1000, 4001})
+    for (std::uint64_t slot : {1ull, 40ull, 3000ull})
+      for (std::uint64_t state : {1ull, 800ull, 100000ull}) {
+        auto bytes = [&](int l) {
+          return slot * std::uint64_t(std::min(l + 2, n + 1)) + state * std::uint64_t((n + l - 1) / l - 1);
+        };
+        const int l = checkpoint_interval(n, slot, state);
+        ASSERT_GE(l, 1);
+        ASSERT_LE(l, n);
+        for (int k = 1; k <= n; ++k) ASSERT_LE(bytes(l), bytes(k)) << n << " " << slot << " " << state << " " << k;
+      }
+  // The square-root rule, L ≈ √(N · state / slot): 4000 steps, a state of 100 slots: about 632.
+  EXPECT_GT(checkpoint_interval(4000, 10, 1000), 500);
+  EXPECT_LT(checkpoint_interval(4000, 10, 1000), 800);
+  // A state dearer than the whole store: no checkpoint (one interval).
+  EXPECT_EQ(checkpoint_interval(100, 1, 1000), 100);
+}
+
 TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
   MemoryNeed need;
   need.shared = 100;

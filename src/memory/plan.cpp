@@ -22,17 +22,34 @@ std::uint64_t MemoryNeed::total(int workers, int shots) const {
              times(per_shot, std::uint64_t(std::max(shots, 0))));
 }
 
-int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& have,
-                    const std::string& what, const std::string& hint) {
+memory::MemoryRoom starpu_room(const memory::MemoryRoom& have) {
   // StarPU's own cap on what it allocates in main memory (MiB; whole, checked by Runtime):
   // a run that needs more waits for memory that never frees, for ever.
-  std::uint64_t available = have.bytes;
-  std::string room = have.bound;
   if (const char* v = std::getenv("STARPU_LIMIT_CPU_MEM"); v && *v)
-    if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < available) {
-      available = cap;
-      room = "STARPU_LIMIT_CPU_MEM=" + std::string(v) + " (MiB) lets StarPU allocate";
+    if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < have.bytes)
+      return {cap, "STARPU_LIMIT_CPU_MEM=" + std::string(v) + " (MiB) lets StarPU allocate"};
+  return have;
+}
+
+int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state) {
+  int best = std::max(nsteps, 1);
+  std::uint64_t least = kMax;
+  for (int every = std::max(nsteps, 1); every >= 1; --every) {
+    const std::uint64_t ring = times(slot, std::uint64_t(std::min(every + 2, nsteps + 1)));
+    const std::uint64_t states = times(state, std::uint64_t((nsteps + every - 1) / every - 1));
+    if (add(ring, states) < least) {
+      least = add(ring, states);
+      best = every;
     }
+  }
+  return best;
+}
+
+int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& have,
+                    const std::string& what, const std::string& hint) {
+  const memory::MemoryRoom capped = starpu_room(have);
+  const std::uint64_t available = capped.bytes;
+  const std::string& room = capped.bound;
   if (need.total(workers, 1) > available) {
     std::string parts = "one shot in flight takes " + bytes_text(double(need.per_shot));
     if (need.store > 0) parts += " (the stored forward wavefield " + bytes_text(double(need.store)) + ")";
@@ -48,7 +65,11 @@ int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memor
 
 std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
   std::string text = "one shot in flight holds " + bytes_text(double(need.per_shot));
-  if (need.store > 0 && need.store < full_store)
+  if (need.checkpoint_every > 0)
+    text += ", of which the store " + bytes_text(double(need.store)) + " with checkpoints every " +
+            std::to_string(need.checkpoint_every) + " steps (" + bytes_text(double(need.checkpoints)) +
+            "; one more forward run a shot)";
+  else if (need.store > 0 && need.store < full_store)
     text += ", of which the boundary store " + bytes_text(double(need.store)) + " (the whole wavefield would be " +
             bytes_text(double(full_store)) + ")";
   else if (need.store > 0)

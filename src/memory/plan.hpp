@@ -12,10 +12,12 @@
 namespace starwave {
 
 struct MemoryNeed {
-  std::uint64_t shared = 0;      // once per process: the medium, the velocity, the reduction's sums
-  std::uint64_t per_worker = 0;  // each worker's work arrays (STARPU_SCRATCH)
-  std::uint64_t per_shot = 0;    // each shot in flight, the store included
-  std::uint64_t store = 0;       // of per_shot: the forward wavefield kept for the adjoint
+  std::uint64_t shared = 0;       // once per process: the medium, the velocity, the reduction's sums
+  std::uint64_t per_worker = 0;   // each worker's work arrays (STARPU_SCRATCH)
+  std::uint64_t per_shot = 0;     // each shot in flight, the store included
+  std::uint64_t store = 0;        // of per_shot: the forward wavefield kept for the adjoint
+  std::uint64_t checkpoints = 0;  // of store: the forward states kept (checkpointing)
+  int checkpoint_every = 0;       // steps between them; 0: every step's store is kept
 
   /// Bytes with `workers` workers and `shots` shots in flight (saturating, never wrapping).
   std::uint64_t total(int workers, int shots) const;
@@ -28,6 +30,13 @@ struct MemoryNeed {
 int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& available,
                     const std::string& what, const std::string& hint);
 
+/// `have`, or less where STARPU_LIMIT_CPU_MEM (MiB) caps what StarPU allocates.
+memory::MemoryRoom starpu_room(const memory::MemoryRoom& have);
+/// The interval L ≥ 1 (steps) between the checkpoints of a shot of `nsteps` steps whose store
+/// keeps `slot` bytes a step and whose forward state takes `state` bytes: the one whose ring of
+/// min(L + 2, nsteps + 1) slots and ⌈nsteps / L⌉ − 1 states take the fewest bytes (the longest
+/// such L; kernels/shot.hpp, ShotProblem::checkpoint_every).
+int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state);
 /// One line for the user before a run starts: "one shot in flight holds 45.1 MB, of which
 /// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight".
 /// `full_store`: the bytes of a full-wavefield store, said only when `need.store` is less.

@@ -44,6 +44,8 @@ struct NumericalOptions {
   double cfl_safety = 0.9;  // automatic step = safety × stability bound (at most)
   static constexpr int kStorageDefault = -1;  // boundary for gradients, shell for RTM
   int storage = kStorageDefault;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage)
+  static constexpr int kCheckpointAuto = -1;  // checkpoints only when a shot's store does not fit (docs/design.md §9)
+  int checkpoint_every = kCheckpointAuto;     // steps between the forward states kept; 0: never (--checkpoint-every)
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;

@@ -123,16 +123,24 @@ class Evaluation {
   /// least; fewer if memory is short (docs/design.md §3, §9). A shot's tasks run one after
   /// another, so a second shot per CPU worker only holds memory: with 2 × workers the demo's
   /// gradient took 7 % longer and peaked at 335 MB instead of 196.
-  int plan_window() const {
-    const ShotProblem<T>& layout = run_.layout;
+  /// Checkpoints (docs/design.md §9): with --checkpoint-every N, every N steps; by default
+  /// only when one shot with every step's store does not fit, then at the interval that
+  /// takes the least memory (never for --storage full, whose point is the whole field).
+  /// Sets run_.layout.checkpoint_every, the same on every rank (rank 0's choice).
+  int plan_window() {
+    ShotProblem<T>& layout = run_.layout;
     const std::uint64_t t = sizeof(T), count = shots_.size();
-    MemoryNeed need;
-    need.store = t * (layout.store_size() + 2 * layout.grid_size());  // the store and the final state
-    need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
-                    sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
-    need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
-    need.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
-                       2 * region_ * std::uint64_t(Tree::most_held(int(count))));
+    layout.checkpoint_every = std::max(0, o_.checkpoint_every);
+    MemoryNeed need = memory_need();
+    if (o_.checkpoint_every == NumericalOptions::kCheckpointAuto && layout.storage != ShotProblem<T>::kStoreFull) {
+      std::vector<double> every{0};
+      if (graph::rank() == 0 && need.total(graph::workers(), 1) > starpu_room(memory::memory_room()).bytes)
+        every[0] = checkpoint_interval(layout.nsteps, t * std::uint64_t(layout.store_step_size()),
+                                       t * std::uint64_t(layout.checkpoint_size()));
+      if (graph::distributed()) mpi::broadcast(every);
+      layout.checkpoint_every = int(every[0]);
+      need = memory_need();
+    }
     const int window_size = shots_in_window(
         need, std::max(2, graph::workers() + graph::cuda_workers()),
         run_.layout.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
@@ -143,9 +151,26 @@ class Evaluation {
     if (hooks_.on_plan && graph::rank() == 0) {
       ShotProblem<T> full = layout;
       full.storage = ShotProblem<T>::kStoreFull;
+      full.checkpoint_every = 0;
       hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), std::min(window_size, int(count)));
     }
     return window_size;
+  }
+
+  /// What the run holds in memory with run_.layout as it is.
+  MemoryNeed memory_need() const {
+    const ShotProblem<T>& layout = run_.layout;
+    const std::uint64_t t = sizeof(T), count = shots_.size();
+    MemoryNeed need;
+    need.checkpoint_every = layout.intervals() > 1 ? layout.checkpoint_every : 0;
+    need.checkpoints = t * layout.checkpoints_size();
+    need.store = t * (layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;  // store, final state, states
+    need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
+                    sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
+    need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
+    need.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
+                       2 * region_ * std::uint64_t(Tree::most_held(int(count))));
+    return need;
   }
 
   /// Shot i of the evaluation: its observed traces (read now when streamed, copied into its
@@ -170,12 +195,13 @@ class Evaluation {
       reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed, weights.data()};
     }
     graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
-    insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state}, p, o_.order);
+    insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints},
+                      p, o_.order);
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
                   mode_);
     insert_adjoint<T>({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination,
-                       d.adjoint_work},
+                       d.adjoint_work, h.checkpoints},
                       p, o_.order);
     insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
     tree.add(std::move(h.contribution));  // each sum runs where its left part lives
