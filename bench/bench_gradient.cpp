@@ -6,8 +6,9 @@
 // per storage strategy. Where a GPU is present: the same graphs on it, 1 and 32 shots, 1
 // and the default number of CUDA workers (concurrent shots), and on every CPU core and
 // the GPU together. With --3d, docs/design.md §8's 3-D case (160³ at 10 m, 1000 steps by default;
-// 1 and 2 shots). Not a test: prints tables.
-//   usage: bench_gradient [--3d] [--shell] [steps] [reps] [gpu-shots] [--gpu-only]
+// 1 and 2 shots). With --checkpoints, also the kernels with checkpoints at the memory plan's
+// interval (the least memory), and every graph with them. Not a test: prints tables.
+//   usage: bench_gradient [--3d] [--shell] [--checkpoints] [steps] [reps] [gpu-shots] [--gpu-only]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "bench/reference_case.hpp"
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/levels.hpp"
+#include "src/memory/plan.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
   }
   const bool three_d = bench::take_flag(argc, argv, "--3d");
   const bool shell = bench::take_flag(argc, argv, "--shell");  // the rim alone (--storage shell)
+  const bool checkpoints = bench::take_flag(argc, argv, "--checkpoints");
   const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 1000 : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const Model m = bench::reference_model(three_d);
@@ -80,6 +83,27 @@ int main(int argc, char** argv) {
     cpu::adjoint<8, float>(p, residual.data(), corr.data(), illum.data(), nullptr);
     t_adj.push_back(bench::now() - t0);
   }
+  // The same shot with checkpoints at the plan's interval.
+  const int every = checkpoint_interval(p.nsteps, sizeof(float) * std::uint64_t(p.store_step_size()),
+                                        sizeof(float) * std::uint64_t(p.checkpoint_size()));
+  std::vector<double> t_ck_fwd, t_ck_adj;
+  ShotProblem<float> c = p;
+  c.checkpoint_every = every;
+  aligned_vector<float> ck_work(c.adjoint_work_size()), ring(c.store_size()), states(c.checkpoints_size());
+  c.work = ck_work.data();
+  c.store = ring.data();
+  c.checkpoints = states.data();
+  c.final_state = final_state.data();
+  for (int r = 0; r < (checkpoints && !gpu_only ? reps : 0); ++r) {
+    double t0 = bench::now();
+    cpu::forward<8, float>(c);
+    t_ck_fwd.push_back(bench::now() - t0);
+    residual.assign(shot->traces.begin(), shot->traces.end());
+    t0 = bench::now();
+    cpu::adjoint<8, float>(c, residual.data(), corr.data(), illum.data(), nullptr);
+    t_ck_adj.push_back(bench::now() - t0);
+  }
+  if (checkpoints) o.checkpoint_every = every;
   const double f = median(t_fwd), fs = median(t_store), a = median(t_adj);
   std::printf("reference case %s, order 8, float32, %d steps, one shot, one core, median of %d, CPU kernels: %s\n",
               m.shape_text().c_str(), steps, reps, Runtime::cpu_kernels().c_str());
@@ -88,6 +112,12 @@ int main(int argc, char** argv) {
     std::printf("  forward + store:       %.3f s\n", fs);
     std::printf("  adjoint:               %.3f s\n", a);
     std::printf("  gradient / forward:    %.2f\n", (fs + a) / f);
+    if (checkpoints) {
+      const double cf = median(t_ck_fwd), ca = median(t_ck_adj);
+      std::printf("  with checkpoints every %d steps: forward + checkpoints %.3f s, adjoint with re-runs %.3f s, "
+                  "gradient / forward %.2f (%.2f× the whole store's)\n",
+                  every, cf, ca, (cf + ca) / f, (cf + ca) / (fs + a));
+    }
   }
   const double mb = 1.0 / (1 << 20);
   ShotProblem<float> q = p;
@@ -97,6 +127,10 @@ int main(int argc, char** argv) {
   std::printf("  kept per shot, full:     %.1f MB store + %.1f MB final state\n", q.store_size() * 4 * mb,
               2 * p.grid_size() * 4 * mb);
   std::printf("  adjoint scratch per worker: %.1f MB\n", p.adjoint_work_size() * 4 * mb);
+  std::printf("  kept per shot, checkpoints every %d steps: %.1f MB ring + %.1f MB states + %.1f MB final state "
+              "(%d intervals; adjoint scratch %.1f MB)%s\n",
+              every, c.store_size() * 4 * mb, c.checkpoints_size() * 4 * mb, 2 * p.grid_size() * 4 * mb, c.intervals(),
+              c.adjoint_work_size() * 4 * mb, checkpoints ? "; the graphs below use them" : "");
 
   if (!gpu_only) cpu_rows(m, o, steps, reps);
   const std::string gpu = bench::gpu_name();

@@ -605,8 +605,9 @@ void expect_checkpoints_keep_the_bits(const Model& m, const Survey& sv, const Nu
 }
 
 TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
-  // Intervals of one step, two, uneven ones, one step short of the run, the run and longer:
-  // the same bits as with every slot kept (the re-runs repeat the forward's operations).
+  // Intervals of one step, two, uneven ones, one step short of the run, longer than the run
+  // (3-D: fewer): the same bits as with every slot kept (the re-runs repeat the forward's
+  // operations).
   for (int dim : kDims)
     for (bool fs : {false, true}) {
       const Model m = test_model(dim);
@@ -615,7 +616,7 @@ TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
       o.pml_width = dim == 3 ? 5 : 8;
       o.free_surface = fs;
       const int n = test::prepare_shot<float>(m, sv, o)->p.nsteps;
-      for (int every : {1, 2, 7, n - 1, n, n + 3}) {
+      for (int every : dim == 2 ? std::vector<int>{1, 2, 7, n - 1, n + 3} : std::vector<int>{1, 7, n}) {
         o.order = 8;
         expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every);
         if (every == 7) {
@@ -623,7 +624,8 @@ TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
           o.precision = Precision::kDouble;
           for (int storage :
                {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreFull, ShotProblem<double>::kStoreShell})
-            expect_checkpoints_keep_the_bits<4, double>(m, sv, o, storage, every);
+            if (dim == 2 || storage == ShotProblem<double>::kStoreBoundary)
+              expect_checkpoints_keep_the_bits<4, double>(m, sv, o, storage, every);
           o.precision = Precision::kSingle;
         }
       }

@@ -375,12 +375,11 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
   const long o = p.origin();
   const T* v = p.vdt2 + o;
 
-  std::vector<char> in_model(std::size_t(p.nsrc));
-  for (int j = 0; j < p.nsrc; ++j) {
+  auto in_model = [&](int j) {  // no container here: its instances would be shared with other levels
     int z, y, x;
     p.cell_of(p.source_node[j], z, y, x);
-    in_model[std::size_t(j)] = !p.layer_point(z, y, x);
-  }
+    return !p.layer_point(z, y, x);
+  };
 
   inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
   mirror(p, mu);
@@ -404,7 +403,7 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
     });
     if (p.layer_share()) image_layers(p, mu, corr, m);
     for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes of the model region (the layers' terms hold theirs)
-      if (!in_model[std::size_t(j)]) continue;
+      if (!in_model(j)) continue;
       const long i = o + p.source_node[j];
       corr[i] += mu[i] * (p.source_weight[j] * p.source[m]);
     }
