@@ -40,10 +40,11 @@ run() {  # name, limit (or ""), command...
   local t0 t1 rss plan
   t0="$(date +%s.%N)"
   if [ -n "$lim" ]; then
-    rss="$({ STARPU_LIMIT_CPU_MEM="$lim" /usr/bin/time -f '%M' "$@" >"$name.log" 2>&1; } 2>&1 | tail -1)"
+    STARPU_LIMIT_CPU_MEM="$lim" /usr/bin/time -o "$name.rss" -f '%M' "$@" >"$name.log" 2>&1
   else
-    rss="$({ /usr/bin/time -f '%M' "$@" >"$name.log" 2>&1; } 2>&1 | tail -1)"
+    /usr/bin/time -o "$name.rss" -f '%M' "$@" >"$name.log" 2>&1
   fi
+  rss="$(tail -1 "$name.rss")"
   t1="$(date +%s.%N)"
   plan="$(grep -o 'one shot in flight.*' "$name.log" | head -1)"
   echo "$name $(echo "$t1 - $t0" | bc) $((rss / 1000)) $plan"
