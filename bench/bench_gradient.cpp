@@ -7,9 +7,13 @@
 // and the default number of CUDA workers (concurrent shots), and on every CPU core and
 // the GPU together. With --3d, docs/design.md §8's 3-D case (160³ at 10 m, 1000 steps by default;
 // 1 and 2 shots). With --checkpoints, also the kernels with checkpoints at the memory plan's
-// interval (the least memory), and every graph with them. Not a test: prints tables.
-//   usage: bench_gradient [--3d] [--shell] [--checkpoints] [steps] [reps] [gpu-shots] [--gpu-only]
+// interval (the least memory), and every graph with them. With --compression, only the kernels
+// with the store in T, IEEE half and bfloat16 (--store-compression): times, store bytes and the
+// gradient's relative error against T's, for the residual of a model with a slow anomaly.
+// Not a test: prints tables.
+//   usage: bench_gradient [--3d] [--shell] [--checkpoints|--compression] [steps] [reps] [gpu-shots] [--gpu-only]
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -34,6 +38,7 @@ double median(std::vector<double> t) {
 }
 
 void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps);
+int compression_rows(const Model& m, const NumericalOptions& o, int steps, int reps);
 void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, int many, const std::string& gpu);
 
 }  // namespace
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
   const bool three_d = bench::take_flag(argc, argv, "--3d");
   const bool shell = bench::take_flag(argc, argv, "--shell");  // the rim alone (--storage shell)
   const bool checkpoints = bench::take_flag(argc, argv, "--checkpoints");
+  const bool compression = bench::take_flag(argc, argv, "--compression");
   const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 1000 : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const Model m = bench::reference_model(three_d);
@@ -53,6 +59,7 @@ int main(int argc, char** argv) {
   o.order = 8;
   o.pml_width = 20;
   if (shell) o.storage = ShotProblem<float>::kStoreShell;
+  if (compression) return compression_rows(m, o, steps, reps);
   const Survey s = bench::reference_survey_any(m, 1, steps);
   auto shot = test::prepare_shot<float>(m, s, o);
   if (shell) shot->p.storage = ShotProblem<float>::kStoreShell;
@@ -114,9 +121,10 @@ int main(int argc, char** argv) {
     std::printf("  gradient / forward:    %.2f\n", (fs + a) / f);
     if (checkpoints) {
       const double cf = median(t_ck_fwd), ca = median(t_ck_adj);
-      std::printf("  with checkpoints every %d steps: forward + checkpoints %.3f s, adjoint with re-runs %.3f s, "
-                  "gradient / forward %.2f (%.2f× the whole store's)\n",
-                  every, cf, ca, (cf + ca) / f, (cf + ca) / (fs + a));
+      std::printf(
+          "  with checkpoints every %d steps: forward + checkpoints %.3f s, adjoint with re-runs %.3f s, "
+          "gradient / forward %.2f (%.2f× the whole store's)\n",
+          every, cf, ca, (cf + ca) / f, (cf + ca) / (fs + a));
     }
   }
   const double mb = 1.0 / (1 << 20);
@@ -127,10 +135,11 @@ int main(int argc, char** argv) {
   std::printf("  kept per shot, full:     %.1f MB store + %.1f MB final state\n", q.store_size() * 4 * mb,
               2 * p.grid_size() * 4 * mb);
   std::printf("  adjoint scratch per worker: %.1f MB\n", p.adjoint_work_size() * 4 * mb);
-  std::printf("  kept per shot, checkpoints every %d steps: %.1f MB ring + %.1f MB states + %.1f MB final state "
-              "(%d intervals; adjoint scratch %.1f MB)%s\n",
-              every, c.store_size() * 4 * mb, c.checkpoints_size() * 4 * mb, 2 * p.grid_size() * 4 * mb, c.intervals(),
-              c.adjoint_work_size() * 4 * mb, checkpoints ? "; the graphs below use them" : "");
+  std::printf(
+      "  kept per shot, checkpoints every %d steps: %.1f MB ring + %.1f MB states + %.1f MB final state "
+      "(%d intervals; adjoint scratch %.1f MB)%s\n",
+      every, c.store_size() * 4 * mb, c.checkpoints_size() * 4 * mb, 2 * p.grid_size() * 4 * mb, c.intervals(),
+      c.adjoint_work_size() * 4 * mb, checkpoints ? "; the graphs below use them" : "");
 
   if (!gpu_only) cpu_rows(m, o, steps, reps);
   const std::string gpu = bench::gpu_name();
@@ -206,6 +215,70 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
       "%d shots, alternately (dmda, calibrated), median of %d: the GPU alone: model %.4f s, gradient %.4f s; "
       "every CPU core + the GPU: model %.4f s (%.2f×), gradient %.4f s (%.2f× the GPU alone)\n",
       many, reps, median(am), median(ag), median(bm), median(bm) / median(am), median(bg), median(bg) / median(ag));
+}
+
+int compression_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {
+  // The data of the model with a slow Gaussian anomaly in its middle (10 % at the centre,
+  // a sixth of the width across); the residual of the reference model against them.
+  Model slow = m;
+  const double cz = m.nz / 2.0, cy = m.ny / 2.0, cx = m.nx / 2.0, w = m.nx / 6.0;
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) {
+        const double r2 = (z - cz) * (z - cz) + (m.three_d() ? (y - cy) * (y - cy) : 0) + (x - cx) * (x - cx);
+        slow.at(z, y, x) *= 1 - 0.1 * std::exp(-r2 / (w * w));
+      }
+  const Survey s = bench::reference_survey_any(m, 1, steps);
+  std::vector<float> observed;
+  {
+    auto shot = test::prepare_shot<float>(slow, s, o);
+    cpu::forward<8, float>(shot->p);
+    observed.assign(shot->traces.begin(), shot->traces.end());
+  }
+  std::printf(
+      "reference case %s, order 8, float32, %d steps, one shot, one core, median of %d, CPU kernels: %s; "
+      "residual against a 10 %% slow anomaly\n",
+      m.shape_text().c_str(), steps, reps, Runtime::cpu_kernels().c_str());
+  std::vector<double> exact;
+  for (int c : {pack16::kNone, pack16::kHalf, pack16::kBfloat}) {
+    auto shot = test::prepare_shot<float>(m, s, o);
+    ShotProblem<float>& p = shot->p;
+    p.storage = o.storage == NumericalOptions::kStorageDefault ? ShotProblem<float>::kStoreBoundary : o.storage;
+    p.compression = c;
+    shot->work.assign(p.adjoint_work_size(), 0.0f);
+    p.work = shot->work.data();
+    aligned_vector<float> store(p.store_size()), final_state(2 * p.grid_size());
+    p.store = store.data();
+    p.final_state = final_state.data();
+    const std::size_t region = p.model_cells();
+    std::vector<float> residual(shot->traces.size()), corr(region), illum(region);
+    std::vector<double> t_fwd, t_adj;
+    for (int r = 0; r < reps; ++r) {
+      double t0 = bench::now();
+      cpu::forward<8, float>(p);
+      t_fwd.push_back(bench::now() - t0);
+      for (std::size_t i = 0; i < residual.size(); ++i) residual[i] = shot->traces[i] - observed[i];
+      std::fill(corr.begin(), corr.end(), 0.0f);
+      std::fill(illum.begin(), illum.end(), 0.0f);
+      t0 = bench::now();
+      cpu::adjoint<8, float>(p, residual.data(), corr.data(), illum.data(), nullptr);
+      t_adj.push_back(bench::now() - t0);
+    }
+    std::vector<double> g(region);  // ∂Φ/∂v = (2/v) × the correlation
+    for (std::size_t k = 0; k < region; ++k) g[k] = 2.0 * double(corr[k]) / m.vp[k];
+    double error = 0, worst = 0;
+    if (c == pack16::kNone)
+      exact = g;
+    else
+      error = test::diff_norm(g, exact) / test::norm(exact);
+    for (std::size_t k = 0; k < region && c != pack16::kNone; ++k) worst = std::max(worst, std::abs(g[k] - exact[k]));
+    std::printf(
+        "  store %-4s: %8.1f MB, forward + store %.3f s, adjoint %.3f s, gradient relative L2 error %.2e, "
+        "largest cell error / largest gradient %.2e\n",
+        compression_name(c), double(store.size()) * 4 / (1 << 20), median(t_fwd), median(t_adj), error,
+        worst / test::max_abs(exact));
+  }
+  return 0;
 }
 
 void cpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {

@@ -8,6 +8,7 @@ int survey(int argc, char** argv);
 int model(int argc, char** argv);
 int gradient(int argc, char** argv);
 int rtm(int argc, char** argv);
+int plan(int argc, char** argv);
 int fwi(int argc, char** argv);
 int plot(int argc, char** argv);
 int import_segy(int argc, char** argv);

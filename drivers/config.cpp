@@ -223,7 +223,10 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)")(
       "checkpoint-every", po::value<std::string>(&text.checkpoint_every),
       "keep the forward's whole state every N steps instead of the store of every step, and re-run the forward "
-      "between them for the adjoint (the same results; 0 = never; default: only when a shot's store does not fit)");
+      "between them for the adjoint (the same results; 0 = never; default: only when a shot's store does not fit)")(
+      "store-compression", po::value<std::string>(&text.store_compression),
+      "the stored forward wavefield's values: none (as computed), fp16 (IEEE half, scaled per step) or bf16 "
+      "(bfloat16): half the store in single precision, a quarter in double, an approximate gradient");
 }
 
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
@@ -240,6 +243,14 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
       known = true;
     }
   if (!known) throw InputError("--storage: must be 'boundary', 'full' or 'shell' (got '" + text.storage + "')");
+  known = text.store_compression.empty();
+  for (int k : {pack16::kNone, pack16::kHalf, pack16::kBfloat})
+    if (text.store_compression == compression_name(k)) {
+      o.store_compression = k;
+      known = true;
+    }
+  if (!known)
+    throw InputError("--store-compression: must be 'none', 'fp16' or 'bf16' (got '" + text.store_compression + "')");
   if (!text.checkpoint_every.empty()) {
     const std::string& c = text.checkpoint_every;
     const bool digits = c.size() <= 9 && c.find_first_not_of("0123456789") == std::string::npos;

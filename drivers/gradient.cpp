@@ -1,6 +1,10 @@
-// drivers/gradient.cpp — `starwave gradient --model vp.h5 --data obs.h5 --out grad.h5` and
-// `starwave rtm --model vp.h5 --data obs.h5 --out image.h5`.
+// drivers/gradient.cpp — `starwave gradient --model vp.h5 --data obs.h5 --out grad.h5`,
+// `starwave rtm --model vp.h5 --data obs.h5 --out image.h5`, and `starwave plan gradient|rtm …`
+// (the same options; the memory plan printed, nothing run, nothing written).
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "drivers/commands.hpp"
 #include "drivers/config.hpp"
@@ -14,19 +18,23 @@
 namespace starwave::commands {
 namespace {
 
-int run(const std::string& command, int argc, char** argv) {
+int run(const std::string& command, int argc, char** argv, bool plan_only = false) {
   const bool rtm = command == "rtm";
   NumericalOptions o;
   cli::NumericalText numerical;
   std::string model_path, data_path, out, direct = "smooth";
   RtmOptions rtm_options;
   cli::CommonFlags flags;
-  cli::po::options_description desc("starwave " + command);
+  cli::po::options_description desc(std::string(plan_only ? "starwave plan " : "starwave ") + command);
+  auto out_value = cli::po::value<std::string>(&out);
+  if (!plan_only) out_value->required();
   desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(),
                      rtm ? "migration velocity model (HDF5)" : "velocity model the gradient is taken at (HDF5)")(
       "data", cli::po::value<std::string>(&data_path)->required(), "observed data file (HDF5, with /data)")(
-      "out", cli::po::value<std::string>(&out)->required(),
-      rtm ? "output: /image, /image_raw, /illumination" : "output: /gradient, /illumination, attribute misfit");
+      "out", out_value,
+      plan_only ? "the run's output (plan: not touched)"
+      : rtm     ? "output: /image, /image_raw, /illumination"
+                : "output: /gradient, /illumination, attribute misfit");
   if (rtm)
     desc.add_options()("direct-wave", cli::po::value<std::string>(&direct)->default_value("smooth"),
                        "what is subtracted from the data before migrating them: smooth (data modeled in a "
@@ -39,7 +47,7 @@ int run(const std::string& command, int argc, char** argv) {
   cli::add_numerical_options(desc, o, numerical);
   cli::add_common_flags(desc, flags);
   cli::po::variables_map vm;
-  cli::parse(command, argc, argv, desc, vm);
+  cli::parse(plan_only ? "plan " + command : command, argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
   if (rtm) {
     rtm_options.direct = parse_direct_wave(direct);
@@ -48,8 +56,11 @@ int run(const std::string& command, int argc, char** argv) {
     if (rtm_options.smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
       throw InputError("--direct-smooth: only with --direct-wave smooth");
   }
-  const safety::OutputClaim claim(out, "--out", flags.overwrite, {model_path, data_path}, mpi::rank() == 0);
-  safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
+  std::optional<safety::OutputClaim> claim;  // a plan writes nothing
+  if (!plan_only) {
+    claim.emplace(out, "--out", flags.overwrite, std::vector<std::string>{model_path, data_path}, mpi::rank() == 0);
+    safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
+  }
 
   const Model m = io::read_model(model_path);
   // The survey and /data's shape now; each shot's traces are read as it is submitted
@@ -63,13 +74,21 @@ int run(const std::string& command, int argc, char** argv) {
     check_smoothing_length(m, rtm_options.smooth, "--direct-smooth");
 
   Runtime rt;
-  if (!flags.quiet)
+  hooks.plan_only = plan_only;
+  if (!flags.quiet || plan_only)
     hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
       std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
                 << plan_text(need, full_store, in_flight) << std::endl;
     };
   const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks, rtm_options) : misfit_gradient(m, s, o, hooks);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
+  if (plan_only) {
+    std::cout << "plan: " << r.time.nsteps << " internal steps of " << r.time.dt << " s a shot, on " << rt.cpu_workers()
+              << " CPU + " << rt.cuda_workers() << " CUDA workers"
+              << (rt.size() > 1 ? " a rank, " + std::to_string(rt.size()) + " ranks" : "") << "; nothing run"
+              << std::endl;
+    return 0;
+  }
   if (rtm) {
     const auto [acquisition, mute] = rtm_mute(m, s);
     const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
@@ -96,5 +115,12 @@ int run(const std::string& command, int argc, char** argv) {
 
 int gradient(int argc, char** argv) { return run("gradient", argc, argv); }
 int rtm(int argc, char** argv) { return run("rtm", argc, argv); }
+int plan(int argc, char** argv) {
+  const std::string what = argc > 1 ? argv[1] : "";
+  if (what != "gradient" && what != "rtm")
+    throw InputError("name the run to plan, with its options: plan gradient … or plan rtm …" +
+                     (what.empty() ? std::string() : " (got '" + what + "')"));
+  return run(what, argc - 1, argv + 1, true);
+}
 
 }  // namespace starwave::commands

@@ -31,6 +31,7 @@ const char* kUsage =
     "  gradient misfit and its exact gradient with respect to the velocity\n"
     "  rtm      reverse-time migration image of observed data\n"
     "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
+    "  plan     what a gradient or rtm run would hold in memory, without running it\n"
     "  plot     draw a model or a shot gather as PNG\n"
     "  import   SEG-Y shot records to a data file\n"
     "  export   a data file's shot records, or a model, image or gradient, to SEG-Y\n";
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
     if (cmd == "gradient") return starwave::commands::gradient(argc - 1, argv + 1);
     if (cmd == "fwi") return starwave::commands::fwi(argc - 1, argv + 1);
     if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);
+    if (cmd == "plan") return starwave::commands::plan(argc - 1, argv + 1);
     if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
     if (cmd == "import") return starwave::commands::import_segy(argc - 1, argv + 1);
     if (cmd == "export") return starwave::commands::export_segy(argc - 1, argv + 1);

@@ -31,6 +31,8 @@ int model(int argc, char** argv) {
                        "in model: it chooses what the adjoint keeps (gradient, rtm and fwi take it)");
   cli::refuse_if_given(vm, "checkpoint-every", false,
                        "in model: it chooses what the adjoint keeps (gradient, rtm and fwi take it)");
+  cli::refuse_if_given(vm, "store-compression", false,
+                       "in model: it chooses what the adjoint keeps (gradient, rtm and fwi take it)");
   // Under MPI rank 0 writes, so rank 0 holds the output's lock.
   const safety::OutputClaim claim(out, "--out", flags.overwrite, {model_path, survey_path}, mpi::rank() == 0);
   safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);

@@ -23,10 +23,12 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/divisor.hpp"
 #include "kernels/hd.hpp"
+#include "kernels/pack16.hpp"
 
 namespace starwave {
 
@@ -153,7 +155,11 @@ struct ShotProblem {
   // model's edges); and the last two states.
   static constexpr int kStoreBoundary = 0, kStoreFull = 1, kStoreShell = 2;
   int storage = kStoreBoundary;
-  T* store = nullptr;        // store_size() values: slot m holds u[m] at slot_offset(m), m = 0 … nsteps
+  T* store = nullptr;  // store_size() values: slot m holds u[m] at slot_offset(m), m = 0 … nsteps
+  // With compression (pack16::kHalf, kBfloat) a slot is its largest magnitude (one T, in a
+  // 64-byte header), then its store_step_size() values as 16-bit words (slot_words()),
+  // zeros to the next 64 bytes; kNone: the values as T.
+  int compression = pack16::kNone;
   T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
 
   // Checkpointing (docs/design.md §3): with checkpoint_every = L > 0 the store is a ring of
@@ -179,7 +185,17 @@ struct ShotProblem {
     return checkpoint_every > 0 && (m + 1) % checkpoint_every == 0 && (m + 1) / checkpoint_every < intervals();
   }
   /// Offset of slot m (0 ≤ m ≤ nsteps) in the store.
-  SW_HD long slot_offset(int m) const { return long(m % store_slots()) * store_step_size(); }
+  SW_HD long slot_offset(int m) const { return long(m % store_slots()) * slot_size(); }
+  /// Values of T a store slot takes (store_step_size(), or its 16-bit words and header).
+  SW_HD long slot_size() const {
+    const long n = store_step_size();
+    return compression == pack16::kNone ? n : kAlign + round_up((2 * n + long(sizeof(T)) - 1) / long(sizeof(T)));
+  }
+  /// A compressed slot's 16-bit words (slot: the store at slot_offset(m)).
+  SW_HD static std::uint16_t* slot_words(T* slot) { return reinterpret_cast<std::uint16_t*>(slot + kAlign); }
+  SW_HD static const std::uint16_t* slot_words(const T* slot) {
+    return reinterpret_cast<const std::uint16_t*>(slot + kAlign);
+  }
 
   /// Elements per 64 bytes: the unit of `stride`, `lead` and of every array offset.
   static constexpr int kAlign = int(64 / sizeof(T));
@@ -356,7 +372,7 @@ struct ShotProblem {
     for (int i = 0; i < n; ++i) size += b[i].size();
     return size;
   }
-  SW_HD std::size_t store_size() const { return std::size_t(store_slots()) * std::size_t(store_step_size()); }
+  SW_HD std::size_t store_size() const { return std::size_t(store_slots()) * std::size_t(slot_size()); }
 
   /// Cell (z, y, x) of element k of a store slot (32-bit arithmetic within the slot:
   /// build_medium refuses grids of 2³¹ cells or more).
@@ -447,6 +463,9 @@ struct ShotProblem {
   /// Two step counters (64 bytes set aside at the end of the forward's arrays) for the
   /// CUDA launches replayed as a graph (kernels/cuda/bodies.hpp, Step).
   SW_HD int* clocks() const { return reinterpret_cast<int*>(cpml_y2() + ylayer_size()); }
+  /// Two running maxima of store slots' magnitudes (pack16::magnitude_bits(), slots m and
+  /// m + 1 by m's parity) for the CUDA launches of a compressed store, after the clocks.
+  SW_HD unsigned long long* store_max() const { return reinterpret_cast<unsigned long long*>(clocks() + 4); }
 
   /// The medium buffer: [v²Δt² grid | a_z (nz) | b_z (nz) | a_x (nx) | b_x (nx) | a_y (ny) | b_y (ny)].
   SW_HD std::size_t medium_size() const {
@@ -476,6 +495,8 @@ struct StoreCells {
   Divisor by_width[kMax], by_rows[kMax];
   long ystep = 0, zstep = 0;  // row_offset(z, y) = z·zstep + y·ystep
   int slots = 1;              // ShotProblem::store_slots()
+  long stride = 0;            // ShotProblem::slot_size()
+  int compression = pack16::kNone;
 
   template <typename T>
   static StoreCells of(const ShotProblem<T>& p) {
@@ -493,6 +514,8 @@ struct StoreCells {
       c.by_rows[i] = Divisor(unsigned(c.rows[i]));
     }
     c.slots = p.store_slots();
+    c.stride = p.slot_size();
+    c.compression = p.compression;
     c.zstep = long(p.plane);
     c.ystep = long(p.stride);
     return c;
@@ -508,7 +531,14 @@ struct StoreCells {
     y = y0[i] + int(rows[i] == 1 ? 0 : by_rows[i].mod(row));
   }
   /// Offset of store slot m (0 ≤ m ≤ nsteps): ShotProblem::slot_offset(m).
-  SW_HD long offset(int m) const { return long(m < slots ? m : m % slots) * long(first[n]); }
+  SW_HD long offset(int m) const { return long(m < slots ? m : m % slots) * stride; }
+  /// Element k of store slot m, decoded.
+  template <typename T>
+  SW_HD T load(const T* store, int m, long k) const {
+    const T* slot = store + offset(m);
+    if (compression == pack16::kNone) return slot[k];
+    return pack16::decode<T>(ShotProblem<T>::slot_words(slot)[k], pack16::scale_exponent(slot[0]), compression);
+  }
   /// Grid offset (from cell (0, 0, 0)) of slot element k: ShotProblem::store_cell(k).
   SW_HD long cell(long k) const {
     int z, y, x;

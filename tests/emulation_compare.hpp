@@ -21,9 +21,11 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 /// The adjoint of shot 0 (residual = its traces) through cpu::adjoint and through the
 /// emulated CUDA launches, each after its own forward with a `storage` store: the same
 /// bits in the correlation, the illumination, the store, the final state and (with
-/// `checkpoint_every`, ShotProblem::checkpoint_every) the checkpoints.
+/// `checkpoint_every`, ShotProblem::checkpoint_every) the checkpoints; `compression`:
+/// ShotProblem::compression.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
-                                          const std::string& context, int column_planes = 0, int checkpoint_every = 0);
+                                          const std::string& context, int column_planes = 0, int checkpoint_every = 0,
+                                          int compression = 0);
 
 }  // namespace starwave::test

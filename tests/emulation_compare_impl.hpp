@@ -38,7 +38,8 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 /// bits in the correlation, the illumination, the store and the final state.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
-                                          const std::string& context, int column_planes, int checkpoint_every) {
+                                          const std::string& context, int column_planes, int checkpoint_every,
+                                          int compression) {
   std::vector<T> corr[2], illum[2];
   aligned_vector<T> store[2], final_state[2], checkpoints[2];
   for (int emulated : {0, 1}) {
@@ -47,6 +48,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     p.storage = storage;
     p.column_planes = column_planes;
     p.checkpoint_every = checkpoint_every;
+    p.compression = compression;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
     store[emulated].assign(p.store_size(), T(0));
@@ -70,7 +72,8 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
   }
   const std::string what = "order " + std::to_string(Order) + ", storage " + std::to_string(storage) +
                            (checkpoint_every > 0 ? ", checkpoints every " + std::to_string(checkpoint_every) : "") +
-                           ", " + context;
+                           (compression ? std::string(", store ") + compression_name(compression) : "") + ", " +
+                           context;
   if (!checkpoints[0].empty()) {
     EXPECT_TRUE(same_bits(checkpoints[0].data(), checkpoints[1].data(), checkpoints[0].size()))
         << "checkpoints, " << what << ", first difference at "
@@ -100,10 +103,10 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
   template void expect_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&,              \
                                                    const std::string&, int);                                          \
   template void expect_adjoint_emulation_matches_cpu<T, 2>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int);                             \
+                                                           const std::string&, int, int, int);                        \
   template void expect_adjoint_emulation_matches_cpu<T, 4>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int);                             \
+                                                           const std::string&, int, int, int);                        \
   template void expect_adjoint_emulation_matches_cpu<T, 6>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int);                             \
+                                                           const std::string&, int, int, int);                        \
   template void expect_adjoint_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int);
+                                                           const std::string&, int, int, int);

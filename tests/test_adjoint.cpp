@@ -55,12 +55,15 @@ struct Shot {
 
   aligned_vector<T> checkpoints;
 
-  /// `checkpoint_every` > 0: the store is a ring, the forward keeps checkpoints.
-  Shot(const Model& m, const Survey& s, const NumericalOptions& o, int storage, int checkpoint_every = 0) {
+  /// `checkpoint_every` > 0: the store is a ring, the forward keeps checkpoints;
+  /// `compression`: ShotProblem::compression.
+  Shot(const Model& m, const Survey& s, const NumericalOptions& o, int storage, int checkpoint_every = 0,
+       int compression = pack16::kNone) {
     ps = test::prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
     p.storage = storage;
     p.checkpoint_every = checkpoint_every;
+    p.compression = compression;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
     store.assign(p.store_size(), T(0));
@@ -331,8 +334,8 @@ TEST(Adjoint, OffGridPointsDotProducts) {
 
 /// Φ(v) = ½ ‖d(v) − d_obs‖² and, when asked, its gradient, through the kernels in double.
 double misfit(const Model& m, const Survey& sv, const NumericalOptions& o, const std::vector<double>& obs, int storage,
-              std::vector<double>* gradient) {
-  Shot<double> s(m, sv, o, storage);
+              std::vector<double>* gradient, int compression = pack16::kNone) {
+  Shot<double> s(m, sv, o, storage, 0, compression);
   forward<8>(s);
   std::vector<double> r(obs.size());
   double J = 0;
@@ -463,8 +466,9 @@ TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradientShellOnlyInside) {
 /// Traces, store, correlation, illumination and source adjoint of one shot at the level
 /// the kernels use now, flattened to one vector of T.
 template <int Order, typename T>
-std::vector<T> everything(const Model& m, const Survey& sv, const NumericalOptions& o, int storage, int tile_rows = 0) {
-  Shot<T> s(m, sv, o, storage);
+std::vector<T> everything(const Model& m, const Survey& sv, const NumericalOptions& o, int storage, int tile_rows = 0,
+                          int compression = pack16::kNone) {
+  Shot<T> s(m, sv, o, storage, 0, compression);
   s.p().tile_rows = tile_rows;
   forward<Order, T>(s);
   std::vector<T> out(s.ps->traces.begin(), s.ps->traces.end());
@@ -476,18 +480,20 @@ std::vector<T> everything(const Model& m, const Survey& sv, const NumericalOptio
 }
 
 template <typename T>
-void expect_every_level_the_same(const Model& m, const NumericalOptions& o, int storage) {
+void expect_every_level_the_same(const Model& m, const NumericalOptions& o, int storage,
+                                 int compression = pack16::kNone) {
   const Survey sv = test_survey(m, o.free_surface);
   const std::string what = "order " + std::to_string(o.order) + (sizeof(T) == 4 ? " float" : " double") +
-                           (o.free_surface ? " free surface" : "") + (storage ? " full store" : "");
+                           (o.free_surface ? " free surface" : "") + (storage ? " full store" : "") + " store " +
+                           compression_name(compression);
   const cpu::Level was = cpu::level();
   std::vector<T> reference;
   for (cpu::Level l : cpu::compiled_levels()) {
     if (!cpu::supported(l)) continue;
     ASSERT_EQ(cpu::choose_level(l), "");
     std::vector<T> got;
-    ASSERT_TRUE(
-        with_order(o.order, [&](auto order) { got = everything<decltype(order)::value, T>(m, sv, o, storage); }));
+    ASSERT_TRUE(with_order(
+        o.order, [&](auto order) { got = everything<decltype(order)::value, T>(m, sv, o, storage, 0, compression); }));
     if (reference.empty())
       reference = got;
     else
@@ -514,6 +520,9 @@ TEST(Adjoint, EveryInstructionSetLevelGivesTheSameBits) {
       o.pml_width = 10;
       o.free_surface = fs;
       expect_every_level_the_same<float>(m, o, ShotProblem<float>::kStoreBoundary);
+      if (order >= 4)  // the 16-bit store's vectorised runs
+        expect_every_level_the_same<float>(m, o, ShotProblem<float>::kStoreBoundary,
+                                           order == 8 ? pack16::kHalf : pack16::kBfloat);
       o.precision = Precision::kDouble;
       expect_every_level_the_same<double>(
           m, o, order == 8 ? ShotProblem<double>::kStoreFull : ShotProblem<double>::kStoreBoundary);
@@ -575,15 +584,15 @@ TEST(Adjoint, TilesInYGiveTheSameBits) {
 /// checkpoints every `every` steps, against every slot kept.
 template <int Order, typename T>
 void expect_checkpoints_keep_the_bits(const Model& m, const Survey& sv, const NumericalOptions& o, int storage,
-                                      int every) {
-  Shot<T> whole(m, sv, o, storage), ring(m, sv, o, storage, every);
+                                      int every, int compression = pack16::kNone) {
+  Shot<T> whole(m, sv, o, storage, 0, compression), ring(m, sv, o, storage, every, compression);
   const ShotProblem<T>& p = ring.p();
   const std::string what = std::to_string(m.three_d() ? 3 : 2) + "-D, order " + std::to_string(Order) +
                            (o.free_surface ? ", free surface" : "") + ", storage " + std::to_string(storage) +
-                           ", every " + std::to_string(every);
+                           ", every " + std::to_string(every) + ", store " + compression_name(compression);
   if (every < p.nsteps) {
     ASSERT_EQ(p.intervals(), (p.nsteps + every - 1) / every) << what;
-    ASSERT_EQ(p.store_size(), std::size_t(std::min(every + 2, p.nsteps + 1) * p.store_step_size())) << what;
+    ASSERT_EQ(p.store_size(), std::size_t(std::min(every + 2, p.nsteps + 1) * p.slot_size())) << what;
     ASSERT_EQ(p.checkpoints_size(), std::size_t(p.intervals() - 1) * p.checkpoint_size()) << what;
   } else {
     ASSERT_EQ(p.store_size(), whole.p().store_size()) << what;
@@ -619,7 +628,9 @@ TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
       for (int every : dim == 2 ? std::vector<int>{1, 2, 7, n - 1, n + 3} : std::vector<int>{1, 7, n}) {
         o.order = 8;
         expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every);
-        if (every == 7) {
+        if (every == 7) {  // a 16-bit ring re-made from checkpoints: the whole 16-bit store's bits
+          expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every,
+                                                     dim == 2 ? pack16::kHalf : pack16::kBfloat);
           o.order = 4;
           o.precision = Precision::kDouble;
           for (int storage :
@@ -629,6 +640,74 @@ TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
           o.precision = Precision::kSingle;
         }
       }
+    }
+}
+
+TEST(Adjoint, SixteenBitStoreKeepsEachValueToItsPrecision) {
+  // Every stored value, decoded, within half a unit in the last place of IEEE half (11
+  // bits) or bfloat16 (8 bits) at its slot's scale; the header holds the slot's largest
+  // magnitude; half or a quarter of the bytes.
+  for (int dim : kDims)
+    for (int c : {pack16::kHalf, pack16::kBfloat}) {
+      const Model m = test_model(dim);
+      NumericalOptions o;
+      o.pml_width = dim == 3 ? 5 : 8;
+      const Survey sv = test_survey(m, false, true);
+      Shot<float> exact(m, sv, o, ShotProblem<float>::kStoreBoundary),
+          packed(m, sv, o, ShotProblem<float>::kStoreBoundary, 0, c);
+      forward<8>(exact);
+      forward<8>(packed);
+      const ShotProblem<float>& p = packed.p();
+      const std::string what = std::to_string(dim) + "-D, " + compression_name(c);
+      EXPECT_EQ(exact.ps->traces, packed.ps->traces) << what << ": the forward itself is untouched";
+      EXPECT_LE(p.store_size() * 2, exact.p().store_size() + std::size_t(p.store_slots()) * 64) << what;
+      const StoreCells cells = StoreCells::of(p);
+      const double unit = c == pack16::kHalf ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+      long nonzero = 0;
+      for (int n = 0; n <= p.nsteps; ++n) {
+        const float* x = exact.store.data() + exact.p().slot_offset(n);
+        float largest = 0;
+        for (long k = 0; k < p.store_step_size(); ++k) largest = std::max(largest, std::abs(x[k]));
+        ASSERT_EQ(p.store[p.slot_offset(n)], largest) << what << ", slot " << n;
+        const int s = pack16::scale_exponent(largest);
+        for (long k = 0; k < p.store_step_size(); ++k) {
+          const double got = cells.load(p.store, n, k), want = x[k];
+          // half an ulp of a normal value, or of the smallest subnormal (2^-24 or 2^-133), scaled back
+          const double floor = std::ldexp(1.0, (c == pack16::kHalf ? -25 : -134) - s);
+          ASSERT_LE(std::abs(got - want), unit * std::abs(want) + floor) << what << ", slot " << n << ", element " << k;
+          nonzero += got != 0;
+        }
+      }
+      EXPECT_GT(nonzero, p.store_step_size()) << what;
+    }
+}
+
+TEST(Adjoint, SixteenBitStoreGradientIsCloseToTheExactOne) {
+  // The adjoint re-creates the model region from the rounded shell and takes the layers'
+  // share from second time differences of rounded values: the gradient changes, by little,
+  // less with half's 11 bits than with bfloat16's 8.
+  for (int dim : kDims)
+    for (bool fs : {false, true}) {
+      const Model m = test_model(dim);
+      NumericalOptions o;
+      o.order = 8;
+      o.pml_width = dim == 3 ? 6 : 10;
+      o.free_surface = fs;
+      o.precision = Precision::kDouble;
+      const Survey sv = test_survey(m, fs);
+      std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
+      std::vector<double> exact, half, bf;
+      const double J = misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &exact);
+      EXPECT_EQ(misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &half, pack16::kHalf), J);
+      EXPECT_EQ(misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &bf, pack16::kBfloat), J);
+      const double eh = test::diff_norm(half, exact) / test::norm(exact);
+      const double eb = test::diff_norm(bf, exact) / test::norm(exact);
+      const std::string what = std::to_string(dim) + "-D, free surface " + std::to_string(fs);
+      std::printf("%s: gradient relative error fp16 %.2e, bf16 %.2e\n", what.c_str(), eh, eb);
+      EXPECT_GT(eh, 0) << what;
+      EXPECT_LT(eh, eb) << what;
+      EXPECT_LE(eh, 2e-4) << what;
+      EXPECT_LE(eb, 2e-3) << what;
     }
 }
 

@@ -371,6 +371,41 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   EXPECT_LE(worst, 1e-5 * image_peak);  // the file's float32 raw stack against the double one it was made from
 }
 
+TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
+  // `plan gradient` with the run's own options prints the line the run prints first, and
+  // the run's time step, and writes nothing (not even the --out it is given); a plan that
+  // cannot fit is the run's refusal; a plan needs a command to plan.
+  const std::string data = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  for (const std::string extra : {"", " --store-compression fp16", " --checkpoint-every 20", " --storage full"}) {
+    const std::string args = "--model " + model_ + " --data " + data + extra;
+    const Result plan = run("plan gradient " + args + " --out " + path("never.h5"), "STARPU_NCPU=2");
+    ASSERT_EQ(plan.status, 0) << plan.err;
+    EXPECT_FALSE(fs::exists(path("never.h5"))) << extra;
+    const Result real = run("gradient " + args + " --out " + path("g.h5") + " --overwrite", "STARPU_NCPU=2");
+    ASSERT_EQ(real.status, 0) << real.err;
+    const std::string first = real.out.substr(0, real.out.find('\n') + 1);
+    EXPECT_NE(first.find("one shot in flight holds"), std::string::npos) << real.out;
+    EXPECT_EQ(plan.out.substr(0, first.size()), first) << extra;
+    EXPECT_NE(plan.out.find(" internal steps of "), std::string::npos) << plan.out;
+    EXPECT_NE(plan.out.find("nothing run"), std::string::npos) << plan.out;
+    if (extra == " --store-compression fp16") {
+      EXPECT_NE(first.find("in fp16"), std::string::npos) << first;
+    }
+    if (extra == " --checkpoint-every 20") {
+      EXPECT_NE(first.find("checkpoints every 20 steps"), std::string::npos) << first;
+    }
+  }
+  const Result rtm = run("plan rtm --model " + model_ + " --data " + data);
+  EXPECT_EQ(rtm.status, 0) << rtm.err;
+  EXPECT_NE(rtm.out.find("rtm: 2 shots; one shot in flight holds"), std::string::npos) << rtm.out;
+  // Too little room for one shot's whole store with checkpoints forbidden: refused as the run is.
+  expect_refused("plan gradient --model " + model_ + " --data " + data + " --storage full --checkpoint-every 0",
+                 path("none.h5"), "more than the", "STARPU_LIMIT_CPU_MEM=1");
+  expect_refused("plan --model " + model_ + " --data " + data, path("none.h5"), "name the run to plan");
+  expect_refused("plan fwi --model " + model_ + " --data " + data, path("none.h5"), "(got 'fwi')");
+}
+
 /// A task that fails on its worker (a CUDA error; here injected, as a machine without a
 /// GPU cannot make one) ends the run with one line naming the task, exit 1, no output file
 /// (docs/design.md §3) — not an abort, whichever task it is.

@@ -82,7 +82,7 @@ struct DeviceArray {
 /// compared bit for bit.
 template <typename T, int Order>
 void compare_shot(const Model& m, const Survey& s, bool free_surface, int storage, int column_planes = 0,
-                  int checkpoint_every = 0) {
+                  int checkpoint_every = 0, int compression = pack16::kNone) {
   NumericalOptions o;
   o.order = Order;
   o.free_surface = free_surface;
@@ -90,13 +90,15 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   const std::string what = std::to_string(m.dim) + "-D, order " + std::to_string(Order) + ", " +
                            (sizeof(T) == 8 ? "double" : "float") + ", free surface " + std::to_string(free_surface) +
                            ", storage " + std::to_string(storage) + ", column runs " + std::to_string(column_planes) +
-                           ", checkpoints every " + std::to_string(checkpoint_every);
+                           ", checkpoints every " + std::to_string(checkpoint_every) + ", store " +
+                           compression_name(compression);
 
   // CPU
   auto c = prepare_shot<T>(m, s, o);
   ShotProblem<T>& pc = c->p;
   pc.storage = storage;
   pc.checkpoint_every = checkpoint_every;
+  pc.compression = compression;
   c->work.assign(pc.adjoint_work_size(), T(0));
   pc.work = c->work.data();
   std::vector<T> store(pc.store_size()), final_state(2 * pc.grid_size()), checkpoints(pc.checkpoints_size());
@@ -115,6 +117,7 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   p.storage = storage;
   p.column_planes = column_planes;
   p.checkpoint_every = checkpoint_every;
+  p.compression = compression;
   DeviceArray<T> medium(g->med.buffer), signals(g->in.signals), work(p.adjoint_work_size()), traces(g->traces.size()),
       d_store(p.store_size()), d_final(2 * p.grid_size()), d_res(residual), d_corr(region), d_illum(region),
       d_checkpoints(p.checkpoints_size());
@@ -164,6 +167,9 @@ void compare_all_orders() {
       compare_shot<T, 8>(m, s, fs, storage);
     }
   for (bool fs : {false, true}) compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, 0, 17);  // checkpoints
+  // 16-bit stores: the atomic maxima, the words, the decoded reads (with checkpoints: the re-runs')
+  compare_shot<T, 8>(m, s, false, ShotProblem<T>::kStoreBoundary, 0, 0, pack16::kHalf);
+  compare_shot<T, 4>(m, s, true, ShotProblem<T>::kStoreFull, 0, 17, pack16::kBfloat);
 }
 
 /// 3-D: a heterogeneous cube with receivers sharing a node; the u and μ launches' column
@@ -182,6 +188,7 @@ void compare_3d() {
       compare_shot<T, 4>(m, s, fs, ShotProblem<T>::kStoreFull, planes);
     }
   for (bool fs : {false, true}) compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, 0, 13);  // checkpoints
+  compare_shot<T, 8>(m, s, true, ShotProblem<T>::kStoreBoundary, 0, 13, pack16::kHalf);               // 16-bit store
 }
 
 template <typename T>

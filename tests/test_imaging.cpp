@@ -213,6 +213,41 @@ TEST(Imaging, CheckpointedGradientAndImageHaveTheWholeStoresBits) {
   }
 }
 
+TEST(Imaging, SixteenBitStoreShrinksTheStoreAndKeepsTheGradientClose) {
+  // --store-compression fp16/bf16 through the task graph: the store's slots in half the
+  // bytes (single precision), the misfit's bits (the forward is untouched), a gradient
+  // within a small relative error, and checkpoints that keep the 16-bit store's bits.
+  Case c = small_case(false);
+  MemoryNeed planned;
+  GradientHooks hooks;
+  hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, int) { planned = need; };
+  auto run = [&](int compression, int every) {
+    c.options.store_compression = compression;
+    c.options.checkpoint_every = every;
+    RuntimeOptions ro;
+    ro.ncpus = 2;
+    ro.ncuda = 0;
+    Runtime rt(ro);
+    return misfit_gradient(c.model, c.survey, c.options, hooks);
+  };
+  const ImagingResult exact = run(pack16::kNone, 0);
+  const MemoryNeed whole = planned;
+  ASSERT_GT(norm(exact.values), 0);
+  EXPECT_TRUE(whole.store_words.empty());
+  for (int compression : {pack16::kHalf, pack16::kBfloat}) {
+    const std::string what = compression_name(compression);
+    const ImagingResult r = run(compression, 0);
+    EXPECT_EQ(planned.store_words, what);
+    EXPECT_LT(planned.store, whole.store) << what;
+    EXPECT_EQ(std::memcmp(&r.misfit, &exact.misfit, sizeof(double)), 0) << what;
+    const double error = diff_norm(r.values, exact.values) / norm(exact.values);
+    EXPECT_GT(error, 0) << what;
+    EXPECT_LT(error, compression == pack16::kHalf ? 1e-3 : 1e-2) << what;
+    const ImagingResult ring = run(compression, 9);
+    EXPECT_TRUE(same_bits(ring.values, r.values)) << what << " with checkpoints every 9 steps";
+  }
+}
+
 TEST(Imaging, GradientEqualsTheKernelsShotByShotInDouble) {
   const Case c = small_case(true);
   const ImagingResult r = run_with(c, 2, "dmda", false);

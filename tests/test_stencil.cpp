@@ -3,7 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
 
+#include "kernels/pack16.hpp"
 #include "kernels/stencil.hpp"
 #include "src/numerics/propagator.hpp"
 
@@ -78,6 +83,148 @@ TEST(Divisor, MultiplyAndShiftIsExactBelow2To31) {
   }
   EXPECT_EQ(wrong, 0) << "of " << checked;
   EXPECT_EQ(Divisor(0).div(12345), 0u);
+}
+
+/// Every finite 16-bit word decodes to a value that encodes back to the same word, at
+/// several scales; NaN words decode to NaN, infinities to infinities.
+template <typename T>
+void expect_every_word_round_trips(int c) {
+  for (int s : {0, 9, -17, 40}) {
+    for (unsigned w = 0; w < 65536; ++w) {
+      const auto h = std::uint16_t(w);
+      const T x = pack16::decode<T>(h, s, c);
+      const pack16::Format f = pack16::Format::of(c);
+      const bool special = ((w >> f.frac) & unsigned(f.emax)) == unsigned(f.emax);
+      if (special) {
+        ASSERT_TRUE((w & ((1u << f.frac) - 1)) ? std::isnan(x) : std::isinf(x)) << w;
+        continue;
+      }
+      if (std::isinf(x)) {  // only a value past T's range reads as infinite
+        ASSERT_GT(std::abs(std::ldexp(pack16::decode<double>(h, 0, c), -s)), double(std::numeric_limits<T>::max()))
+            << w;
+        continue;
+      }
+      if (x == 0 && (w & 0x7fff) != 0) {  // only a value below T's normal range reads as zero
+        ASSERT_LT(std::abs(std::ldexp(pack16::decode<double>(h, 0, c), -s)), double(std::numeric_limits<T>::min()))
+            << w;
+        continue;
+      }
+      ASSERT_EQ(pack16::encode(x, s, c), h)
+          << "word " << w << " scale " << s << (sizeof(T) == 4 ? " float" : " double");
+    }
+  }
+}
+
+/// A float's bits and back.
+std::uint32_t bits(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, 4);
+  return u;
+}
+
+TEST(Store16, EveryWordRoundTrips) {
+  for (int c : {pack16::kHalf, pack16::kBfloat}) {
+    expect_every_word_round_trips<float>(c);
+    expect_every_word_round_trips<double>(c);
+  }
+}
+
+TEST(Store16, RoundsToNearestEvenAsTheCompilerAndTheBitTrickDo) {
+  // IEEE half against the compiler's _Float16 conversions (float and double, straight to
+  // half); bfloat16 against the add-0x7fff-plus-parity trick on a float's bits. Random
+  // magnitudes over half's whole range and past it, exact ties, subnormals.
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> mant(-2, 2);
+  std::uniform_int_distribution<int> expo(-30, 18);
+  auto half_bits = [](_Float16 h) {
+    std::uint16_t u;
+    std::memcpy(&u, &h, 2);
+    return u;
+  };
+  std::vector<double> xs{0.0, -0.0, 65504, 65519.99, 65520, -65520, 1e9, std::ldexp(1.0, -24), std::ldexp(1.0, -25),
+                         std::ldexp(3.0, -26), std::ldexp(1.0, -14) * (1 - std::ldexp(1.0, -12)),
+                         // subnormal floats and doubles (bfloat16 keeps the floats' largest bits)
+                         double(std::numeric_limits<float>::denorm_min()),
+                         3.0 * std::numeric_limits<float>::denorm_min(), -1e-40, 7e-39,
+                         std::numeric_limits<double>::denorm_min()};
+  for (int k = 0; k < 200000; ++k) xs.push_back(std::ldexp(mant(g), expo(g)));
+  for (int k = 0; k < 2000; ++k) {  // ties: halfway between two halves (exact in float)
+    const double a = pack16::decode<double>(std::uint16_t(g() % 0x7bff), 0, pack16::kHalf);
+    const double b = pack16::decode<double>(std::uint16_t(pack16::encode(a, 0, pack16::kHalf) + 1), 0, pack16::kHalf);
+    xs.push_back((a + b) / 2);
+  }
+  for (double x : xs) {
+    const float xf = float(x);
+    ASSERT_EQ(pack16::encode(xf, 0, pack16::kHalf), half_bits(_Float16(xf))) << "float " << xf;
+    ASSERT_EQ(pack16::encode(x, 0, pack16::kHalf), half_bits(_Float16(x))) << "double " << x;
+    const std::uint32_t b = bits(xf);
+    const auto trick = std::uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+    if (std::isfinite(xf) && std::abs(xf) < 3e38f) {
+      ASSERT_EQ(pack16::encode(xf, 0, pack16::kBfloat), trick) << xf;
+    }
+  }
+  // A scale is a power of two: encode(x, s) = encode(x · 2^s, 0) while both are in range.
+  for (int k = 0; k < 10000; ++k) {
+    const double x = std::ldexp(mant(g), expo(g) - 40);
+    ASSERT_EQ(pack16::encode(x, 40, pack16::kHalf), pack16::encode(std::ldexp(x, 40), 0, pack16::kHalf)) << x;
+    ASSERT_EQ(
+        pack16::decode<double>(pack16::encode(x, 40, pack16::kHalf), 40, pack16::kHalf),
+        std::ldexp(pack16::decode<double>(pack16::encode(std::ldexp(x, 40), 0, pack16::kHalf), 0, pack16::kHalf), -40))
+        << x;
+  }
+}
+
+TEST(Store16, RunsOfFloatsGiveTheWordByWordBits) {
+  // The CPU kernels' vectorised runs against encode()/decode(): every word a slot can hold
+  // (magnitude below 2^15) at every scale the runs take, and random floats of every
+  // magnitude up to a slot's largest, normal as the kernels keep them.
+  std::mt19937_64 g(5);
+  std::uniform_real_distribution<double> mant(1, 2);
+  for (int c : {pack16::kHalf, pack16::kBfloat}) {
+    std::vector<std::uint16_t> words;
+    for (unsigned w = 0; w < 65536; ++w)
+      if (std::abs(pack16::decode<double>(std::uint16_t(w), 0, c)) < 32768) words.push_back(std::uint16_t(w));
+    std::vector<float> out(words.size());
+    for (int s : {-100, -17, 0, 9, 40, 100}) {
+      ASSERT_EQ(pack16::runs_apply(1.0f, s, c), c == pack16::kHalf || s >= 0) << s;
+      if (!pack16::runs_apply(1.0f, s, c)) continue;
+      pack16::decode_run(words.data(), out.data(), long(words.size()), s, c);
+      for (std::size_t j = 0; j < words.size(); ++j)
+        ASSERT_EQ(bits(out[j]), bits(pack16::decode<float>(words[j], s, c))) << "word " << words[j] << " scale " << s;
+    }
+    for (double largest : {1e-20, 3e-5, 0.7, 1.0, 900.0, 2e4, 1e25}) {
+      const int s = pack16::scale_exponent(float(largest));
+      if (!pack16::runs_apply(float(largest), s, c)) continue;
+      std::vector<float> x;
+      for (int k = 0; k < 50000; ++k) {
+        const float v = float(largest * std::ldexp(mant(g) / 2, -int(g() % 60)) * (k % 2 ? -1 : 1));
+        if (std::fpclassify(v) == FP_NORMAL || v == 0) x.push_back(v);
+      }
+      x.push_back(float(largest));
+      std::vector<std::uint16_t> got(x.size());
+      pack16::encode_run(x.data(), got.data(), long(x.size()), s, c);
+      for (std::size_t j = 0; j < x.size(); ++j)
+        ASSERT_EQ(got[j], pack16::encode(x[j], s, c)) << x[j] << " in a slot of largest " << largest;
+    }
+  }
+}
+
+TEST(Store16, ScaleLiftsTheLargestMagnitudeJustBelow2To15) {
+  for (double largest : {1e-30, 3e-7, 0.75, 1.0, 1.5, 16383.0, 16384.0, 40000.0, 1e30}) {
+    const int s = pack16::scale_exponent(largest);
+    EXPECT_GE(std::ldexp(largest, s), 16384.0) << largest;
+    EXPECT_LT(std::ldexp(largest, s), 32768.0) << largest;
+    EXPECT_EQ(pack16::scale_exponent(float(largest)), pack16::scale_exponent(double(float(largest)))) << largest;
+  }
+  EXPECT_EQ(pack16::scale_exponent(0.0), 0);
+  EXPECT_EQ(pack16::scale_exponent(std::numeric_limits<float>::infinity()), 0);
+  EXPECT_EQ(pack16::scale_exponent(std::numeric_limits<double>::quiet_NaN()), 0);
+  EXPECT_EQ(pack16::scale_exponent(std::numeric_limits<float>::denorm_min()), 0);
+  // The largest magnitude as ordered bits: the maximum of |x| over signs, NaN above infinity.
+  EXPECT_EQ(pack16::magnitude_bits(-2.5f), pack16::magnitude_bits(2.5f));
+  EXPECT_LT(pack16::magnitude_bits(2.5f), pack16::magnitude_bits(-2.75f));
+  EXPECT_LT(pack16::magnitude_bits(std::numeric_limits<double>::infinity()),
+            pack16::magnitude_bits(std::numeric_limits<double>::quiet_NaN()));
 }
 
 TEST(Resampling, UpsampledWaveletKeepsOriginalSamplesAndIsSmooth) {

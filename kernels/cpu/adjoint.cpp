@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -173,12 +174,30 @@ void for_slot_runs(const ShotProblem<T>& p, F&& f) {
         f(p.row_offset(z, y) + b[i].x0, k, long(b[i].width), z, y, b[i].x0);
 }
 
+/// Values [k, k + n) of a 16-bit store slot, decoded into `out` (pack16's runs where they apply).
+template <typename T>
+void decode_slot(const ShotProblem<T>& p, const T* slot, long k, long n, T* out) {
+  const std::uint16_t* words = ShotProblem<T>::slot_words(slot) + k;
+  const int s = pack16::scale_exponent(slot[0]), c = p.compression;
+  if constexpr (std::is_same_v<T, float>) {
+    if (pack16::runs_apply(slot[0], s, c)) {
+      pack16::decode_run(words, out, n, s, c);
+      return;
+    }
+  }
+  for (long j = 0; j < n; ++j) out[j] = pack16::decode<T>(words[j], s, c);
+}
+
 template <typename T>
 void restore_slot(const ShotProblem<T>& p, T* u, int m) {
   T* uo = u + p.origin();
   const T* slot = p.store + p.slot_offset(m);
-  for_slot_runs(
-      p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
+  if (p.compression == pack16::kNone) {
+    for_slot_runs(
+        p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
+    return;
+  }
+  for_slot_runs(p, [&](long g, long k, long n, int, int, int) { decode_slot(p, slot, k, n, uo + g); });
 }
 
 /// The layers' share of step m's imaging (ShotProblem::layer_term): at every layer cell,
@@ -194,6 +213,21 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m) {
   auto run = [&](long g, long k, int from, int to) {
     T* __restrict a = ao + g;
     const T* __restrict l = mo + g;
+    if (p.compression != pack16::kNone) {  // the same terms, decoded a piece at a time
+      constexpr int kPiece = 256;
+      T n1[kPiece], n0[kPiece], p0[kPiece];
+      for (int j0 = from; j0 < to; j0 += kPiece) {
+        const int len = std::min(kPiece, to - j0);
+        decode_slot(p, next, k + j0, len, n1);
+        decode_slot(p, now, k + j0, len, n0);
+        if (prev)
+          decode_slot(p, prev, k + j0, len, p0);
+        else
+          std::fill(p0, p0 + len, T(0));
+        for (int j = 0; j < len; ++j) a[j0 + j] = ShotProblem<T>::layer_term(a[j0 + j], l[j0 + j], n1[j], n0[j], p0[j]);
+      }
+      return;
+    }
     const T* __restrict n1 = next + k;
     const T* __restrict n0 = now + k;
     if (prev) {
@@ -267,8 +301,34 @@ template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   const T* uo = u + p.origin();
   T* slot = p.store + p.slot_offset(m);
-  for_slot_runs(
-      p, [&](long g, long k, long n, int, int, int) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
+  if (p.compression == pack16::kNone) {
+    for_slot_runs(
+        p, [&](long g, long k, long n, int, int, int) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
+    return;
+  }
+  // The slot's largest magnitude, its header; then every value in 16 bits at its scale.
+  unsigned long long largest = 0;
+  for_slot_runs(p, [&](long g, long, long n, int, int, int) {
+    for (long j = 0; j < n; ++j) largest = std::max(largest, pack16::magnitude_bits(uo[g + j]));
+  });
+  using U = typename pack16::Layout<T>::U;
+  const long count = p.store_step_size(), words_room = (p.slot_size() - ShotProblem<T>::kAlign) * long(sizeof(T)) / 2;
+  std::memset(slot, 0, std::size_t(ShotProblem<T>::kAlign) * sizeof(T));  // the header, then the words' tail
+  std::memset(ShotProblem<T>::slot_words(slot) + count, 0, std::size_t(words_room - count) * 2);
+  slot[0] = pack16::from_bits<T>(U(largest));
+  const int s = pack16::scale_exponent(slot[0]), c = p.compression;
+  std::uint16_t* words = ShotProblem<T>::slot_words(slot);
+  bool runs = false;
+  if constexpr (std::is_same_v<T, float>) runs = pack16::runs_apply(slot[0], s, c);
+  for_slot_runs(p, [&](long g, long k, long n, int, int, int) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (runs) {
+        pack16::encode_run(uo + g, words + k, n, s, c);
+        return;
+      }
+    }
+    for (long j = 0; j < n; ++j) words[k + j] = pack16::encode(uo[g + j], s, c);
+  });
 }
 
 /// One adjoint step; `row_done(z, y)` runs after row (z, y) of μ[n] is written (the

@@ -169,7 +169,39 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, con
     return;
   }
   t -= p.nrec;
-  p.store[sc.offset(m) + t] = a.u[sc.cell(t)];
+  T* slot = p.store + sc.offset(m);
+  if (sc.compression == pack16::kNone) {
+    slot[t] = a.u[sc.cell(t)];
+    return;
+  }
+  // A compressed slot: the largest magnitude (the store-max launch's) in the header, the
+  // value in 16 bits at its scale; thread 0 also writes the header's and the tail's zeros
+  // and clears the next step's maximum.
+  using U = typename pack16::Layout<T>::U;
+  unsigned long long* largest = p.store_max();
+  const T top = pack16::from_bits<T>(U(largest[m & 1]));
+  ShotProblem<T>::slot_words(slot)[t] = pack16::encode(a.u[sc.cell(t)], pack16::scale_exponent(top), sc.compression);
+  if (t == 0) {
+    largest[(m + 1) & 1] = 0;
+    slot[0] = top;
+    for (int i = 1; i < ShotProblem<T>::kAlign; ++i) slot[i] = T(0);
+    std::uint16_t* words = ShotProblem<T>::slot_words(slot);
+    const long n = long(sc.first[sc.n]), end = (sc.stride - ShotProblem<T>::kAlign) * long(sizeof(T)) / 2;
+    for (long k = n; k < end; ++k) words[k] = 0;
+  }
+}
+
+/// The store-max launch of forward step m (compressed store), thread t: the magnitude of
+/// slot element t into the step's running maximum (ShotProblem::store_max()).
+template <typename T>
+SW_HD void store_max_body(const T* u, const ShotProblem<T>& p, const StoreCells& sc, Step step, long t) {
+  const unsigned long long v = pack16::magnitude_bits(u[sc.cell(t)]);
+  unsigned long long* at = p.store_max() + (step.m() & 1);
+#if defined(__CUDA_ARCH__)
+  atomicMax(at, v);
+#else
+  if (v > *at) *at = v;  // the host emulation runs one thread at a time
+#endif
 }
 
 /// Launch 2 of forward step m, thread (row r, x): for each cell of its column run, top
@@ -215,6 +247,9 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
   const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
   const long npsi = last ? 0 : a.layer_cells();
   const long saved = p.store ? long(sc.first[sc.n]) : 0;
+  if (saved > 0 && sc.compression != pack16::kNone)
+    e.sweep1d(
+        "forward store max", [=] SW_LAMBDA(long t) { store_max_body(a.u, p, sc, step, t); }, saved);
   e.sweep1d(
       "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
       npsi + p.nrec + saved);
@@ -300,10 +335,12 @@ void issue_rerun(const ShotProblem<T>& p, T* scratch, int j, Exec& ex) {
   const StoreCells sc = StoreCells::of(q);
   const int L = p.checkpoint_every, first = j == 0 ? 0 : j * L - 1,
             last = p.nsteps < (j + 1) * L ? p.nsteps : (j + 1) * L;
-  if (j == 0)
+  if (j == 0) {
     ex.zero(scratch, p.work_size());
-  else
+  } else {
     copy_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size(), false, ex);
+    ex.zero(reinterpret_cast<T*>(q.clocks()), std::size_t(ShotProblem<T>::kAlign));  // the clocks and store maxima
+  }
   for (int m = first; m < last && ex.ok(); ++m) {
     issue_forward_step<Order>(q, sc, u, up, ex, Step{nullptr, nullptr, m, 0}, false);
     T* tmp = u;
@@ -374,7 +411,7 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   }
   t -= b.layer_cells;
   if (t < b.ring) {
-    if (b.recreate(m)) b.u_next[b.stored.cell(t)] = p.store[b.stored.offset(m - 1) + t];
+    if (b.recreate(m)) b.u_next[b.stored.cell(t)] = b.stored.load(p.store, m - 1, t);
     return;
   }
   t -= b.ring;
@@ -382,9 +419,9 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   b.stored.point(t, z, y, x);
   if (!p.layer_point(z, y, x)) return;
   const long i = long(z) * b.stored.zstep + long(y) * b.stored.ystep + x;
-  const T* store = p.store + t;
-  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], store[b.stored.offset(m + 1)], store[b.stored.offset(m)],
-                                        m >= 1 ? store[b.stored.offset(m - 1)] : T(0));
+  const StoreCells& sc = b.stored;
+  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], sc.load(p.store, m + 1, t), sc.load(p.store, m, t),
+                                        m >= 1 ? sc.load(p.store, m - 1, t) : T(0));
 }
 
 /// Alpha launch, thread t: the α pass at layer cell t < layer_cells; then (full storage,
@@ -399,7 +436,7 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
   }
   t -= b.layer_cells;
   const int m = b.step.m();
-  if (m >= 1) u[b.stored.cell(t)] = p.store[b.stored.offset(m - 1) + t];
+  if (m >= 1) u[b.stored.cell(t)] = b.stored.load(p.store, m - 1, t);
 }
 
 /// Mu launch, thread (row r, x): for each cell of its column run, top down, μ[m] (with

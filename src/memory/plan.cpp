@@ -65,15 +65,16 @@ int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memor
 
 std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
   std::string text = "one shot in flight holds " + bytes_text(double(need.per_shot));
+  const std::string words = need.store_words.empty() ? "" : " in " + need.store_words;
   if (need.checkpoint_every > 0)
-    text += ", of which the store " + bytes_text(double(need.store)) + " with checkpoints every " +
+    text += ", of which the store " + bytes_text(double(need.store)) + words + " with checkpoints every " +
             std::to_string(need.checkpoint_every) + " steps (" + bytes_text(double(need.checkpoints)) +
             "; one more forward run a shot)";
   else if (need.store > 0 && need.store < full_store)
-    text += ", of which the boundary store " + bytes_text(double(need.store)) + " (the whole wavefield would be " +
-            bytes_text(double(full_store)) + ")";
+    text += ", of which the boundary store " + bytes_text(double(need.store)) + words +
+            " (the whole wavefield would be " + bytes_text(double(full_store)) + ")";
   else if (need.store > 0)
-    text += ", of which the whole stored wavefield " + bytes_text(double(need.store));
+    text += ", of which the whole stored wavefield " + bytes_text(double(need.store)) + words;
   return text + "; " + std::to_string(in_flight) + (in_flight == 1 ? " shot" : " shots") + " in flight";
 }
 

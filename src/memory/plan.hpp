@@ -18,6 +18,7 @@ struct MemoryNeed {
   std::uint64_t store = 0;        // of per_shot: the forward wavefield kept for the adjoint
   std::uint64_t checkpoints = 0;  // of store: the forward states kept (checkpointing)
   int checkpoint_every = 0;       // steps between them; 0: every step's store is kept
+  std::string store_words;        // "fp16" or "bf16" for a 16-bit store (--store-compression), else empty
 
   /// Bytes with `workers` workers and `shots` shots in flight (saturating, never wrapping).
   std::uint64_t total(int workers, int shots) const;

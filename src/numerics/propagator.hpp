@@ -46,6 +46,7 @@ struct NumericalOptions {
   int storage = kStorageDefault;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage)
   static constexpr int kCheckpointAuto = -1;  // checkpoints only when a shot's store does not fit (docs/design.md §9)
   int checkpoint_every = kCheckpointAuto;     // steps between the forward states kept; 0: never (--checkpoint-every)
+  int store_compression = pack16::kNone;      // the store's values in T, IEEE half or bfloat16 (--store-compression)
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;
@@ -57,6 +58,11 @@ inline const char* storage_name(int storage) {
   return storage == ShotProblem<float>::kStoreFull    ? "full"
          : storage == ShotProblem<float>::kStoreShell ? "shell"
                                                       : "boundary";
+}
+
+/// The --store-compression word of a pack16::k* value: none, fp16 or bf16.
+inline const char* compression_name(int compression) {
+  return compression == pack16::kHalf ? "fp16" : compression == pack16::kBfloat ? "bf16" : "none";
 }
 
 /// The internal time step: the data are sampled every `k` internal steps.

@@ -77,6 +77,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
   add("precision", "--precision", o.precision == Precision::kDouble ? "double" : "single");
   add("storage", "--storage", storage_name(o.storage));
+  if (o.store_compression != pack16::kNone)  // recorded when used, so that states made without it still resume
+    add("store_compression", "--store-compression", compression_name(o.store_compression));
   add("internal_dt", "--internal-dt", exact(o.internal_dt));
   add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
   add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));

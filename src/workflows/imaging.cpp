@@ -77,6 +77,7 @@ class Evaluation {
     run_.layout.storage = o.storage != NumericalOptions::kStorageDefault ? o.storage
                           : mode != imaging::Mode::kGradient             ? ShotProblem<T>::kStoreShell
                                                                          : ShotProblem<T>::kStoreBoundary;
+    run_.layout.compression = o.store_compression;
     if (std::size_t(run_.layout.model_cells()) != region_)
       throw RuntimeError("imaging: the padded grid's model region does not match the model");
   }
@@ -84,6 +85,11 @@ class Evaluation {
   ImagingResult run() {
     const graph::Resting resting;  // the workers run this graph, and rest once it is done
     const int window_size = plan_window();
+    if (hooks_.plan_only) {
+      ImagingResult planned;
+      planned.time = run_.time;
+      return planned;
+    }
     // Read-only inputs every rank builds itself; work arrays local to each worker.
     std::vector<T> velocity(m_.vp.begin(), m_.vp.end());
     const ShotProblem<T>& layout = run_.layout;
@@ -135,7 +141,7 @@ class Evaluation {
     if (o_.checkpoint_every == NumericalOptions::kCheckpointAuto && layout.storage != ShotProblem<T>::kStoreFull) {
       std::vector<double> every{0};
       if (graph::rank() == 0 && need.total(graph::workers(), 1) > starpu_room(memory::memory_room()).bytes)
-        every[0] = checkpoint_interval(layout.nsteps, t * std::uint64_t(layout.store_step_size()),
+        every[0] = checkpoint_interval(layout.nsteps, t * std::uint64_t(layout.slot_size()),
                                        t * std::uint64_t(layout.checkpoint_size()));
       if (graph::distributed()) mpi::broadcast(every);
       layout.checkpoint_every = int(every[0]);
@@ -152,6 +158,7 @@ class Evaluation {
       ShotProblem<T> full = layout;
       full.storage = ShotProblem<T>::kStoreFull;
       full.checkpoint_every = 0;
+      full.compression = pack16::kNone;
       hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), std::min(window_size, int(count)));
     }
     return window_size;
@@ -163,6 +170,7 @@ class Evaluation {
     const std::uint64_t t = sizeof(T), count = shots_.size();
     MemoryNeed need;
     need.checkpoint_every = layout.intervals() > 1 ? layout.checkpoint_every : 0;
+    if (layout.compression != pack16::kNone) need.store_words = compression_name(layout.compression);
     need.checkpoints = t * layout.checkpoints_size();
     need.store = t * (layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;  // store, final state, states
     need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +

@@ -44,6 +44,10 @@ struct GradientHooks {
   /// the traces are copied into the shot's handle and dropped after its last task, so the
   /// observed data in memory are those of the shots in flight (streamed from the file).
   std::function<std::vector<float>(int shot)> observed;
+  /// Plan only (`starwave plan`): choose the plan (checkpoints, shots in flight; on_plan, or
+  /// the refusal when one shot does not fit), then return, before any task runs (the result
+  /// then holds only `time`).
+  bool plan_only = false;
   /// The caller checked these inputs (check_imaging_inputs, or check_fwi_inputs for every
   /// model within an inversion's bounds): an inversion's evaluations are not checked again.
   bool inputs_checked = false;
