@@ -18,6 +18,38 @@
 namespace starwave::commands {
 namespace {
 
+/// The image (finished from the raw stack: compensated, differentiated, muted, never all
+/// zero) or the gradient, with their illumination, into `out`.
+void write_result(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
+                  const ImagingResult& r) {
+  if (rtm) {
+    const auto [acquisition, mute] = rtm_mute(m, s);
+    const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
+    check_rtm_image(image, rtm_options);
+    io::write_fields(out, m, {{"/image", image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
+                     {{"mute_depth", mute}, {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)}});
+  } else {
+    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
+  }
+}
+
+/// The rest of a plan (`starwave plan`): the steps a shot takes, on which workers.
+void say_planned(const ImagingResult& r, const Runtime& rt) {
+  std::cout << "plan: " << r.time.nsteps << " internal steps of " << r.time.dt << " s a shot, on " << rt.cpu_workers()
+            << " CPU + " << rt.cuda_workers() << " CUDA workers"
+            << (rt.size() > 1 ? " a rank, " + std::to_string(rt.size()) + " ranks" : "") << "; nothing run"
+            << std::endl;
+}
+
+/// --direct-wave (the word `direct`) and --direct-smooth, checked.
+void finish_rtm_options(RtmOptions& rtm_options, const std::string& direct) {
+  rtm_options.direct = parse_direct_wave(direct);
+  if (!(rtm_options.smooth >= 0))
+    throw InputError("--direct-smooth: must be 0 (the default length) or a smoothing length in m");
+  if (rtm_options.smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
+    throw InputError("--direct-smooth: only with --direct-wave smooth");
+}
+
 int run(const std::string& command, int argc, char** argv, bool plan_only = false) {
   const bool rtm = command == "rtm";
   NumericalOptions o;
@@ -49,13 +81,7 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   cli::po::variables_map vm;
   cli::parse(plan_only ? "plan " + command : command, argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
-  if (rtm) {
-    rtm_options.direct = parse_direct_wave(direct);
-    if (!(rtm_options.smooth >= 0))
-      throw InputError("--direct-smooth: must be 0 (the default length) or a smoothing length in m");
-    if (rtm_options.smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
-      throw InputError("--direct-smooth: only with --direct-wave smooth");
-  }
+  if (rtm) finish_rtm_options(rtm_options, direct);
   std::optional<safety::OutputClaim> claim;  // a plan writes nothing
   if (!plan_only) {
     claim.emplace(out, "--out", flags.overwrite, std::vector<std::string>{model_path, data_path}, mpi::rank() == 0);
@@ -83,21 +109,10 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks, rtm_options) : misfit_gradient(m, s, o, hooks);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (plan_only) {
-    std::cout << "plan: " << r.time.nsteps << " internal steps of " << r.time.dt << " s a shot, on " << rt.cpu_workers()
-              << " CPU + " << rt.cuda_workers() << " CUDA workers"
-              << (rt.size() > 1 ? " a rank, " + std::to_string(rt.size()) + " ranks" : "") << "; nothing run"
-              << std::endl;
+    say_planned(r, rt);
     return 0;
   }
-  if (rtm) {
-    const auto [acquisition, mute] = rtm_mute(m, s);
-    const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
-    check_rtm_image(image, rtm_options);
-    io::write_fields(out, m, {{"/image", image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
-                     {{"mute_depth", mute}, {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)}});
-  } else {
-    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
-  }
+  write_result(rtm, out, m, s, rtm_options, r);
   if (!flags.quiet) {
     std::cout << "wrote " << out << ": " << (rtm ? "image" : "gradient") << " of " << s.nshots() << " shots";
     if (!rtm) std::cout << ", misfit " << r.misfit;

@@ -12,6 +12,7 @@
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "kernels/stencil.hpp"
+#include "kernels/store_cells.hpp"
 #include "tests/helpers.hpp"
 
 namespace starwave {

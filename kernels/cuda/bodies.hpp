@@ -35,6 +35,7 @@
 #pragma once
 
 #include "kernels/stencil.hpp"
+#include "kernels/store_cells.hpp"
 
 namespace starwave::cuda_bodies {
 
