@@ -45,16 +45,19 @@ std::vector<double> parse_bands(const std::string& text) {
 
 /// The command line (and --config file), with every option that means nothing for the
 /// chosen optimiser refused rather than ignored.
-FwiCommand parse_command(int argc, char** argv) {
+FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiCommand c;
   cli::NumericalText numerical;
   std::string bands_text;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
-  cli::po::options_description desc("starwave fwi");
+  cli::po::options_description desc(plan_only ? "starwave plan fwi" : "starwave fwi");
+  auto out_value = cli::po::value<std::string>(&c.out);
+  if (!plan_only) out_value->required();
   desc.add_options()("model", cli::po::value<std::string>(&c.model_path)->required(), "initial velocity model (HDF5)")(
       "data", cli::po::value<std::string>(&c.data_path)->required(), "observed data file (HDF5, with /data)")(
-      "out", cli::po::value<std::string>(&c.out)->required(),
-      "output: /vp, /history/misfit, settings; the restart state goes to OUT.state")(
+      "out", out_value,
+      plan_only ? "the run's output (plan: not touched)"
+                : "output: /vp, /history/misfit, settings; the restart state goes to OUT.state")(
       "iterations", cli::po::value<int>(&c.f.iterations)->default_value(10), "iterations (per band with --bands)")(
       "vmin", cli::po::value<double>(&c.f.vmin)->default_value(0),
       "lower velocity bound, m/s (0 = 0.75 × initial min)")("vmax", cli::po::value<double>(&c.f.vmax)->default_value(0),
@@ -83,7 +86,7 @@ FwiCommand parse_command(int argc, char** argv) {
   cli::add_numerical_options(desc, c.o, numerical);
   cli::add_common_flags(desc, c.flags);
   cli::po::variables_map vm;
-  cli::parse("fwi", argc, argv, desc, vm);
+  cli::parse(plan_only ? "plan fwi" : "fwi", argc, argv, desc, vm);
   cli::finish_numerical_options(c.o, numerical);
   FwiOptions& f = c.f;
   f.bands = parse_bands(bands_text);
@@ -397,6 +400,24 @@ void print_summary(const FwiCommand& c, const FwiInputs& in, const FwiResult& r)
 }
 
 }  // namespace
+
+int plan_fwi(int argc, char** argv) {
+  FwiCommand c = parse_command(argc, argv, true);
+  FwiInputs in;
+  read_inputs(c, in);
+  check_fwi_inputs(in.initial, in.survey, c.o, c.f);
+  Runtime rt;
+  GradientHooks hooks;  // an evaluation of the first band, as fwi makes it: its plan, nothing run
+  hooks.plan_only = true;
+  hooks.inputs_checked = true;
+  for (int k = 0; k < c.f.batch_shots; ++k) hooks.shots.push_back(k);  // a mini-batch's count
+  hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+    std::cout << "fwi: each gradient: " << plan_text(need, full_store, in_flight) << std::endl;
+  };
+  const ImagingResult r = misfit_gradient(in.initial, in.survey, c.o, hooks);
+  if (rt.rank() == 0) say_planned(r, rt);
+  return 0;
+}
 
 int fwi(int argc, char** argv) {
   FwiCommand c = parse_command(argc, argv);

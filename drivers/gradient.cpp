@@ -33,14 +33,6 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
   }
 }
 
-/// The rest of a plan (`starwave plan`): the steps a shot takes, on which workers.
-void say_planned(const ImagingResult& r, const Runtime& rt) {
-  std::cout << "plan: " << r.time.nsteps << " internal steps of " << r.time.dt << " s a shot, on " << rt.cpu_workers()
-            << " CPU + " << rt.cuda_workers() << " CUDA workers"
-            << (rt.size() > 1 ? " a rank, " + std::to_string(rt.size()) + " ranks" : "") << "; nothing run"
-            << std::endl;
-}
-
 /// --direct-wave (the word `direct`) and --direct-smooth, checked.
 void finish_rtm_options(RtmOptions& rtm_options, const std::string& direct) {
   rtm_options.direct = parse_direct_wave(direct);
@@ -128,12 +120,20 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
 
 }  // namespace
 
+void say_planned(const ImagingResult& r, const Runtime& rt) {
+  std::cout << "plan: " << r.time.nsteps << " internal steps of " << r.time.dt << " s a shot, on " << rt.cpu_workers()
+            << " CPU + " << rt.cuda_workers() << " CUDA workers"
+            << (rt.size() > 1 ? " a rank, " + std::to_string(rt.size()) + " ranks" : "") << "; nothing run"
+            << std::endl;
+}
+
 int gradient(int argc, char** argv) { return run("gradient", argc, argv); }
 int rtm(int argc, char** argv) { return run("rtm", argc, argv); }
 int plan(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
+  if (what == "fwi") return plan_fwi(argc - 1, argv + 1);
   if (what != "gradient" && what != "rtm")
-    throw InputError("name the run to plan, with its options: plan gradient … or plan rtm …" +
+    throw InputError("name the run to plan, with its options: plan gradient …, plan rtm … or plan fwi …" +
                      (what.empty() ? std::string() : " (got '" + what + "')"));
   return run(what, argc - 1, argv + 1, true);
 }

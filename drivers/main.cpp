@@ -31,7 +31,7 @@ const char* kUsage =
     "  gradient misfit and its exact gradient with respect to the velocity\n"
     "  rtm      reverse-time migration image of observed data\n"
     "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
-    "  plan     what a gradient or rtm run would hold in memory, without running it\n"
+    "  plan     what a gradient, rtm or fwi run would hold in memory, without running it\n"
     "  plot     draw a model or a shot gather as PNG\n"
     "  import   SEG-Y shot records to a data file\n"
     "  export   a data file's shot records, or a model, image or gradient, to SEG-Y\n";

@@ -374,7 +374,7 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
 TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
   // `plan gradient` with the run's own options prints the line the run prints first, and
   // the run's time step, and writes nothing (not even the --out it is given); a plan that
-  // cannot fit is the run's refusal; a plan needs a command to plan.
+  // cannot fit is the run's refusal; a plan needs a run to plan (gradient, rtm or fwi).
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   for (const std::string extra : {"", " --store-compression fp16", " --checkpoint-every 20", " --storage full"}) {
@@ -403,7 +403,16 @@ TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
   expect_refused("plan gradient --model " + model_ + " --data " + data + " --storage full --checkpoint-every 0",
                  path("none.h5"), "more than the", "STARPU_LIMIT_CPU_MEM=1");
   expect_refused("plan --model " + model_ + " --data " + data, path("none.h5"), "name the run to plan");
-  expect_refused("plan fwi --model " + model_ + " --data " + data, path("none.h5"), "(got 'fwi')");
+  expect_refused("plan model --model " + model_ + " --data " + data, path("none.h5"), "(got 'model')");
+  // fwi's: its gradients' plan, with a mini-batch's shots in flight; no result, state or pictures.
+  const Result inversion = run("plan fwi --model " + model_ + " --data " + data + " --out " + path("f.h5"));
+  EXPECT_EQ(inversion.status, 0) << inversion.err;
+  EXPECT_NE(inversion.out.find("fwi: each gradient: one shot in flight holds"), std::string::npos) << inversion.out;
+  EXPECT_NE(inversion.out.find("; 2 shots in flight"), std::string::npos) << inversion.out;
+  const Result batch =
+      run("plan fwi --model " + model_ + " --data " + data + " --optimizer adam --batch-shots 1 --learning-rate 10");
+  EXPECT_NE(batch.out.find("; 1 shot in flight"), std::string::npos) << batch.out << batch.err;
+  for (const char* name : {"f.h5", "f.h5.state", "f_figures"}) EXPECT_FALSE(fs::exists(path(name))) << name;
 }
 
 /// A task that fails on its worker (a CUDA error; here injected, as a machine without a

@@ -71,7 +71,7 @@ std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_f
             std::to_string(need.checkpoint_every) + " steps (" + bytes_text(double(need.checkpoints)) +
             "; one more forward run a shot)";
   else if (need.store > 0 && need.store < full_store)
-    text += ", of which the boundary store " + bytes_text(double(need.store)) + words +
+    text += ", of which the " + need.store_kind + " store " + bytes_text(double(need.store)) + words +
             " (the whole wavefield would be " + bytes_text(double(full_store)) + ")";
   else if (need.store > 0)
     text += ", of which the whole stored wavefield " + bytes_text(double(need.store)) + words;

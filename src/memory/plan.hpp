@@ -12,13 +12,14 @@
 namespace starwave {
 
 struct MemoryNeed {
-  std::uint64_t shared = 0;       // once per process: the medium, the velocity, the reduction's sums
-  std::uint64_t per_worker = 0;   // each worker's work arrays (STARPU_SCRATCH)
-  std::uint64_t per_shot = 0;     // each shot in flight, the store included
-  std::uint64_t store = 0;        // of per_shot: the forward wavefield kept for the adjoint
-  std::uint64_t checkpoints = 0;  // of store: the forward states kept (checkpointing)
-  int checkpoint_every = 0;       // steps between them; 0: every step's store is kept
-  std::string store_words;        // "fp16" or "bf16" for a 16-bit store (--store-compression), else empty
+  std::uint64_t shared = 0;             // once per process: the medium, the velocity, the reduction's sums
+  std::uint64_t per_worker = 0;         // each worker's work arrays (STARPU_SCRATCH)
+  std::uint64_t per_shot = 0;           // each shot in flight, the store included
+  std::uint64_t store = 0;              // of per_shot: the forward wavefield kept for the adjoint
+  std::uint64_t checkpoints = 0;        // of store: the forward states kept (checkpointing)
+  int checkpoint_every = 0;             // steps between them; 0: every step's store is kept
+  std::string store_words;              // "fp16" or "bf16" for a 16-bit store (--store-compression), else empty
+  std::string store_kind = "boundary";  // what the store keeps (--storage): boundary or shell
 
   /// Bytes with `workers` workers and `shots` shots in flight (saturating, never wrapping).
   std::uint64_t total(int workers, int shots) const;

@@ -171,6 +171,7 @@ class Evaluation {
     MemoryNeed need;
     need.checkpoint_every = layout.intervals() > 1 ? layout.checkpoint_every : 0;
     if (layout.compression != pack16::kNone) need.store_words = compression_name(layout.compression);
+    need.store_kind = storage_name(layout.storage);
     need.checkpoints = t * layout.checkpoints_size();
     need.store = t * (layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;  // store, final state, states
     need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
