@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/base/error.hpp"
+#include "src/memory/room.hpp"
 
 namespace starwave::cli {
 namespace {
@@ -226,7 +227,10 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "between them for the adjoint (the same results; 0 = never; default: only when a shot's store does not fit)")(
       "store-compression", po::value<std::string>(&text.store_compression),
       "the stored forward wavefield's values: none (as computed), fp16 (IEEE half, scaled per step) or bf16 "
-      "(bfloat16): half the store in single precision, a quarter in double, an approximate gradient");
+      "(bfloat16): half the store in single precision, a quarter in double, an approximate gradient")(
+      "memory-limit", po::value<std::string>(&text.memory_limit),
+      "the memory this run may hold in all, e.g. 8G (K, M, G, T: binary units): the plan keeps within it "
+      "(checkpoints, fewer shots in flight) or refuses the run; default: what the machine has");
 }
 
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
@@ -251,6 +255,7 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
     }
   if (!known)
     throw InputError("--store-compression: must be 'none', 'fp16' or 'bf16' (got '" + text.store_compression + "')");
+  memory::set_memory_limit(text.memory_limit.empty() ? 0 : memory::parse_size(text.memory_limit, "--memory-limit"));
   if (!text.checkpoint_every.empty()) {
     const std::string& c = text.checkpoint_every;
     const bool digits = c.size() <= 9 && c.find_first_not_of("0123456789") == std::string::npos;

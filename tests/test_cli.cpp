@@ -404,6 +404,21 @@ TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
                  path("none.h5"), "more than the", "STARPU_LIMIT_CPU_MEM=1");
   expect_refused("plan --model " + model_ + " --data " + data, path("none.h5"), "name the run to plan");
   expect_refused("plan model --model " + model_ + " --data " + data, path("none.h5"), "(got 'model')");
+  // --memory-limit: the least limit (MiB) the plan accepts, found by bisection, is met with
+  // checkpoints (the least memory a shot can take), a generous one with the whole store;
+  // below it the run is refused naming the limit; a limit that is not a size is refused.
+  auto plan_within = [&](long mib) {
+    return run("plan gradient --model " + model_ + " --data " + data + " --memory-limit " + std::to_string(mib) + "M");
+  };
+  long lo = 1, hi = 8192;
+  const Result tight = plan_within(lo);
+  EXPECT_NE(tight.err.find("--memory-limit 1 MiB leaves"), std::string::npos) << tight.err;
+  ASSERT_EQ(plan_within(hi).status, 0);
+  EXPECT_EQ(plan_within(hi).out.find("checkpoints"), std::string::npos);
+  while (hi - lo > 1) (plan_within((lo + hi) / 2).status == 0 ? hi : lo) = (lo + hi) / 2;
+  EXPECT_NE(plan_within(hi).out.find("with checkpoints every"), std::string::npos) << hi << " MiB";
+  expect_refused("plan gradient --model " + model_ + " --data " + data + " --memory-limit 8X", path("none.h5"),
+                 "--memory-limit: must be a size");
   // fwi's: its gradients' plan, with a mini-batch's shots in flight; no result, state or pictures.
   const Result inversion = run("plan fwi --model " + model_ + " --data " + data + " --out " + path("f.h5"));
   EXPECT_EQ(inversion.status, 0) << inversion.err;

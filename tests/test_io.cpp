@@ -437,6 +437,32 @@ TEST(Io, MissingDataIsReportedWithTheFileName) {
 
 memory::MemoryRoom room(std::uint64_t bytes) { return {bytes, "this machine has available"}; }
 
+TEST(Memory, AMemoryLimitIsASizeAndBoundsTheRoom) {
+  EXPECT_EQ(memory::parse_size("1000000", "--memory-limit"), 1000000u);
+  EXPECT_EQ(memory::parse_size("8G", "--memory-limit"), std::uint64_t(8) << 30);
+  EXPECT_EQ(memory::parse_size("512MiB", "--memory-limit"), std::uint64_t(512) << 20);
+  EXPECT_EQ(memory::parse_size("3KB", "--memory-limit"), 3u * 1024);
+  EXPECT_EQ(memory::parse_size("2T", "--memory-limit"), std::uint64_t(2) << 40);
+  EXPECT_EQ(memory::parse_size("7B", "--memory-limit"), 7u);
+  for (const char* bad : {"", "0", "0G", "-1G", "8X", "8g", "1.5G", "G", "8 G", "9000000T", "1234567890123456"}) try {
+      memory::parse_size(bad, "--memory-limit");
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--memory-limit: must be a size"), std::string::npos) << e.what();
+    }
+  // The room counts the limit less what the process holds, and says so.
+  const memory::MemoryRoom free = memory::memory_room();
+  memory::set_memory_limit(std::uint64_t(1) << 40);  // 1 TiB: above what this machine has
+  EXPECT_EQ(memory::memory_room().bound, free.bound);
+  memory::set_memory_limit(std::uint64_t(3) << 30);
+  const memory::MemoryRoom capped = memory::memory_room();
+  memory::set_memory_limit(0);
+  EXPECT_LT(capped.bytes, std::uint64_t(3) << 30);
+  EXPECT_GT(capped.bytes, std::uint64_t(2) << 30);  // this test holds less than 1 GiB
+  EXPECT_EQ(capped.bound, "--memory-limit 3 GiB leaves");
+  EXPECT_EQ(memory::memory_room().bound, free.bound);
+}
+
 TEST(Memory, CheckpointIntervalTakesTheFewestBytes) {
   // Against every interval: the ring of min(L + 2, N + 1) slots and ⌈N/L⌉ − 1 states.
   for (int n : {1, 2, 10, 1000, 4001})

@@ -112,6 +112,33 @@ MemoryRoom address_room() {
   return r;
 }
 
+namespace {
+std::atomic<std::uint64_t> g_memory_limit{0};
+}  // namespace
+
+void set_memory_limit(std::uint64_t bytes) { g_memory_limit.store(bytes); }
+
+std::uint64_t parse_size(const std::string& text, const std::string& option) {
+  const std::string refusal = option +
+                              ": must be a size such as 8G, 512M or 1000000 (bytes; K, M, G, T: binary "
+                              "units) (got '" +
+                              text + "')";
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 15) throw InputError(refusal);
+  const std::uint64_t count = std::stoull(text.substr(0, digits));
+  const std::string unit = text.substr(digits), letters = "KMGT";
+  int shift = -1;
+  if (unit.empty() || unit == "B") {
+    shift = 0;
+  } else if (const std::size_t k = letters.find(unit[0]); k != std::string::npos) {
+    const std::string rest = unit.substr(1);
+    if (rest.empty() || rest == "B" || rest == "iB") shift = 10 * int(k + 1);
+  }
+  if (shift < 0 || count == 0 || count > (std::uint64_t(1) << 63 >> shift)) throw InputError(refusal);
+  return count << shift;
+}
+
 MemoryRoom memory_room() {
   MemoryRoom r;
   bool found = false;
@@ -141,6 +168,10 @@ MemoryRoom memory_room() {
     const std::uint64_t data = proc_kib("/proc/self/status", "VmData:", found);
     tighter(lim.rlim_cur > data ? lim.rlim_cur - data : 0,
             "this process's data limit (ulimit -d) of " + limit_text(lim.rlim_cur) + " leaves");
+  }
+  if (const std::uint64_t limit = g_memory_limit.load(); limit > 0) {
+    const std::uint64_t held = proc_kib("/proc/self/status", "VmRSS:", found);
+    tighter(limit > held ? limit - held : 0, "--memory-limit " + limit_text(limit) + " leaves");
   }
   return r;
 }

@@ -18,6 +18,13 @@ struct MemoryRoom {
   std::string bound;  // for messages, after the bytes: "this machine has available", "… (ulimit -v) of 1 GiB leaves"
 };
 MemoryRoom memory_room();
+/// --memory-limit: the bytes this run may hold in all (0: none); memory_room() then also
+/// counts it, less what the process holds (VmRSS).
+void set_memory_limit(std::uint64_t bytes);
+/// A size as a user writes it: a whole number of bytes, or of KiB, MiB, GiB or TiB with the
+/// suffix K, M, G or T (KiB, MiB … and KB, MB … read alike, binary units): "8G", "512MiB".
+/// InputError naming `option` for anything else, zero, or more than 2^63 bytes.
+std::uint64_t parse_size(const std::string& text, const std::string& option);
 /// The address-space limit's part alone (bytes: the most a uint64 holds when unlimited).
 MemoryRoom address_room();
 /// memory_room().bytes.
