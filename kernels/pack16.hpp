@@ -65,22 +65,17 @@ SW_HD int scale_exponent(T largest) {
   return 14 - (e - L::bias);
 }
 
-/// The index of m's highest set bit (m > 0). On the host, the exponent of m converted to
-/// floating point (exact below 2^24, 2^53), which vectorises where a count of leading zeros
-/// would not.
+/// The index of m's highest set bit (m > 0).
 template <typename U>
 SW_HD int top_bit(U m) {
 #if defined(__CUDA_ARCH__)
   return sizeof(U) == 8 ? 63 - __clzll((long long)m) : 31 - __clz(int(m));
 #else
-  if (sizeof(U) == 8) return int(bits_of(double(std::int64_t(m))) >> 52) - 1023;
-  return int(bits_of(float(std::int32_t(m))) >> 23) - 127;
+  return sizeof(U) == 8 ? 63 - __builtin_clzll((unsigned long long)m) : 31 - __builtin_clz(unsigned(m));
 #endif
 }
 
 /// x × 2^s in the 16-bit format, rounded to nearest, ties to even (±infinity past its range).
-/// Written as selects rather than branches: a store's values mix zeros, tiny and large
-/// magnitudes, on which branches would be mispredicted.
 template <typename T>
 SW_HD std::uint16_t encode(T x, int s, int compression) {
   using L = Layout<T>;

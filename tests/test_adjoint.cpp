@@ -426,15 +426,21 @@ INSTANTIATE_TEST_SUITE_P(Dimensions, Taylor,
                                   (i.param.free_surface ? "FreeSurface" : "");
                          });
 
+/// Order 8, double, layers of 10 cells (6 in 3-D): the storage comparisons' options.
+NumericalOptions gradient_options(int dim, bool free_surface) {
+  NumericalOptions o;
+  o.order = 8;
+  o.pml_width = dim == 3 ? 6 : 10;
+  o.free_surface = free_surface;
+  o.precision = Precision::kDouble;
+  return o;
+}
+
 TEST(Adjoint, BoundaryAndFullStorageGiveTheSameGradientShellOnlyInside) {
   for (int dim : kDims) {
     const Model m = test_model(dim);
     for (bool fs : {false, true}) {
-      NumericalOptions o;
-      o.order = 8;
-      o.pml_width = dim == 3 ? 6 : 10;
-      o.free_surface = fs;
-      o.precision = Precision::kDouble;
+      const NumericalOptions o = gradient_options(dim, fs);
       const Survey sv = test_survey(m, fs);
       std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
       std::vector<double> gb, gf, gs;
@@ -690,11 +696,7 @@ TEST(Adjoint, SixteenBitStoreGradientIsCloseToTheExactOne) {
   for (int dim : kDims)
     for (bool fs : {false, true}) {
       const Model m = test_model(dim);
-      NumericalOptions o;
-      o.order = 8;
-      o.pml_width = dim == 3 ? 6 : 10;
-      o.free_surface = fs;
-      o.precision = Precision::kDouble;
+      const NumericalOptions o = gradient_options(dim, fs);
       const Survey sv = test_survey(m, fs);
       std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
       std::vector<double> exact, half, bf;
