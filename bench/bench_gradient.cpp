@@ -11,7 +11,8 @@
 // with the store in T, IEEE half and bfloat16 (--store-compression): times, store bytes and the
 // gradient's relative error against T's, for the residual of a model with a slow anomaly.
 // Not a test: prints tables.
-//   usage: bench_gradient [--3d] [--shell] [--checkpoints|--compression] [steps] [reps] [gpu-shots] [--gpu-only]
+//   usage: bench_gradient [--3d] [--shell] [--kernels] [--checkpoints|--compression] [steps] [reps] [gpu-shots]
+//   [--gpu-only]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   const bool shell = bench::take_flag(argc, argv, "--shell");  // the rim alone (--storage shell)
   const bool checkpoints = bench::take_flag(argc, argv, "--checkpoints");
   const bool compression = bench::take_flag(argc, argv, "--compression");
+  const bool kernels_only = bench::take_flag(argc, argv, "--kernels");  // no StarPU graphs
   const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 1000 : 2000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const Model m = bench::reference_model(three_d);
@@ -141,6 +143,7 @@ int main(int argc, char** argv) {
       every, c.store_size() * 4 * mb, c.checkpoints_size() * 4 * mb, 2 * p.grid_size() * 4 * mb, c.intervals(),
       c.adjoint_work_size() * 4 * mb, checkpoints ? "; the graphs below use them" : "");
 
+  if (kernels_only) return 0;
   if (!gpu_only) cpu_rows(m, o, steps, reps);
   const std::string gpu = bench::gpu_name();
   if (gpu.empty()) {

@@ -17,7 +17,7 @@ int synth(int argc, char** argv) {
   cli::CommonFlags flags;
   cli::po::options_description desc("starwave synth");
   desc.add_options()("kind", cli::po::value<std::string>(&o.kind)->default_value(o.kind),
-                     "constant, layered, marmousi-like or marmousi2")(
+                     "constant, layered, marmousi-like, overthrust or marmousi2")(
       "out", cli::po::value<std::string>(&out)->required(), "output model file (HDF5)")(
       "nz", cli::po::value<int>(&o.nz)->default_value(0), "rows (0 = the kind's default)")(
       "nx", cli::po::value<int>(&o.nx)->default_value(0), "columns (0 = the kind's default)")(

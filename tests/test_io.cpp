@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <filesystem>
@@ -82,6 +83,46 @@ TEST(Io, AModelWrittenThenReadIsTheSame) {
   EXPECT_EQ(r.z0, m.z0);
   EXPECT_EQ(r.x0, m.x0);
   for (std::size_t i = 0; i < m.vp.size(); ++i) ASSERT_EQ(float(r.vp[i]), float(m.vp[i]));
+}
+
+TEST(Synth, TheOverthrustModelRepeatsStrataAcrossItsThrusts) {
+  // A thrust puts older (faster) beds over younger ones: some column meets one bed's
+  // velocity in two separate depth runs. Below: a fast basement; above: the young
+  // sediments and the channel's slow fill. The 2-D model is the 3-D one's plane y = 0, and
+  // the channel meanders (moves in x) along y.
+  SynthOptions so;
+  so.kind = "overthrust";
+  so.nz = 60;
+  so.nx = 120;
+  so.spacing = 25;
+  const Model two = synthesize(so);
+  so.ny = 40;
+  const Model three = synthesize(so);
+  EXPECT_EQ(two.vmin(), 1900);
+  EXPECT_EQ(two.vmax(), 5800);
+  for (int x = 0; x < two.nx; ++x) {
+    ASSERT_EQ(two.at(two.nz - 1, x), 5800) << "column " << x;
+    for (int z = 0; z < two.nz; ++z) ASSERT_EQ(two.at(z, x), three.at(z, 0, x)) << z << ", " << x;
+  }
+  int repeated = 0;
+  for (int x = 0; x < two.nx; ++x) {
+    std::vector<double> runs;  // one velocity per run of equal cells, down the column
+    for (int z = 0; z < two.nz; ++z)
+      if (runs.empty() || runs.back() != two.at(z, x)) runs.push_back(two.at(z, x));
+    std::sort(runs.begin(), runs.end());
+    repeated += std::adjacent_find(runs.begin(), runs.end()) != runs.end();
+  }
+  EXPECT_GT(repeated, two.nx / 10) << "columns with a bed repeated by a thrust";
+  auto channel_x = [&](int y) {  // the mean column of the channel's fill in plane y
+    double sum = 0;
+    int n = 0;
+    for (int z = 0; z < three.nz; ++z)
+      for (int x = 0; x < three.nx; ++x)
+        if (three.at(z, y, x) == 1900) sum += x, ++n;
+    return n ? sum / n : -1.0;
+  };
+  EXPECT_GE(channel_x(0), 0);
+  EXPECT_GT(std::abs(channel_x(0) - channel_x(three.ny / 2)), 5) << "the channel meanders along y";
 }
 
 TEST(Io, AnInputReplacedOrRewrittenMidRunIsRefused) {
@@ -459,8 +500,29 @@ TEST(Memory, AMemoryLimitIsASizeAndBoundsTheRoom) {
   memory::set_memory_limit(0);
   EXPECT_LT(capped.bytes, std::uint64_t(3) << 30);
   EXPECT_GT(capped.bytes, std::uint64_t(2) << 30);  // this test holds less than 1 GiB
-  EXPECT_EQ(capped.bound, "--memory-limit 3 GiB leaves");
+  EXPECT_EQ(capped.bound.rfind("--memory-limit 3 GiB leaves beside the ", 0), 0u) << capped.bound;
+  EXPECT_NE(capped.bound.find(" this process holds"), std::string::npos) << capped.bound;
   EXPECT_EQ(memory::memory_room().bound, free.bound);
+}
+
+TEST(Memory, StarPUsOwnCountOfMainMemoryBoundsTheRoom) {
+  // StarPU allocates no more main memory than it counts (hwloc's figure, less than the
+  // system's on some virtual machines): the plan's room is the least of the two, and says
+  // which; STARPU_LIMIT_CPU_MEM, lower still, names itself.
+  const memory::MemoryRoom have{std::uint64_t(20) << 30, "this machine has available"};
+  set_starpu_main_memory(std::uint64_t(12) << 30);
+  const memory::MemoryRoom counted = starpu_room(have);
+  EXPECT_EQ(counted.bytes, std::uint64_t(12) << 30);
+  EXPECT_NE(counted.bound.find("StarPU counts as this machine's main memory"), std::string::npos) << counted.bound;
+  setenv("STARPU_LIMIT_CPU_MEM", "1024", 1);
+  const memory::MemoryRoom limited = starpu_room(have);
+  unsetenv("STARPU_LIMIT_CPU_MEM");
+  EXPECT_EQ(limited.bytes, std::uint64_t(1) << 30);
+  EXPECT_EQ(limited.bound, "STARPU_LIMIT_CPU_MEM=1024 (MiB) lets StarPU allocate");
+  set_starpu_main_memory(std::uint64_t(40) << 30);  // more than the system has: the system's room
+  EXPECT_EQ(starpu_room(have).bound, have.bound);
+  set_starpu_main_memory(0);
+  EXPECT_EQ(starpu_room(have).bytes, have.bytes);
 }
 
 TEST(Memory, CheckpointIntervalTakesTheFewestBytes) {

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "codelets/failure.hpp"
+#include "src/memory/plan.hpp"
 #include "src/runtime/host_memory.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
@@ -117,6 +118,20 @@ TEST(Runtime, IdleWorkersRestBeforeAndBetweenGraphsAndWakeForTheNext) {
   ASSERT_EQ(second.size(), first.size());
   EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
   EXPECT_LT(cpu_while_sleeping(sleep), 0.2 * sleep) << "after a second graph";
+}
+
+TEST(Runtime, TheMemoryPlanKnowsTheMainMemoryStarPUCounts) {
+  // Once StarPU runs, the plan's room is no more than the main memory StarPU counts (it
+  // allocates no more there): a room larger than any machine is bounded by it.
+  RuntimeOptions ro;
+  ro.ncpus = 1;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  const memory::MemoryRoom huge{std::uint64_t(1) << 60, "this machine has available"};
+  const memory::MemoryRoom room = starpu_room(huge);
+  EXPECT_LT(room.bytes, huge.bytes);
+  EXPECT_GT(room.bytes, std::uint64_t(64) << 20);
+  EXPECT_NE(room.bound.find("StarPU counts as this machine's main memory"), std::string::npos) << room.bound;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "src/memory/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 
@@ -12,6 +13,8 @@ namespace {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 
+std::atomic<std::uint64_t> g_starpu_main_memory{0};
+
 std::uint64_t add(std::uint64_t a, std::uint64_t b) { return a > kMax - b ? kMax : a + b; }
 std::uint64_t times(std::uint64_t a, std::uint64_t k) { return k != 0 && a > kMax / k ? kMax : a * k; }
 
@@ -22,13 +25,21 @@ std::uint64_t MemoryNeed::total(int workers, int shots) const {
              times(per_shot, std::uint64_t(std::max(shots, 0))));
 }
 
+void set_starpu_main_memory(std::uint64_t bytes) { g_starpu_main_memory.store(bytes); }
+
 memory::MemoryRoom starpu_room(const memory::MemoryRoom& have) {
-  // StarPU's own cap on what it allocates in main memory (MiB; whole, checked by Runtime):
-  // a run that needs more waits for memory that never frees, for ever.
+  // StarPU's own caps on what it allocates in main memory: a run that needs more waits for
+  // memory that never frees, for ever. STARPU_LIMIT_CPU_MEM (MiB; whole, checked by Runtime),
+  // and the main memory it counts (hwloc's figure, which the variable can lower, not raise).
+  memory::MemoryRoom r = have;
   if (const char* v = std::getenv("STARPU_LIMIT_CPU_MEM"); v && *v)
-    if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < have.bytes)
-      return {cap, "STARPU_LIMIT_CPU_MEM=" + std::string(v) + " (MiB) lets StarPU allocate"};
-  return have;
+    if (const std::uint64_t cap = times(std::strtoull(v, nullptr, 10), 1024 * 1024); cap < r.bytes)
+      r = {cap, "STARPU_LIMIT_CPU_MEM=" + std::string(v) + " (MiB) lets StarPU allocate"};
+  if (const std::uint64_t counted = g_starpu_main_memory.load(); counted > 0 && counted < r.bytes)
+    r = {counted,
+         "StarPU counts as this machine's main memory (hwloc's figure: StarPU allocates no more there, "
+         "whatever the system has free)"};
+  return r;
 }
 
 int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state) {

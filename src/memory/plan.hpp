@@ -32,8 +32,12 @@ struct MemoryNeed {
 int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& available,
                     const std::string& what, const std::string& hint);
 
-/// `have`, or less where STARPU_LIMIT_CPU_MEM (MiB) caps what StarPU allocates.
+/// `have`, or less where StarPU caps what it allocates in main memory: STARPU_LIMIT_CPU_MEM
+/// (MiB), or the main memory StarPU counts (set_starpu_main_memory) — hwloc's figure, which
+/// on some virtual machines is less than what the system gives.
 memory::MemoryRoom starpu_room(const memory::MemoryRoom& have);
+/// The bytes StarPU counts as main memory (starpu_memory_get_total once it runs; 0: unknown).
+void set_starpu_main_memory(std::uint64_t bytes);
 /// The interval L ≥ 1 (steps) between the checkpoints of a shot of `nsteps` steps whose store
 /// keeps `slot` bytes a step and whose forward state takes `state` bytes: the one whose ring of
 /// min(L + 2, nsteps + 1) slots and ⌈nsteps / L⌉ − 1 states take the fewest bytes (the longest

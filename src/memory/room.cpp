@@ -171,7 +171,8 @@ MemoryRoom memory_room() {
   }
   if (const std::uint64_t limit = g_memory_limit.load(); limit > 0) {
     const std::uint64_t held = proc_kib("/proc/self/status", "VmRSS:", found);
-    tighter(limit > held ? limit - held : 0, "--memory-limit " + limit_text(limit) + " leaves");
+    tighter(limit > held ? limit - held : 0,
+            "--memory-limit " + limit_text(limit) + " leaves beside the " + limit_text(held) + " this process holds");
   }
   return r;
 }

@@ -26,6 +26,7 @@
 #include "codelets/rest.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "src/base/error.hpp"
+#include "src/memory/plan.hpp"
 #include "src/memory/room.hpp"
 #include "src/runtime/environment.hpp"
 #include "src/runtime/host_memory.hpp"
@@ -124,6 +125,12 @@ int threads_to_start(const struct starpu_conf& conf, int per_gpu) {
   return int(std::max(1L, cpus)) + 2 * gpus * per_gpu + 2;  // + StarPU's own and the MPI progress thread
 }
 
+/// The main memory StarPU counts (it allocates no more there), for the memory plan.
+void note_main_memory() {
+  const starpu_ssize_t total = starpu_memory_get_total(STARPU_MAIN_RAM);
+  set_starpu_main_memory(total > 0 ? std::uint64_t(total) : 0);
+}
+
 }  // namespace
 
 Runtime::Runtime(const RuntimeOptions& o) {
@@ -179,6 +186,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     mpi_ = true;
     graph::started();
     host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
+    note_main_memory();
     rank_ = mpi::rank();
     size_ = mpi::size();
     return;
@@ -189,6 +197,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
   graph::started();
   host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
+  note_main_memory();
 }
 
 Runtime::~Runtime() {

@@ -99,6 +99,60 @@ Model marmousi_like(int nz, int ny, int nx, double h) {
   return m;
 }
 
+/// An overthrust-like land model (after the SEG/EAGE overthrust's kind of geology): flat
+/// young sediments over an erosional unconformity, with a sinuous low-velocity channel cut
+/// into them; below, older strata stacked by three thrust faults that ramp up from a
+/// décollement to the unconformity (each hanging wall is lifted as it rides up its ramp, so
+/// strata repeat across the faults); then a fast, undulating basement. Lengths are fractions
+/// of the model's depth or width (the faults dip 30°), so models of the same proportions hold
+/// the same geology at any size. In 3-D the thrusts' strikes curve and their throws diminish
+/// along y, and the channel meanders across y; a 2-D model is the plane y = 0 of the 3-D one
+/// with the same nz, nx and spacing.
+Model overthrust(int nz, int ny, int nx, double h) {
+  Model m = grid(nz, ny, nx, h, 0);
+  const double depth = nz * h, width = nx * h, length = m.ny * h;
+  const double unconformity = 0.16 * depth, decollement = 0.70 * depth, bed = 0.055 * depth;
+  const double reach = (decollement - unconformity) / std::tan(M_PI / 6);  // faults dip 30°
+  struct Thrust {
+    double foot, throw_, ramp;  // where the fault leaves the décollement, its uplift, the lift's length
+  };
+  const Thrust thrusts[] = {{0.22, 0.10, 0.10}, {0.47, 0.13, 0.12}, {0.70, 0.08, 0.09}};
+  // Bed k's velocity: faster with depth, with a contrast between neighbours, and no two beds alike.
+  auto strata = [](int k) { return 2350.0 + 300.0 * (k / 2) + (k % 2 ? 350.0 : 0.0); };
+  for (int y = 0; y < m.ny; ++y) {
+    const double t = m.three_d() ? y * h / length : 0;  // 0 at y = 0, towards 1 at the far end
+    const double channel_x = width * (0.45 + 0.18 * std::sin(2 * M_PI * 1.2 * t + 0.5)), half = 0.05 * width;
+    for (int x = 0; x < nx; ++x) {
+      const double xm = x * h;
+      const double basement = depth * (0.80 + 0.05 * std::sin(2 * M_PI * (0.8 * xm / width + 0.3 * t)));
+      for (int z = 0; z < nz; ++z) {
+        const double zm = z * h;
+        double v;
+        if (zm < unconformity) {  // young, flat sediments, slowly compacting
+          v = 2200 + 500 * zm / unconformity;
+          const double across = (xm - channel_x) / half, floor = 0.03 * depth + 0.06 * depth * (1 - across * across);
+          if (std::abs(across) < 1 && zm >= 0.03 * depth && zm < floor) v = 1900;  // the channel's fill
+        } else if (zm >= basement) {
+          v = 5800;
+        } else {
+          double zeta = zm;  // the depth the rock had before thrusting
+          for (const Thrust& f : thrusts) {
+            const double foot = width * (f.foot + 0.07 * std::sin(M_PI * t * (1 + f.foot)));  // strikes curve
+            const double past = std::max(0.0, xm - foot);
+            const double fault = decollement - (decollement - unconformity) * past / reach;  // its plane's depth at x
+            if (zm >= fault) continue;                                                       // the footwall
+            const double uplift = depth * f.throw_ * (1 - 0.45 * t);                         // throws diminish along y
+            zeta += uplift * std::min(1.0, past / (f.ramp * width));                         // lifted up the ramp
+          }
+          v = strata(std::max(0, int((zeta - unconformity) / bed)));
+        }
+        m.at(z, y, x) = v;
+      }
+    }
+  }
+  return m;
+}
+
 Model marmousi2(const std::string& file, int nz, int nx, double h) {
   // shared/data/README.md: raw little-endian float32, 1601 columns of 401 samples (z
   // fastest), km/s, 7.5 m spacing.
@@ -142,12 +196,15 @@ Model synthesize(const SynthOptions& o) {
     m = layered(n(o.nz, 120, 60), o.ny, n(o.nx, 300, 80), o.spacing ? o.spacing : 10);
   else if (o.kind == "marmousi-like")
     m = marmousi_like(n(o.nz, 150, 60), o.ny, n(o.nx, 400, 100), o.spacing ? o.spacing : (three ? 20 : 10));
+  else if (o.kind == "overthrust")
+    m = overthrust(n(o.nz, 100, 60), o.ny, n(o.nx, 400, 100), o.spacing ? o.spacing : 25);
   else if (o.kind == "marmousi2" && three)
     throw InputError("--ny: the marmousi2 kind is a 2-D section (give no --ny)");
   else if (o.kind == "marmousi2")
     m = marmousi2(o.file, o.nz, o.nx, o.spacing);
   else
-    throw InputError("--kind: unknown model kind '" + o.kind + "' (constant, layered, marmousi-like, marmousi2)");
+    throw InputError("--kind: unknown model kind '" + o.kind +
+                     "' (constant, layered, marmousi-like, overthrust, marmousi2)");
   m.validate(o.kind == "constant" ? "--velocity" : o.kind == "marmousi2" ? o.file : "--kind " + o.kind);
   return m;
 }

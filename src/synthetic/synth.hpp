@@ -9,7 +9,7 @@
 namespace starwave {
 
 struct SynthOptions {
-  std::string kind = "marmousi-like";  // constant | layered | marmousi-like | marmousi2
+  std::string kind = "marmousi-like";  // constant | layered | marmousi-like | overthrust | marmousi2
   int nz = 0, nx = 0;                  // 0 = the kind's default
   int ny = 0;                          // > 0: a 3-D model (nz, ny, nx); 0: 2-D
   double spacing = 0;                  // m; 0 = the kind's default
