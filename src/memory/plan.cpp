@@ -64,8 +64,9 @@ int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memor
   if (need.total(workers, 1) > available) {
     std::string parts = "one shot in flight takes " + bytes_text(double(need.per_shot));
     if (need.store > 0) parts += " (the stored forward wavefield " + bytes_text(double(need.store)) + ")";
-    parts += ", each of the " + std::to_string(workers) + " workers " + bytes_text(double(need.per_worker)) +
-             ", and the run " + bytes_text(double(need.shared));
+    parts +=
+        (workers == 1 ? std::string(", its one worker ") : ", each of the " + std::to_string(workers) + " workers ") +
+        bytes_text(double(need.per_worker)) + ", and the run " + bytes_text(double(need.shared));
     throw InputError(what + " needs " + bytes_text(double(need.total(workers, 1))) + " at least: " + parts +
                      "; more than the " + bytes_text(double(available)) + " " + room + " (" + hint + ")");
   }
