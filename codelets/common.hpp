@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "kernels/cuda/propagate.hpp"
 #include "kernels/orders.hpp"
@@ -38,9 +39,12 @@ inline struct starpu_perfmodel history_model(const char* symbol) {
 /// it shots to measure them, and one 3-D shot on a CPU core costs ~100 on a GPU: the run
 /// would end when the CPU's shots do (docs/gpu.md). A CPU-only run (STARPU_NCUDA=0)
 /// measures the CPU's speed for later runs; `eager` and the other greedy schedulers give
-/// every worker shots, as they always do.
+/// every worker shots, as they always do. Either kind takes none when the memory plan says
+/// a shot does not fit its memory (graph::take_shots_on).
 inline int wave_task_can_execute(unsigned workerid, struct starpu_task* task, unsigned nimpl) {
-  if (starpu_worker_get_type(int(workerid)) != STARPU_CPU_WORKER || starpu_cuda_worker_get_count() == 0) return 1;
+  const bool cpu = starpu_worker_get_type(int(workerid)) == STARPU_CPU_WORKER;
+  if (!graph::takes_shots(cpu)) return 0;
+  if (!cpu || starpu_cuda_worker_get_count() == 0) return 1;
   const struct starpu_sched_policy* policy = starpu_sched_ctx_get_sched_policy(task->sched_ctx);
   const char* name = policy && policy->policy_name ? policy->policy_name : "";
   const bool plans = std::strncmp(name, "dm", 2) == 0 || std::strstr(name, "heft") != nullptr;

@@ -5,8 +5,11 @@
 #include <starpu_mpi.h>
 #endif
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "codelets/rest.hpp"
@@ -100,6 +103,15 @@ void fill_from(starpu_data_handle_t h, const void* host, std::size_t n, std::siz
 
 }  // namespace
 
+Data shot_buffer(int owner, std::size_t n, std::size_t elem) {
+  const std::size_t k = n / std::size_t(UINT32_MAX) + (n % std::size_t(UINT32_MAX) != 0 ? 1 : 0);  // groups
+  const std::size_t group = std::max<std::size_t>(k, 1);
+  starpu_data_handle_t h;
+  starpu_vector_data_register(&h, -1, 0, element_count((n + group - 1) / group, elem * group), elem * group);
+  mpi_register(h, owner);
+  return Data(h, false);
+}
+
 Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
@@ -142,6 +154,18 @@ Reading::Reading(const Data& d) : handle_(d), values_(nullptr) {
 }
 
 Reading::~Reading() { starpu_data_release(handle_); }
+
+namespace {
+std::atomic<bool> g_shots_on_cpu{true}, g_shots_on_cuda{true};
+}  // namespace
+
+void take_shots_on(bool cpu, bool cuda) {
+  if (!cpu && !cuda) throw std::logic_error("graph::take_shots_on: no worker would take the shots");
+  g_shots_on_cpu.store(cpu);
+  g_shots_on_cuda.store(cuda);
+}
+
+bool takes_shots(bool cpu_worker) { return (cpu_worker ? g_shots_on_cpu : g_shots_on_cuda).load(); }
 
 int workers() { return int(starpu_worker_get_count()); }
 int cuda_workers() { return int(starpu_cuda_worker_get_count()); }

@@ -83,6 +83,7 @@ class Data {
   friend Data input_vector(int, const void*, std::size_t, std::size_t);
   friend Data per_rank_vector(const void*, std::size_t, std::size_t);
   friend Data scratch_vector(std::size_t, std::size_t);
+  friend Data shot_buffer(int, std::size_t, std::size_t);
   Data(starpu_data_handle_t h, bool callers_memory) : handle_(h), callers_memory_(callers_memory) {}
 
   starpu_data_handle_t handle_ = nullptr;
@@ -93,6 +94,13 @@ class Data {
 /// allocates it when `host` is null), elsewhere an empty placeholder that StarPU-MPI
 /// fills when a task there reads it. Call it on every rank, in the same order.
 Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem);
+
+/// A shot's buffer of `n` elements that only its own rank's tasks use and whose length no
+/// codelet reads (its store, final state, checkpoints), allocated by StarPU where its first
+/// task runs: of any length. StarPU 1.3 counts a vector's elements in 32 bits; past
+/// 2^32 − 1 the vector holds k-element groups (elements of elem · k bytes, the last group
+/// padded), so a 3-D store of tens of GiB is one handle.
+Data shot_buffer(int owner, std::size_t n, std::size_t elem);
 
 /// A read-only input of `n` elements owned by rank `owner`: there a copy of `host` (which
 /// may go as soon as this returns) in memory StarPU allocates — pinned where CUDA workers
@@ -134,5 +142,12 @@ class Reading {
 int workers();
 /// The CUDA workers among them.
 int cuda_workers();
+/// Which kinds of worker take the wave tasks (forward, adjoint) of the graphs submitted
+/// next: the memory plan's choice (src/memory/plan.hpp, ShotPlacement: a shot that does not
+/// fit main memory runs on the GPUs alone; one that fits no GPU on the CPU workers alone).
+/// Each workflow sets it before its first task; at least one kind must be true.
+void take_shots_on(bool cpu, bool cuda);
+/// Whether a worker of this kind takes wave tasks now.
+bool takes_shots(bool cpu_worker);
 
 }  // namespace starwave::graph

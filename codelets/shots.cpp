@@ -20,8 +20,8 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.nodes = input_vector(owner, reads.nodes, p.nodes_size(), sizeof(long));
   d.signals = input_vector(owner, reads.signals, p.signals_size(), sizeof(T));
   d.traces = owned_vector(owner, nullptr, traces, sizeof(T));
-  d.store = owned_vector(owner, nullptr, p.store_size(), sizeof(T));
-  d.final_state = owned_vector(owner, nullptr, 2 * p.grid_size(), sizeof(T));
+  d.store = shot_buffer(owner, p.store_size(), sizeof(T));
+  d.final_state = shot_buffer(owner, 2 * p.grid_size(), sizeof(T));
   d.observed = input_vector(owner, reads.observed, traces, sizeof(float));
   d.weights = input_vector(owner, reads.weights, std::size_t(p.nrec), sizeof(float));
   d.residual = owned_vector(owner, nullptr, traces, sizeof(T));
@@ -30,7 +30,7 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.illumination = owned_vector(owner, nullptr, region, sizeof(T));
   d.contribution = owned_vector(owner, nullptr, 2 * region, sizeof(T));
   if (reference) d.reference = owned_vector(owner, nullptr, traces, sizeof(T));
-  if (p.checkpoints_size() > 0) d.checkpoints = owned_vector(owner, nullptr, p.checkpoints_size(), sizeof(T));
+  if (p.checkpoints_size() > 0) d.checkpoints = shot_buffer(owner, p.checkpoints_size(), sizeof(T));
   return d;
 }
 

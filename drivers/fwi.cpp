@@ -323,10 +323,10 @@ class FwiReport {
   }
 
   /// The first evaluation's plan; the others are the same or smaller (mini-batches).
-  void on_plan(const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+  void on_plan(const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
     if (planned_) return;
     planned_ = true;
-    std::printf("fwi: each gradient: %s\n", plan_text(need, full_store, in_flight).c_str());
+    std::printf("fwi: each gradient: %s\n", plan_text(need, full_store, where, shots).c_str());
     std::fflush(stdout);
   }
 
@@ -411,8 +411,8 @@ int plan_fwi(int argc, char** argv) {
   hooks.plan_only = true;
   hooks.inputs_checked = true;
   for (int k = 0; k < c.f.batch_shots; ++k) hooks.shots.push_back(k);  // a mini-batch's count
-  hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
-    std::cout << "fwi: each gradient: " << plan_text(need, full_store, in_flight) << std::endl;
+  hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
+    std::cout << "fwi: each gradient: " << plan_text(need, full_store, where, shots) << std::endl;
   };
   const ImagingResult r = misfit_gradient(in.initial, in.survey, c.o, hooks);
   if (rt.rank() == 0) say_planned(r, rt);
@@ -453,8 +453,8 @@ int fwi(int argc, char** argv) {
   };
   if (report.live()) c.f.on_shot_done = [&](int done, int total) { report.on_shot_done(done, total); };
   if (!c.flags.quiet)
-    c.f.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
-      report.on_plan(need, full_store, in_flight);
+    c.f.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
+      report.on_plan(need, full_store, where, shots);
     };
   safety::arm_graceful_stop(true);  // a first SIGINT/SIGTERM ends the run at the next iteration, saved
   c.f.stop_requested = [] { return safety::stop_requested(); };

@@ -94,9 +94,9 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   Runtime rt;
   hooks.plan_only = plan_only;
   if (!flags.quiet || plan_only)
-    hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, int in_flight) {
+    hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
       std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
-                << plan_text(need, full_store, in_flight) << std::endl;
+                << plan_text(need, full_store, where, shots) << std::endl;
     };
   const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks, rtm_options) : misfit_gradient(m, s, o, hooks);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output

@@ -225,7 +225,7 @@ TEST(Fwi, StreamedDataAreReadOnceBeforeAnyWorkThenOncePerEvaluationWithTheHeldDa
     return data.read(k);
   };
   f.observed_checksums = data.checksums;
-  f.on_plan = [&](const MemoryNeed&, std::uint64_t, int) { ++evaluations; };
+  f.on_plan = [&](const MemoryNeed&, std::uint64_t, const ShotPlacement&, int) { ++evaluations; };
   const FwiResult streamed = invert(c.initial, bare, c.options, f);
   ASSERT_GE(evaluations, 3);
   EXPECT_EQ(reads.load(), evaluations * nshots) << "a shot read other than once per evaluation";

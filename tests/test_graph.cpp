@@ -149,5 +149,21 @@ TEST_F(GraphData, AnExceptionLeavingAHalfBuiltGraphLeavesNothingRegistered) {
   // Runtime's shutdown then finds no handle registered (the sanitizer build checks no leak).
 }
 
+TEST_F(GraphData, AShotBufferHoldsAnyLengthInOneHandle) {
+  // A 3-D store of tens of GiB: past StarPU 1.3's 2^32 − 1 vector elements it is one handle
+  // of k-element groups, at least as long as asked and less than one group more.
+  for (const std::size_t n : {std::size_t(1000), std::size_t(UINT32_MAX), std::size_t(UINT32_MAX) + 1,
+                              std::size_t(11648000000), std::size_t(1) << 36}) {
+    const graph::Data d = graph::shot_buffer(0, n, sizeof(float));
+    const starpu_data_handle_t h = d;
+    const std::size_t bytes = starpu_data_get_size(h);
+    const std::size_t group = STARPU_VECTOR_GET_ELEMSIZE(starpu_data_get_interface_on_node(h, STARPU_MAIN_RAM));
+    EXPECT_GE(bytes, n * sizeof(float)) << n;
+    EXPECT_LT(bytes, n * sizeof(float) + group) << n;
+    EXPECT_EQ(group % sizeof(float), 0u) << n;
+    EXPECT_EQ(group == sizeof(float), n <= std::size_t(UINT32_MAX)) << n;
+  }
+}
+
 }  // namespace
 }  // namespace starwave::test

@@ -165,7 +165,7 @@ TEST(Imaging, CheckpointedGradientAndImageHaveTheWholeStoresBits) {
     for (bool rtm : {false, true}) {
       MemoryNeed planned, whole;
       GradientHooks hooks;
-      hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, int) { planned = need; };
+      hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, const ShotPlacement&, int) { planned = need; };
       auto run = [&](int every, const char* limit_mib) {
         c.options.checkpoint_every = every;
         RuntimeOptions ro;
@@ -220,7 +220,7 @@ TEST(Imaging, SixteenBitStoreShrinksTheStoreAndKeepsTheGradientClose) {
   Case c = small_case(false);
   MemoryNeed planned;
   GradientHooks hooks;
-  hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, int) { planned = need; };
+  hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, const ShotPlacement&, int) { planned = need; };
   auto run = [&](int compression, int every) {
     c.options.store_compression = compression;
     c.options.checkpoint_every = every;

@@ -193,13 +193,20 @@ SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, con
 }
 
 /// The store-max launch of forward step m (compressed store), thread t: the magnitude of
-/// slot element t into the step's running maximum (ShotProblem::store_max()).
+/// slot element t into the step's running maximum (ShotProblem::store_max()). On a GPU a
+/// full warp's maximum first, one lane then updates the running one if it exceeds it (one
+/// address updated by every thread costs more than the step's stencil; same maximum).
 template <typename T>
 SW_HD void store_max_body(const T* u, const ShotProblem<T>& p, const StoreCells& sc, Step step, long t) {
-  const unsigned long long v = pack16::magnitude_bits(u[sc.cell(t)]);
+  unsigned long long v = pack16::magnitude_bits(u[sc.cell(t)]);
   unsigned long long* at = p.store_max() + (step.m() & 1);
 #if defined(__CUDA_ARCH__)
-  atomicMax(at, v);
+  const unsigned warp = __activemask();
+  if (warp == 0xffffffffu) {
+    for (int lane = 16; lane > 0; lane >>= 1) v = max(v, __shfl_xor_sync(warp, v, lane));
+    if ((threadIdx.x & 31u) != 0) return;
+  }
+  if (v > __ldcg(at)) atomicMax(at, v);
 #else
   if (v > *at) *at = v;  // the host emulation runs one thread at a time
 #endif

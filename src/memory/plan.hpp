@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "src/memory/room.hpp"
 
@@ -32,6 +33,42 @@ struct MemoryNeed {
 int shots_in_flight(const MemoryNeed& need, int workers, int wanted, const memory::MemoryRoom& available,
                     const std::string& what, const std::string& hint);
 
+/// A GPU's room for shots: its CUDA workers, and what StarPU may allocate there (the least
+/// of StarPU's count for it, which STARPU_LIMIT_CUDA_MEM sets, and the device's free memory
+/// as the run starts, less a sixteenth of that for CUDA's own: contexts, captured graphs).
+struct GpuRoom {
+  memory::MemoryRoom room;  // bound: "GPU 0 has free", "STARPU_LIMIT_CUDA_MEM=… (MiB) lets StarPU allocate on GPU 0"
+  int workers = 0;
+};
+/// The GPUs this process's CUDA workers use (Runtime sets them as StarPU starts; none
+/// without CUDA workers).
+void set_gpu_rooms(std::vector<GpuRoom> gpus);
+std::vector<GpuRoom> gpu_rooms();
+
+/// Where a window's shots may run and how many each memory holds. A shot's store lives
+/// where its forward ran: in main memory for a CPU worker, on the GPU for a CUDA worker.
+struct ShotPlacement {
+  int cpu_workers = 0;
+  int cpu = 0;                  // shots in flight on the CPU workers (one a worker at most)
+  std::vector<int> gpu;         // on each GPU (two a CUDA worker at most)
+  bool cpu_takes_shots = true;  // false: one shot does not fit main memory beside the GPUs' needs
+  bool gpus_take_shots = true;  // false: one shot does not fit any GPU
+  std::string left_out;         // why the CPU workers or the GPUs take no shots ("" when all do)
+  int total() const;
+};
+/// The window of a run with `cpu_workers` CPU workers and `gpus`: without GPUs,
+/// shots_in_flight's (one shot per CPU worker, two at least); with them, two per CUDA worker
+/// that each GPU holds beside its workers' scratch and the run's shared data, and one per
+/// CPU worker that main memory holds beside the GPU shots' traces; the CPU workers (or the
+/// GPUs) take no shots when one does not fit there. Refuses (InputError) a run whose shot
+/// fits nowhere, as shots_in_flight does.
+ShotPlacement place_shots(const MemoryNeed& need, int cpu_workers, const memory::MemoryRoom& host,
+                          const std::vector<GpuRoom>& gpus, const std::string& what, const std::string& hint);
+/// Whether a shot of `need` fits where the run would put shots: on a GPU when there is one
+/// (a GPU shot is ~100 a CPU core's), else in main memory.
+bool fits_one_shot(const MemoryNeed& need, int cpu_workers, const memory::MemoryRoom& host,
+                   const std::vector<GpuRoom>& gpus);
+
 /// `have`, or less where StarPU caps what it allocates in main memory: STARPU_LIMIT_CPU_MEM
 /// (MiB), or the main memory StarPU counts (set_starpu_main_memory) — hwloc's figure, which
 /// on some virtual machines is less than what the system gives.
@@ -44,8 +81,10 @@ void set_starpu_main_memory(std::uint64_t bytes);
 /// such L; kernels/shot.hpp, ShotProblem::checkpoint_every).
 int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state);
 /// One line for the user before a run starts: "one shot in flight holds 45.1 MB, of which
-/// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight".
-/// `full_store`: the bytes of a full-wavefield store, said only when `need.store` is less.
-std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, int in_flight);
+/// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight",
+/// with GPUs "…; 16 shots in flight (16 on the GPU, none on the 8 CPU workers: …)".
+/// `full_store`: the bytes of a full-wavefield store, said only when `need.store` is less;
+/// `shots`: the run's shot count (no more are in flight).
+std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots);
 
 }  // namespace starwave

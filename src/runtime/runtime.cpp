@@ -13,6 +13,7 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -47,6 +48,11 @@ namespace {
 /// in StarPU's driver thread, after the task's launches; nothing can unwind from there,
 /// so the process ends now, in one line (docs/design.md §3), instead of in StarPU's assertion.
 void on_fatal_cuda_error(const char* where, const char* message) {
+  // Several workers' driver threads may meet the fault at once: the first ends the process,
+  // the others wait for that end (one line, not one per worker).
+  static std::atomic<bool> ending{false};
+  if (ending.exchange(true))
+    for (;;) pause();
   std::string what = where ? where : "StarPU's CUDA driver";
   if (what.rfind("starwave_", 0) == 0) what = what.substr(9) + " task";  // a codelet's perf-model symbol
   const std::string line = mpi::prefix() + error_prefix() + "CUDA error in " + printable(what) +
@@ -125,10 +131,46 @@ int threads_to_start(const struct starpu_conf& conf, int per_gpu) {
   return int(std::max(1L, cpus)) + 2 * gpus * per_gpu + 2;  // + StarPU's own and the MPI progress thread
 }
 
-/// The main memory StarPU counts (it allocates no more there), for the memory plan.
-void note_main_memory() {
+/// For the memory plan: the main memory StarPU counts (it allocates no more there), and each
+/// GPU's room with its CUDA workers (src/memory/plan.hpp, GpuRoom).
+void note_memory() {
   const starpu_ssize_t total = starpu_memory_get_total(STARPU_MAIN_RAM);
   set_starpu_main_memory(total > 0 ? std::uint64_t(total) : 0);
+  std::vector<GpuRoom> gpus;
+#ifdef STARWAVE_USE_CUDA
+  std::vector<int> devices, nodes;
+  for (unsigned w = 0; w < starpu_worker_get_count(); ++w) {
+    if (starpu_worker_get_type(int(w)) != STARPU_CUDA_WORKER) continue;
+    const int dev = starpu_worker_get_devid(int(w));
+    const auto at = std::find(devices.begin(), devices.end(), dev);
+    if (at != devices.end()) {
+      ++gpus[std::size_t(at - devices.begin())].workers;
+      continue;
+    }
+    devices.push_back(dev);
+    nodes.push_back(int(starpu_worker_get_memory_node(w)));
+    gpus.push_back({{0, "GPU " + std::to_string(dev) + " has free"}, 1});
+  }
+  int current = 0;
+  const bool restore = cudaGetDevice(&current) == cudaSuccess;
+  for (std::size_t k = 0; k < gpus.size(); ++k) {
+    std::size_t free = 0, device_total = 0;
+    if (cudaSetDevice(devices[k]) != cudaSuccess || cudaMemGetInfo(&free, &device_total) != cudaSuccess) free = 0;
+    std::uint64_t room = free - free / 16;  // a sixteenth for CUDA's own: contexts, captured graphs
+    const starpu_ssize_t counted = starpu_memory_get_total(unsigned(nodes[k]));
+    if (counted > 0 && std::uint64_t(counted) < room) {
+      room = std::uint64_t(counted);
+      if (const char* v = std::getenv("STARPU_LIMIT_CUDA_MEM"); v && *v)
+        gpus[k].room.bound = "STARPU_LIMIT_CUDA_MEM=" + std::string(v) + " (MiB) lets StarPU allocate on GPU " +
+                             std::to_string(devices[k]);
+      else
+        gpus[k].room.bound = "StarPU counts on GPU " + std::to_string(devices[k]);
+    }
+    gpus[k].room.bytes = room;
+  }
+  if (restore) cudaSetDevice(current);
+#endif
+  set_gpu_rooms(std::move(gpus));
 }
 
 }  // namespace
@@ -186,7 +228,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     mpi_ = true;
     graph::started();
     host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
-    note_main_memory();
+    note_memory();
     rank_ = mpi::rank();
     size_ = mpi::size();
     return;
@@ -197,7 +239,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
   graph::started();
   host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
-  note_main_memory();
+  note_memory();
 }
 
 Runtime::~Runtime() {
@@ -208,6 +250,7 @@ Runtime::~Runtime() {
   else
 #endif
     starpu_shutdown();
+  set_gpu_rooms({});
   host_memory::trim();  // the buffers StarPU freed and the pool kept
 }
 

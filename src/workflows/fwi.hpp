@@ -51,9 +51,10 @@ struct FwiOptions {
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
   std::function<void()> on_saved;  // after each save of the state (rank 0), before that iteration's report
-  std::function<void(int done, int total)> on_shot_done;               // within an evaluation (a StarPU callback)
-  std::function<void(const MemoryNeed&, std::uint64_t, int)> on_plan;  // each evaluation: GradientHooks::on_plan
-  std::function<bool()> stop_requested;                                // checked between evaluations
+  std::function<void(int done, int total)> on_shot_done;  // within an evaluation (a StarPU callback)
+  std::function<void(const MemoryNeed&, std::uint64_t, const ShotPlacement&, int)>
+      on_plan;                           // each evaluation: GradientHooks::on_plan
+  std::function<bool()> stop_requested;  // checked between evaluations
   // Where a shot's observed traces come from when the survey does not hold them: read as
   // the shot is submitted (and band-filtered then), dropped after its misfit, so the data
   // in memory are those of the shots in flight (GradientHooks::observed).

@@ -126,42 +126,48 @@ class Evaluation {
 
   /// Shots in flight: one per CPU worker, two per CUDA worker (its shots take milliseconds:
   /// the next one waits ready while the submitting thread reads a shot's data), two at
-  /// least; fewer if memory is short (docs/design.md §3, §9). A shot's tasks run one after
-  /// another, so a second shot per CPU worker only holds memory: with 2 × workers the demo's
-  /// gradient took 7 % longer and peaked at 335 MB instead of 196.
+  /// least; fewer if memory is short, main memory for the CPU workers' shots, each GPU's for
+  /// its own (docs/design.md §3, §9). A shot's tasks run one after another, so a second shot
+  /// per CPU worker only holds memory: with 2 × workers the demo's gradient took 7 % longer
+  /// and peaked at 335 MB instead of 196. Where one shot does not fit main memory the GPUs
+  /// alone take shots, and the reverse (graph::take_shots_on).
   /// Checkpoints (docs/design.md §9): with --checkpoint-every N, every N steps; by default
-  /// only when one shot with every step's store does not fit, then at the interval that
-  /// takes the least memory (never for --storage full, whose point is the whole field).
-  /// Sets run_.layout.checkpoint_every, the same on every rank (rank 0's choice).
+  /// only when one shot with every step's store does not fit where shots would run (a GPU if
+  /// there is one), then at the interval that takes the least memory (never for --storage
+  /// full, whose point is the whole field). Sets run_.layout.checkpoint_every, the same on
+  /// every rank (rank 0's choice).
   int plan_window() {
     ShotProblem<T>& layout = run_.layout;
     const std::uint64_t t = sizeof(T), count = shots_.size();
+    const int cpus = graph::workers() - graph::cuda_workers();
+    const std::vector<GpuRoom> gpus = gpu_rooms();
     layout.checkpoint_every = std::max(0, o_.checkpoint_every);
     MemoryNeed need = memory_need();
     if (o_.checkpoint_every == NumericalOptions::kCheckpointAuto && layout.storage != ShotProblem<T>::kStoreFull) {
       std::vector<double> every{0};
-      if (graph::rank() == 0 && need.total(graph::workers(), 1) > starpu_room(memory::memory_room()).bytes)
+      if (graph::rank() == 0 && !fits_one_shot(need, cpus, memory::memory_room(), gpus))
         every[0] = checkpoint_interval(layout.nsteps, t * std::uint64_t(layout.slot_size()),
                                        t * std::uint64_t(layout.checkpoint_size()));
       if (graph::distributed()) mpi::broadcast(every);
       layout.checkpoint_every = int(every[0]);
       need = memory_need();
     }
-    const int window_size = shots_in_window(
-        need, std::max(2, graph::workers() + graph::cuda_workers()),
+    const ShotPlacement where = place_shots(
+        need, cpus, memory::memory_room(), gpus, "this run",
         run_.layout.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
         : run_.layout.storage == ShotProblem<T>::kStoreBoundary
             ? "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
               "or fewer workers with STARPU_NCPU"
             : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+    graph::take_shots_on(where.cpu_takes_shots, where.gpus_take_shots);
     if (hooks_.on_plan && graph::rank() == 0) {
       ShotProblem<T> full = layout;
       full.storage = ShotProblem<T>::kStoreFull;
       full.checkpoint_every = 0;
       full.compression = pack16::kNone;
-      hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), std::min(window_size, int(count)));
+      hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), where, int(count));
     }
-    return window_size;
+    return std::max(1, where.total());
   }
 
   /// What the run holds in memory with run_.layout as it is.

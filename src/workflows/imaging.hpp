@@ -37,8 +37,9 @@ struct GradientHooks {
   std::vector<int> shots;
   /// Called once on rank 0 before any work: what one shot in flight holds (`need.store` of
   /// it the forward wavefield kept for the adjoint), what keeping the whole wavefield
-  /// instead would take (`full_store` bytes), and how many shots will be in flight.
-  std::function<void(const MemoryNeed& need, std::uint64_t full_store, int in_flight)> on_plan;
+  /// instead would take (`full_store` bytes), where the shots in flight will run and how
+  /// many there are (`shots`: no more are in flight).
+  std::function<void(const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots)> on_plan;
   /// Where a shot's observed traces (nrec × nt) come from when the survey does not hold
   /// them: called on the shot's rank, on the submitting thread, as the shot is submitted;
   /// the traces are copied into the shot's handle and dropped after its last task, so the

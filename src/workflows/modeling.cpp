@@ -36,6 +36,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   need.shared = sizeof(T) * run.medium.buffer.size() + sizeof(float) * per_shot;
   const int window = shots_in_window(need, std::max(2, 2 * graph::workers() * graph::size()),
                                      "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+  graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
 
   graph::Data medium = graph::per_rank_vector(run.medium.buffer.data(), run.medium.buffer.size(), sizeof(T));
   graph::Data work = graph::scratch_vector(layout.work_size(), sizeof(T));
