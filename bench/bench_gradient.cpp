@@ -8,7 +8,7 @@
 // the GPU together. With --3d, docs/design.md §8's 3-D case (160³ at 10 m, 1000 steps by default;
 // 1 and 2 shots). With --checkpoints, also the kernels with checkpoints at the memory plan's
 // interval (the least memory), and every graph with them. With --compression, only the kernels
-// with the store in T, IEEE half and bfloat16 (--store-compression): times, store bytes and the
+// with the store in T, IEEE half, bfloat16 and ZFP (--store-compression): times, store bytes and the
 // gradient's relative error against T's, for the residual of a model with a slow anomaly.
 // Not a test: prints tables.
 //   usage: bench_gradient [--3d] [--shell] [--kernels] [--checkpoints|--compression] [steps] [reps] [gpu-shots]
@@ -17,6 +17,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/gpu.hpp"
@@ -243,7 +245,7 @@ int compression_rows(const Model& m, const NumericalOptions& o, int steps, int r
       "residual against a 10 %% slow anomaly\n",
       m.shape_text().c_str(), steps, reps, Runtime::cpu_kernels().c_str());
   std::vector<double> exact;
-  for (int c : {pack16::kNone, pack16::kHalf, pack16::kBfloat}) {
+  for (int c : {pack16::kNone, pack16::kHalf, pack16::kBfloat, pack16::kZfp16, pack16::kZfp12, pack16::kZfp8}) {
     auto shot = test::prepare_shot<float>(m, s, o);
     ShotProblem<float>& p = shot->p;
     p.storage = o.storage == NumericalOptions::kStorageDefault ? ShotProblem<float>::kStoreBoundary : o.storage;
@@ -270,16 +272,17 @@ int compression_rows(const Model& m, const NumericalOptions& o, int steps, int r
     std::vector<double> g(region);  // ∂Φ/∂v = (2/v) × the correlation
     for (std::size_t k = 0; k < region; ++k) g[k] = 2.0 * double(corr[k]) / m.vp[k];
     double error = 0, worst = 0;
-    if (c == pack16::kNone)
+    const bool approximate = c != pack16::kNone;
+    if (!approximate)
       exact = g;
     else
       error = test::diff_norm(g, exact) / test::norm(exact);
-    for (std::size_t k = 0; k < region && c != pack16::kNone; ++k) worst = std::max(worst, std::abs(g[k] - exact[k]));
+    for (std::size_t k = 0; k < region && approximate; ++k) worst = std::max(worst, std::abs(g[k] - exact[k]));
+    const double mb = double(store.size() * 4) / (1 << 20);
     std::printf(
-        "  store %-4s: %8.1f MB, forward + store %.3f s, adjoint %.3f s, gradient relative L2 error %.2e, "
+        "  store %-6s: %8.1f MB, forward + store %.3f s, adjoint %.3f s, gradient relative L2 error %.2e, "
         "largest cell error / largest gradient %.2e\n",
-        compression_name(c), double(store.size()) * 4 / (1 << 20), median(t_fwd), median(t_adj), error,
-        worst / test::max_abs(exact));
+        compression_name(c), mb, median(t_fwd), median(t_adj), error, worst / test::max_abs(exact));
   }
   return 0;
 }

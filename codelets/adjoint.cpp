@@ -58,6 +58,8 @@ void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
   Unpacked<T> u = unpack(buffers, layout);
   u.p.column_planes = codelets::cuda_column_planes();
   cudaStream_t stream = starpu_cuda_get_local_stream();
+  if (pack16::zfp_rate(u.p.compression) > 0)  // the plan keeps such shots off the GPUs
+    return codelets::record_failure(codelets::describe("adjoint", a) + ": a ZFP store on a CUDA worker");
   const std::string what = codelets::describe("adjoint", a);
   for (T* field : {u.correlation, u.illumination}) {  // W buffers: ours to clear
     const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region) * sizeof(T), stream);

@@ -54,6 +54,8 @@ void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
   ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
   p.column_planes = codelets::cuda_column_planes();
   if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
+  if (pack16::zfp_rate(p.compression) > 0)  // the plan keeps such shots off the GPUs
+    return codelets::record_failure(codelets::describe("forward", a) + ": a ZFP store on a CUDA worker");
   cuda::Status st;
   codelets::with_order(a, "forward",
                        [&](auto o) { st = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });

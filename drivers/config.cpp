@@ -227,7 +227,8 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "between them for the adjoint (the same results; 0 = never; default: only when a shot's store does not fit)")(
       "store-compression", po::value<std::string>(&text.store_compression),
       "the stored forward wavefield's values: none (as computed), fp16 (IEEE half, scaled per step) or bf16 "
-      "(bfloat16): half the store in single precision, a quarter in double, an approximate gradient")(
+      "(bfloat16): half the store in single precision, a quarter in double; zfp16, zfp12 or zfp8 (ZFP at 16, "
+      "12 or 8 bits a value, CPU workers only): an approximate gradient")(
       "memory-limit", po::value<std::string>(&text.memory_limit),
       "the memory this run may hold in all, e.g. 8G (K, M, G, T: binary units): the plan keeps within it "
       "(checkpoints, fewer shots in flight) or refuses the run; default: what the machine has");
@@ -248,13 +249,14 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
     }
   if (!known) throw InputError("--storage: must be 'boundary', 'full' or 'shell' (got '" + text.storage + "')");
   known = text.store_compression.empty();
-  for (int k : {pack16::kNone, pack16::kHalf, pack16::kBfloat})
+  for (int k : {pack16::kNone, pack16::kHalf, pack16::kBfloat, pack16::kZfp16, pack16::kZfp12, pack16::kZfp8})
     if (text.store_compression == compression_name(k)) {
       o.store_compression = k;
       known = true;
     }
   if (!known)
-    throw InputError("--store-compression: must be 'none', 'fp16' or 'bf16' (got '" + text.store_compression + "')");
+    throw InputError("--store-compression: must be 'none', 'fp16', 'bf16', 'zfp16', 'zfp12' or 'zfp8' (got '" +
+                     text.store_compression + "')");
   memory::set_memory_limit(text.memory_limit.empty() ? 0 : memory::parse_size(text.memory_limit, "--memory-limit"));
   if (!text.checkpoint_every.empty()) {
     const std::string& c = text.checkpoint_every;

@@ -13,8 +13,15 @@
 
 namespace starwave::pack16 {
 
-/// ShotProblem::compression: the store keeps T (kNone), IEEE half or bfloat16.
-constexpr int kNone = 0, kHalf = 1, kBfloat = 2;
+/// ShotProblem::compression: the store keeps T (kNone), IEEE half or bfloat16, or ZFP's
+/// blocks at a fixed rate of 16, 12 or 8 bits a value (kernels/cpu/zfp_slot.hpp: CPU only).
+constexpr int kNone = 0, kHalf = 1, kBfloat = 2, kZfp16 = 3, kZfp12 = 4, kZfp8 = 5;
+/// Whether a store keeps 16-bit words of this file's encoding.
+SW_HD constexpr bool words16(int compression) { return compression == kHalf || compression == kBfloat; }
+/// ZFP's rate in bits a value (0: not a ZFP store).
+SW_HD constexpr int zfp_rate(int compression) {
+  return compression == kZfp16 ? 16 : compression == kZfp12 ? 12 : compression == kZfp8 ? 8 : 0;
+}
 
 template <typename T>
 struct Layout;

@@ -157,7 +157,8 @@ struct ShotProblem {
   T* store = nullptr;  // store_size() values: slot m holds u[m] at slot_offset(m), m = 0 … nsteps
   // With compression (pack16::kHalf, kBfloat) a slot is its largest magnitude (one T, in a
   // 64-byte header), then its store_step_size() values as 16-bit words (slot_words()),
-  // zeros to the next 64 bytes; kNone: the values as T.
+  // zeros to the next 64 bytes; with ZFP (pack16::zfp_rate) a 64-byte header of zeros, then
+  // each store block's ZFP stream (zfp_block_bytes()); kNone: the values as T.
   int compression = pack16::kNone;
   T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
 
@@ -188,6 +189,8 @@ struct ShotProblem {
   /// Values of T a store slot takes (store_step_size(), or its 16-bit words and header).
   SW_HD long slot_size() const {
     const long n = store_step_size();
+    if (pack16::zfp_rate(compression) > 0)
+      return kAlign + round_up((zfp_slot_bytes() + long(sizeof(T)) - 1) / long(sizeof(T)));
     return compression == pack16::kNone ? n : kAlign + round_up((2 * n + long(sizeof(T)) - 1) / long(sizeof(T)));
   }
   /// A compressed slot's 16-bit words (slot: the store at slot_offset(m)).
@@ -363,6 +366,24 @@ struct ShotProblem {
     return n;
   }
 
+  /// Bytes of a store block's ZFP stream at the store's rate: the block as an array of its
+  /// extents longer than one (x fastest; d of them, one at least), in ZFP blocks of 4^d values
+  /// of rate · 4^d bits each, the stream padded to a 64-bit word (ZFP's fixed-rate mode).
+  SW_HD long zfp_block_bytes(const StoreBlock& b) const {
+    const int extent[3] = {b.width, b.y1 - b.y0, b.z1 - b.z0};
+    long blocks = 1;
+    int d = 0;
+    for (int e : extent)
+      if (e > 1) blocks *= (e + 3) / 4, ++d;
+    const long bits = blocks * (long(pack16::zfp_rate(compression)) << (2 * (d > 0 ? d : 1)));
+    return (bits + 63) / 64 * 8;
+  }
+  SW_HD long zfp_slot_bytes() const {
+    StoreBlock b[kMaxStoreBlocks];
+    long bytes = 0;
+    for (int i = 0, n = store_blocks(b); i < n; ++i) bytes += zfp_block_bytes(b[i]);
+    return bytes;
+  }
   /// Values stored per step: the sum of the slot's blocks.
   SW_HD long store_step_size() const {
     StoreBlock b[kMaxStoreBlocks];
@@ -443,14 +464,21 @@ struct ShotProblem {
   /// sums (kept in the grid's aligned layout while they accumulate; the first holds the
   /// layers' accumulators of layer_term() at their cells); with checkpoints, a forward's
   /// arrays after them for the re-runs.
+  /// With a ZFP store, last, the three slots an adjoint step reads, decoded (zfp_window()).
   SW_HD std::size_t adjoint_work_size() const {
-    return work_size() + 4 * grid_size() + (intervals() > 1 ? work_size() : 0);
+    return work_size() + 4 * grid_size() + (intervals() > 1 ? work_size() : 0) + 3 * zfp_values_size();
   }
+  SW_HD T* zfp_window() const { return work + adjoint_work_size() - 3 * zfp_values_size(); }
 
-  /// The scratch arrays, in this order inside `work`.
+  /// The scratch arrays, in this order inside `work`; with a ZFP store, last, one slot's
+  /// values as the forward gathers them for ZFP (zfp_values()).
   SW_HD std::size_t work_size() const {
-    return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size() + kAlign;
+    return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size() + kAlign + zfp_values_size();
   }
+  SW_HD std::size_t zfp_values_size() const {
+    return pack16::zfp_rate(compression) > 0 ? std::size_t(round_up(store_step_size())) : 0;
+  }
+  SW_HD T* zfp_values() const { return work + work_size() - zfp_values_size(); }
   SW_HD T* u0() const { return work; }
   SW_HD T* u1() const { return work + grid_size(); }
   SW_HD T* cpml_z1() const { return work + 2 * grid_size(); }

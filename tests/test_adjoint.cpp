@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/levels.hpp"
+#include "kernels/cpu/zfp_slot.hpp"
 #include "kernels/stencil.hpp"
 #include "kernels/store_cells.hpp"
 #include "tests/helpers.hpp"
@@ -635,9 +636,11 @@ TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
       for (int every : dim == 2 ? std::vector<int>{1, 2, 7, n - 1, n + 3} : std::vector<int>{1, 7, n}) {
         o.order = 8;
         expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every);
-        if (every == 7) {  // a 16-bit ring re-made from checkpoints: the whole 16-bit store's bits
+        if (every == 7) {  // a 16-bit or ZFP ring re-made from checkpoints: the whole store's bits
           expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every,
                                                      dim == 2 ? pack16::kHalf : pack16::kBfloat);
+          expect_checkpoints_keep_the_bits<8, float>(m, sv, o, ShotProblem<float>::kStoreBoundary, every,
+                                                     dim == 2 ? pack16::kZfp12 : pack16::kZfp8);
           o.order = 4;
           o.precision = Precision::kDouble;
           for (int storage :
@@ -650,23 +653,36 @@ TEST(Adjoint, CheckpointedStoreGivesTheWholeStoresBits) {
     }
 }
 
+/// The small case's forward (boundary store) with the store kept as computed and with
+/// `compression`: the store tests' starting point; the traces must not differ.
+struct StoredTwice {
+  Shot<float> exact, packed;
+  std::string what;
+};
+StoredTwice store_both_ways(int dim, int compression) {
+  const Model m = test_model(dim);
+  NumericalOptions o;
+  o.pml_width = dim == 3 ? 5 : 8;
+  const Survey sv = test_survey(m, false, true);
+  StoredTwice s{Shot<float>(m, sv, o, ShotProblem<float>::kStoreBoundary),
+                Shot<float>(m, sv, o, ShotProblem<float>::kStoreBoundary, 0, compression),
+                std::to_string(dim) + "-D, " + compression_name(compression)};
+  forward<8>(s.exact);
+  forward<8>(s.packed);
+  EXPECT_EQ(s.exact.ps->traces, s.packed.ps->traces) << s.what << ": the forward itself is untouched";
+  return s;
+}
+
 TEST(Adjoint, SixteenBitStoreKeepsEachValueToItsPrecision) {
   // Every stored value, decoded, within half a unit in the last place of IEEE half (11
   // bits) or bfloat16 (8 bits) at its slot's scale; the header holds the slot's largest
   // magnitude; half or a quarter of the bytes.
   for (int dim : kDims)
     for (int c : {pack16::kHalf, pack16::kBfloat}) {
-      const Model m = test_model(dim);
-      NumericalOptions o;
-      o.pml_width = dim == 3 ? 5 : 8;
-      const Survey sv = test_survey(m, false, true);
-      Shot<float> exact(m, sv, o, ShotProblem<float>::kStoreBoundary),
-          packed(m, sv, o, ShotProblem<float>::kStoreBoundary, 0, c);
-      forward<8>(exact);
-      forward<8>(packed);
-      const ShotProblem<float>& p = packed.p();
-      const std::string what = std::to_string(dim) + "-D, " + compression_name(c);
-      EXPECT_EQ(exact.ps->traces, packed.ps->traces) << what << ": the forward itself is untouched";
+      StoredTwice twice = store_both_ways(dim, c);
+      Shot<float>& exact = twice.exact;
+      const ShotProblem<float>& p = twice.packed.p();
+      const std::string& what = twice.what;
       EXPECT_LE(p.store_size() * 2, exact.p().store_size() + std::size_t(p.store_slots()) * 64) << what;
       const StoreCells cells = StoreCells::of(p);
       const double unit = c == pack16::kHalf ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
@@ -689,29 +705,84 @@ TEST(Adjoint, SixteenBitStoreKeepsEachValueToItsPrecision) {
     }
 }
 
-TEST(Adjoint, SixteenBitStoreGradientIsCloseToTheExactOne) {
-  // The adjoint re-creates the model region from the rounded shell and takes the layers'
-  // share from second time differences of rounded values: the gradient changes, by little,
-  // less with half's 11 bits than with bfloat16's 8.
+TEST(Adjoint, CompressedStoreGradientsAreCloseToTheExactOne) {
+  // The adjoint re-creates the model region from the stored shell and takes the layers'
+  // share from second time differences of stored values: the gradient changes, by little,
+  // less with half's 11 bits than with bfloat16's 8; ZFP codes blocks of neighbours where
+  // fp16 rounds each value alone: at 16 bits a value closer than fp16, at 8 still close. The
+  // misfit is the forward's: untouched.
   for (int dim : kDims)
     for (bool fs : {false, true}) {
       const Model m = test_model(dim);
       const NumericalOptions o = gradient_options(dim, fs);
       const Survey sv = test_survey(m, fs);
       std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);  // residual = the data
-      std::vector<double> exact, half, bf;
+      std::vector<double> exact;
       const double J = misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &exact);
-      EXPECT_EQ(misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &half, pack16::kHalf), J);
-      EXPECT_EQ(misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &bf, pack16::kBfloat), J);
-      const double eh = test::diff_norm(half, exact) / test::norm(exact);
-      const double eb = test::diff_norm(bf, exact) / test::norm(exact);
       const std::string what = std::to_string(dim) + "-D, free surface " + std::to_string(fs);
-      std::printf("%s: gradient relative error fp16 %.2e, bf16 %.2e\n", what.c_str(), eh, eb);
+      auto error = [&](int c) {
+        std::vector<double> g;
+        EXPECT_EQ(misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &g, c), J) << what;
+        return test::diff_norm(g, exact) / test::norm(exact);
+      };
+      const double eh = error(pack16::kHalf), eb = error(pack16::kBfloat), e16 = error(pack16::kZfp16),
+                   e8 = error(pack16::kZfp8);
+      std::printf("%s: gradient relative error fp16 %.2e, bf16 %.2e, zfp16 %.2e, zfp8 %.2e\n", what.c_str(), eh, eb,
+                  e16, e8);
       EXPECT_GT(eh, 0) << what;
       EXPECT_LT(eh, eb) << what;
       EXPECT_LE(eh, 2e-4) << what;
       EXPECT_LE(eb, 2e-3) << what;
+      EXPECT_GT(e16, 0) << what;
+      EXPECT_LT(e16, eh) << what;
+      EXPECT_LT(e16, e8) << what;
+      EXPECT_LE(e8, 1e-2) << what;
     }
+}
+
+TEST(Adjoint, ZfpStoreTakesItsBytesAndKeepsTheValuesToItsRate) {
+  // Each block's stream takes the bytes ShotProblem counts for it (ZFP's fixed rate); a slot
+  // is a header and those streams, about rate/32 of the values; decoded, every slot is within
+  // a small part of its largest value, less at more bits.
+  for (int dim : kDims) {
+    double previous = 1;
+    for (int c : {pack16::kZfp8, pack16::kZfp12, pack16::kZfp16}) {
+      StoredTwice twice = store_both_ways(dim, c);
+      Shot<float>& exact = twice.exact;
+      const ShotProblem<float>& p = twice.packed.p();
+      const std::string& what = twice.what;
+      ShotProblem<float>::StoreBlock b[ShotProblem<float>::kMaxStoreBlocks];
+      const int n = p.store_blocks(b);
+      const float* values = exact.store.data() + exact.p().slot_offset(p.nsteps / 2);
+      long bytes = 0;
+      for (int i = 0; i < n; ++i) {
+        EXPECT_EQ(cpu::zfp_stream_bytes(p, b[i], values), p.zfp_block_bytes(b[i])) << what << ", block " << i;
+        bytes += p.zfp_block_bytes(b[i]);
+        values += b[i].size();
+      }
+      const double rate = pack16::zfp_rate(c);
+      // ZFP pads each extent to blocks of 4: the test's thin layers (5 + 4 halo cells) to 12.
+      EXPECT_LE(double(bytes), p.store_step_size() * rate / 8 * (dim == 3 ? 2.4 : 1.8)) << what;
+      EXPECT_GE(double(bytes), p.store_step_size() * rate / 8) << what;
+      std::vector<float> decoded(std::size_t(p.store_step_size()));
+      double worst = 0;
+      for (int k = 1; k <= p.nsteps; ++k) {
+        cpu::zfp_decode_slot(p, p.store + p.slot_offset(k), decoded.data());
+        const float* x = exact.store.data() + exact.p().slot_offset(k);
+        double largest = 0, error = 0;
+        for (long j = 0; j < p.store_step_size(); ++j) {
+          largest = std::max(largest, double(std::abs(x[j])));
+          error = std::max(error, double(std::abs(decoded[std::size_t(j)] - x[j])));
+        }
+        if (largest > 0) worst = std::max(worst, error / largest);
+      }
+      std::printf("%s: largest slot error / slot's largest value %.2e\n", what.c_str(), worst);
+      EXPECT_GT(worst, 0) << what;
+      EXPECT_LT(worst, previous) << what;
+      EXPECT_LT(worst, c == pack16::kZfp16 ? 1e-3 : 0.1) << what;
+      previous = worst;
+    }
+  }
 }
 
 TEST(Adjoint, StoreSlotsFollowStoreCell) {

@@ -377,7 +377,8 @@ TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
   // cannot fit is the run's refusal; a plan needs a run to plan (gradient, rtm or fwi).
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
-  for (const std::string extra : {"", " --store-compression fp16", " --checkpoint-every 20", " --storage full"}) {
+  for (const std::string extra :
+       {"", " --store-compression fp16", " --store-compression zfp12", " --checkpoint-every 20", " --storage full"}) {
     const std::string args = "--model " + model_ + " --data " + data + extra;
     const Result plan = run("plan gradient " + args + " --out " + path("never.h5"), "STARPU_NCPU=2");
     ASSERT_EQ(plan.status, 0) << plan.err;
@@ -389,8 +390,8 @@ TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
     EXPECT_EQ(plan.out.substr(0, first.size()), first) << extra;
     EXPECT_NE(plan.out.find(" internal steps of "), std::string::npos) << plan.out;
     EXPECT_NE(plan.out.find("nothing run"), std::string::npos) << plan.out;
-    if (extra == " --store-compression fp16") {
-      EXPECT_NE(first.find("in fp16"), std::string::npos) << first;
+    if (extra == " --store-compression fp16" || extra == " --store-compression zfp12") {
+      EXPECT_NE(first.find(extra == " --store-compression fp16" ? "in fp16" : "in zfp12"), std::string::npos) << first;
     }
     if (extra == " --checkpoint-every 20") {
       EXPECT_NE(first.find("checkpoints every 20 steps"), std::string::npos) << first;

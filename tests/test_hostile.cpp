@@ -540,7 +540,7 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"checkpoints for modeling", "model --model vp.h5 --survey s.h5 --out out.h5 --checkpoint-every 5",
        "--checkpoint-every: has no effect in model"},
       {"an unknown store compression", "gradient --model vp.h5 --data d.h5 --out out.h5 --store-compression zfp",
-       "--store-compression: must be 'none', 'fp16' or 'bf16' (got 'zfp')"},
+       "--store-compression: must be 'none', 'fp16', 'bf16', 'zfp16', 'zfp12' or 'zfp8' (got 'zfp')"},
       {"a store compression in capitals", "rtm --model vp.h5 --data d.h5 --out out.h5 --store-compression FP16",
        "--store-compression"},
       {"a memory limit in no unit", "gradient --model vp.h5 --data d.h5 --out out.h5 --memory-limit 4X",

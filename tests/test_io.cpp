@@ -24,8 +24,13 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path scratch(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid()));
-  fs::create_directories(d);
+  // Emptied once per process: an earlier process with the same id may have left files.
+  static const fs::path d = [] {
+    const fs::path dir = fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+  }();
   return d / name;
 }
 

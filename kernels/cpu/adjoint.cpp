@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/zfp_slot.hpp"
 #include "kernels/stencil.hpp"
 
 namespace starwave::cpu::STARWAVE_CPU_LEVEL {
@@ -188,11 +189,25 @@ void decode_slot(const ShotProblem<T>& p, const T* slot, long k, long n, T* out)
   for (long j = 0; j < n; ++j) out[j] = pack16::decode<T>(words[j], s, c);
 }
 
+/// Store slot m as the adjoint reads it: in the store (T or 16-bit words), or with a ZFP
+/// store its values decoded into place m mod 3 of p.zfp_window(), once while the steps that
+/// read it (m − 1, m, m + 1) run; `held` names the slot each place holds.
 template <typename T>
-void restore_slot(const ShotProblem<T>& p, T* u, int m) {
+const T* slot_for_reading(const ShotProblem<T>& p, int m, int* held) {
+  if (pack16::zfp_rate(p.compression) == 0) return p.store + p.slot_offset(m);
+  T* out = p.zfp_window() + std::size_t(m % 3) * p.zfp_values_size();
+  if (held[m % 3] != m) {
+    zfp_decode_slot(p, p.store + p.slot_offset(m), out);
+    held[m % 3] = m;
+  }
+  return out;
+}
+
+template <typename T>
+void restore_slot(const ShotProblem<T>& p, T* u, int m, int* held) {
   T* uo = u + p.origin();
-  const T* slot = p.store + p.slot_offset(m);
-  if (p.compression == pack16::kNone) {
+  const T* slot = slot_for_reading(p, m, held);
+  if (!pack16::words16(p.compression)) {
     for_slot_runs(
         p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
     return;
@@ -204,16 +219,16 @@ void restore_slot(const ShotProblem<T>& p, T* u, int m) {
 /// acc += μ[m+1] (u[m+1] − 2u[m] + u[m−1]), the forward field from store slots m + 1, m
 /// and m − 1 (zero for m = 0); `acc` and `mu` are grid allocations.
 template <typename T>
-void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m) {
-  const T* next = p.store + p.slot_offset(m + 1);
-  const T* now = p.store + p.slot_offset(m);
-  const T* prev = m >= 1 ? p.store + p.slot_offset(m - 1) : nullptr;
+void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held) {
+  const T* next = slot_for_reading(p, m + 1, held);
+  const T* now = slot_for_reading(p, m, held);
+  const T* prev = m >= 1 ? slot_for_reading(p, m - 1, held) : nullptr;
   const T* mo = mu + p.origin();
   T* ao = acc + p.origin();
   auto run = [&](long g, long k, int from, int to) {
     T* __restrict a = ao + g;
     const T* __restrict l = mo + g;
-    if (p.compression != pack16::kNone) {  // the same terms, decoded a piece at a time
+    if (pack16::words16(p.compression)) {  // the same terms, decoded a piece at a time
       constexpr int kPiece = 256;
       T n1[kPiece], n0[kPiece], p0[kPiece];
       for (int j0 = from; j0 < to; j0 += kPiece) {
@@ -301,9 +316,11 @@ template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   const T* uo = u + p.origin();
   T* slot = p.store + p.slot_offset(m);
-  if (p.compression == pack16::kNone) {
+  if (!pack16::words16(p.compression)) {  // the values as T, or gathered for ZFP
+    T* values = pack16::zfp_rate(p.compression) > 0 ? p.zfp_values() : slot;
     for_slot_runs(
-        p, [&](long g, long k, long n, int, int, int) { std::memcpy(slot + k, uo + g, std::size_t(n) * sizeof(T)); });
+        p, [&](long g, long k, long n, int, int, int) { std::memcpy(values + k, uo + g, std::size_t(n) * sizeof(T)); });
+    if (values != slot) zfp_encode_slot(p, values, slot);
     return;
   }
   // The slot's largest magnitude, its header; then every value in 16 bits at its scale.
@@ -451,17 +468,18 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
       }
 
   const int L = p.checkpoint_every, K = p.intervals();
-  T* rerun = illum + G;  // a forward's arrays, with checkpoints
+  T* rerun = illum + G;        // a forward's arrays, with checkpoints
+  int held[3] = {-1, -1, -1};  // a ZFP store's decoded slots (slot_for_reading)
   for (int m = N - 1; m >= 0; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
     if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
-    if (full && m < N - 1) restore_slot(p, u, m);
+    if (full && m < N - 1) restore_slot(p, u, m, held);
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
     adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
       if (z >= z0 && z < z1 && y >= y0 && y < y1) image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
     });
-    if (p.layer_share()) image_layers(p, mu, corr, m);
+    if (p.layer_share()) image_layers(p, mu, corr, m, held);
     for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes of the model region (the layers' terms hold theirs)
       if (!in_model(j)) continue;
       const long i = o + p.source_node[j];
@@ -473,7 +491,7 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
         u_next[o + i] += v[i] * (p.source_weight[j] * p.source[m]);
       }
       mirror(p, u_next);
-      restore_slot(p, u_next, m - 1);
+      restore_slot(p, u_next, m - 1, held);
       std::swap(u, u_next);
     }
     if (source_adjoint) {  // the transpose of the injection: Σ_j w_j μ[m+1] at node j

@@ -46,7 +46,7 @@ struct NumericalOptions {
   int storage = kStorageDefault;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage)
   static constexpr int kCheckpointAuto = -1;  // checkpoints only when a shot's store does not fit (docs/design.md §9)
   int checkpoint_every = kCheckpointAuto;     // steps between the forward states kept; 0: never (--checkpoint-every)
-  int store_compression = pack16::kNone;      // the store's values in T, IEEE half or bfloat16 (--store-compression)
+  int store_compression = pack16::kNone;  // the store's values in T, IEEE half, bfloat16 or ZFP (--store-compression)
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;
@@ -60,9 +60,22 @@ inline const char* storage_name(int storage) {
                                                       : "boundary";
 }
 
-/// The --store-compression word of a pack16::k* value: none, fp16 or bf16.
+/// The --store-compression word of a pack16::k* value: none, fp16, bf16, zfp16, zfp12 or zfp8.
 inline const char* compression_name(int compression) {
-  return compression == pack16::kHalf ? "fp16" : compression == pack16::kBfloat ? "bf16" : "none";
+  switch (compression) {
+    case pack16::kHalf:
+      return "fp16";
+    case pack16::kBfloat:
+      return "bf16";
+    case pack16::kZfp16:
+      return "zfp16";
+    case pack16::kZfp12:
+      return "zfp12";
+    case pack16::kZfp8:
+      return "zfp8";
+    default:
+      return "none";
+  }
 }
 
 /// The internal time step: the data are sampled every `k` internal steps.

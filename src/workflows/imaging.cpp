@@ -140,7 +140,11 @@ class Evaluation {
     ShotProblem<T>& layout = run_.layout;
     const std::uint64_t t = sizeof(T), count = shots_.size();
     const int cpus = graph::workers() - graph::cuda_workers();
-    const std::vector<GpuRoom> gpus = gpu_rooms();
+    const bool cpu_only = pack16::zfp_rate(layout.compression) > 0;  // a ZFP store is the CPU's
+    if (cpu_only && cpus == 0)
+      throw InputError("--store-compression " + std::string(compression_name(layout.compression)) +
+                       ": a ZFP store is written and read by CPU workers, and this run has none (STARPU_NCPU=0)");
+    const std::vector<GpuRoom> gpus = cpu_only ? std::vector<GpuRoom>{} : gpu_rooms();
     layout.checkpoint_every = std::max(0, o_.checkpoint_every);
     MemoryNeed need = memory_need();
     if (o_.checkpoint_every == NumericalOptions::kCheckpointAuto && layout.storage != ShotProblem<T>::kStoreFull) {
@@ -152,14 +156,19 @@ class Evaluation {
       layout.checkpoint_every = int(every[0]);
       need = memory_need();
     }
-    const ShotPlacement where = place_shots(
+    ShotPlacement where = place_shots(
         need, cpus, memory::memory_room(), gpus, "this run",
         run_.layout.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
         : run_.layout.storage == ShotProblem<T>::kStoreBoundary
             ? "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
               "or fewer workers with STARPU_NCPU"
             : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
-    graph::take_shots_on(where.cpu_takes_shots, where.gpus_take_shots);
+    if (cpu_only && graph::cuda_workers() > 0) {
+      where.gpu.assign(gpu_rooms().size(), 0);
+      where.gpus_take_shots = false;
+      where.left_out = "a ZFP store is the CPU's";
+    }
+    graph::take_shots_on(where.cpu_takes_shots, !where.gpu.empty() && where.gpus_take_shots);
     if (hooks_.on_plan && graph::rank() == 0) {
       ShotProblem<T> full = layout;
       full.storage = ShotProblem<T>::kStoreFull;
