@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <new>
@@ -23,12 +24,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// This process's scratch folder: emptied as it is first used (an earlier process with the
+/// same id may have left files) and removed when the process ends.
 fs::path scratch(const std::string& name) {
-  // Emptied once per process: an earlier process with the same id may have left files.
   static const fs::path d = [] {
     const fs::path dir = fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
+    std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid())), ignored);
+    });
     return dir;
   }();
   return d / name;
