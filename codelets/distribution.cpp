@@ -104,8 +104,7 @@ void fill_from(starpu_data_handle_t h, const void* host, std::size_t n, std::siz
 }  // namespace
 
 Data shot_buffer(int owner, std::size_t n, std::size_t elem) {
-  const std::size_t k = n / std::size_t(UINT32_MAX) + (n % std::size_t(UINT32_MAX) != 0 ? 1 : 0);  // groups
-  const std::size_t group = std::max<std::size_t>(k, 1);
+  const std::size_t group = std::max<std::size_t>((n + UINT32_MAX - 1) / UINT32_MAX, 1);  // elements a group
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count((n + group - 1) / group, elem * group), elem * group);
   mpi_register(h, owner);
