@@ -48,9 +48,10 @@ struct ShotProblem {
   // planes a stencil reads stay in the core's cache; 0: sized from tile_bytes (the bits are
   // the same whatever the tiles: only the order of independent cell updates changes).
   int tile_rows = 0;
-  // 3-D CUDA u and μ launches give each thread a column (y, x) and a run of this many
-  // planes, swept downwards; 0: one (column_run()) (the bits are the same
-  // whatever the runs: each cell's operations are unchanged, only which thread does them).
+  // The CUDA u and μ launches give each interior thread a column (y, x) and a run of this
+  // many planes, swept downwards (kernels/cuda/launch.hpp, InteriorRuns); 0: the launches'
+  // default (the bits are the same whatever the runs: each cell's operations are
+  // unchanged, only which thread does them).
   int column_planes = 0;
 
   const T* vdt2 = nullptr;  // v²Δt², full grid allocation (guards included)
@@ -228,15 +229,6 @@ struct ShotProblem {
     const long rows = cache_bytes / (long(sizeof(T)) * stride * (2 * halo + 1)) - 2 * halo;
     return rows < 4 ? 4 : rows < ny ? int(rows) : ny;
   }
-
-  /// Planes of a CUDA column run: `column_planes` (STARWAVE_CUDA_COLUMN_PLANES), else one,
-  /// i.e. one thread per cell in 2-D and 3-D. Longer runs (a thread moving down its column,
-  /// reusing the planes its stencil read from its SM's cache) give the same bits but were
-  /// slower on an H200 for the 3-D reference case: 7.3 G cells/s in runs of 29 planes
-  /// against 10–19 with one thread per cell (docs/gpu.md).
-  SW_HD int column_run() const { return column_planes > 0 ? (column_planes < nz ? column_planes : nz) : 1; }
-  /// Threads rows of the u and μ launches: (run, y) pairs, y fastest; nz in 2-D.
-  SW_HD int column_rows() const { return ny * ((nz + column_run() - 1) / column_run()); }
 
   SW_HD std::size_t grid_size() const { return std::size_t(nz + 2 * halo) * std::size_t(plane); }
   SW_HD long origin() const { return long(halo) * plane + long(yhalo) * stride + lead; }

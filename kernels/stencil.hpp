@@ -107,75 +107,77 @@ SW_HD T psi_value(T psi, T a, T b, const T* u, long s, T inv_h) {
 }
 
 /// ∇²u (without the CPML terms) at the cell `u` points to, in one fixed order:
-/// ∂²_z·cz + ∂²_x·cx in 2-D, (∂²_z·cz + ∂²_y·cy) + ∂²_x·cx in 3-D (`sy` = 0 in 2-D).
+/// ∂²_z·cz + ∂²_x·cx in 2-D, (∂²_z·cz + ∂²_y·cy) + ∂²_x·cx in 3-D (`sy` = 0 in 2-D), with
+/// the z line read through `uz` (stride `sz`): the cell's column, in the grid or a copy.
+template <int Order, typename T>
+SW_HD T laplacian_split(const T* uz, long sz, const T* u, long sy, T cz, T cy, T cx) {
+  if (sy == 0) return d2<Order>(uz, sz) * cz + d2<Order>(u, 1) * cx;
+  return d2<Order>(uz, sz) * cz + d2<Order>(u, sy) * cy + d2<Order>(u, 1) * cx;
+}
+
+/// laplacian_split() with the z line read from the grid.
 template <int Order, typename T>
 SW_HD T laplacian(const T* u, long sz, long sy, T cz, T cy, T cx) {
-  if (sy == 0) return d2<Order>(u, sz) * cz + d2<Order>(u, 1) * cx;
-  return d2<Order>(u, sz) * cz + d2<Order>(u, sy) * cy + d2<Order>(u, 1) * cx;
+  return laplacian_split<Order>(u, sz, u, sy, cz, cy, cx);
+}
+
+/// The leapfrog step of one cell: u[n+1] = 2u − u[n−1] + v²Δt² ∇²u.
+template <typename T>
+SW_HD T leapfrog(T u, T u_prev, T vdt2, T lap) {
+  return T(2) * u - u_prev + vdt2 * lap;
 }
 
 /// Interior update (no absorbing terms) at the cell `u` points to:
 /// u[n+1] = 2u − u[n−1] + v²Δt² ∇²u, written over u[n−1] in `out`.
 template <int Order, typename T>
 SW_HD void interior_point(const T* u, T* out, T vdt2, long sz, long sy, T cz, T cy, T cx) {
-  const T lap = laplacian<Order>(u, sz, sy, cz, cy, cx);
-  out[0] = T(2) * u[0] - out[0] + vdt2 * lap;
+  out[0] = leapfrog(u[0], out[0], vdt2, laplacian<Order>(u, sz, sy, cz, cy, cx));
 }
 
-/// Everything one time step needs, as raw pointers: `u`, `u_prev_next` and `vdt2` address
-/// grid cell (0, 0, 0), so cell (z, y, x) is [z·plane + y·stride + x]; the layer arrays
-/// are the compact ones of kernels/shot.hpp, addressed through zi(), yi() and xi().
-template <typename T>
-struct StepArgs {
-  const T* u;      // u[n]
-  T* u_prev_next;  // in: u[n−1]; out: u[n+1] (updated in place)
-  const T* vdt2;   // v² Δt²
-  // The compact CPML memory variables, two per direction: the forward's ψ (1) and ζ (2),
-  // the adjoint's α (1) and β (2) in the same arrays.
-  T* cpml_z1;
-  T* cpml_z2;
-  T* cpml_x1;
-  T* cpml_x2;
-  T* cpml_y1;
-  T* cpml_y2;
-  const T* a_z;  // CPML coefficients per plane / column / row (length nz / nx / ny)
-  const T* b_z;
-  const T* a_x;
-  const T* b_x;
-  const T* a_y;
-  const T* b_y;
-  T inv_dz2, inv_dx2, inv_dz, inv_dx, inv_dy2, inv_dy;
-  ShotProblem<T> layout;  // geometry only (its pointers are not used)
-  long plane, stride, xstride, yplane;
-  long ystep;  // the y stride of the Laplacian: `stride` in 3-D, 0 in 2-D (no y term)
+/// interior_point() at R consecutive cells down a column (element stride `sz`, `u`, `out`
+/// and `vdt2` at the first): the column's R + Order values are read once into a local
+/// array (a GPU thread's registers) and each cell's z term taken from there — the same
+/// operations on the same values as R calls of interior_point().
+template <int Order, int R, typename T>
+SW_HD void interior_column(const T* u, T* out, const T* vdt2, long sz, long sy, T cz, T cy, T cx) {
+  constexpr int h = Order / 2;
+  T line[R + 2 * h];
+  SW_UNROLL
+  for (int k = 0; k < R + 2 * h; ++k) line[k] = u[(k - h) * sz];
+  SW_UNROLL
+  for (int k = 0; k < R; ++k) {
+    const T lap = laplacian_split<Order>(line + h + k, 1, u + k * sz, sy, cz, cy, cx);
+    out[k * sz] = leapfrog(line[h + k], out[k * sz], vdt2[k * sz], lap);
+  }
+}
+
+/// A grid's absorbing-layer cells (or, widened(), the cells within reach of them) and
+/// their numbering, for the CUDA launches that run over those cells only.
+struct LayerBox {
   int nz, ny, nx;
   int zt, zb, yt, yb, xl,
       xr;  // layers: planes [0, zt) and [zb, nz), rows [0, yt) and [yb, ny), columns [0, xl), [xr, nx)
-  int xloop_left, xloop_right;  // the CPU side loops: [0, xloop_left) and [xloop_right, nx)
-  long xleft0, xright0;  // xi(0, 0, 0) and xi(0, 0, xloop_right): xi(z, y, x) = those + (z·ny + y)·xstride + x − x0
-  // The layer-index functions of ShotProblem with their branches resolved once per step
-  // (the CUDA threads call them per cell): planes z < z_split use the top array's offset,
-  // rows y < y_split the front one's, columns x < x_split the left one's.
-  int z_split, y_split, x_split;
-  long z_top, z_bottom, y_front, y_back, x_left, x_right;
 
-  SW_HD bool three_d() const { return ystep != 0; }
-  SW_HD long cell(int z, int y, int x) const { return long(z) * plane + long(y) * stride + x; }
-  SW_HD long zi(int z, int y, int x) const { return cell(z, y, x) + (z < z_split ? z_top : z_bottom); }
-  SW_HD long yi(int z, int y, int x) const {
-    return long(z) * yplane + long(y) * stride + x + (y < y_split ? y_front : y_back);
+  /// The box with each layer that exists grown by `h` cells towards the interior (the
+  /// adjoint's rim, StepArgs::z_rim()), clamped to the grid; divisors set.
+  SW_HD LayerBox widened(int h) const {
+    LayerBox w = *this;
+    w.zt = zt > 0 ? (zt + h < nz ? zt + h : nz) : 0;
+    w.zb = zb < nz ? (zb - h > w.zt ? zb - h : w.zt) : nz;
+    w.yt = yt > 0 ? (yt + h < ny ? yt + h : ny) : 0;
+    w.yb = yb < ny ? (yb - h > w.yt ? yb - h : w.yt) : ny;
+    w.xl = xl > 0 ? (xl + h < nx ? xl + h : nx) : 0;
+    w.xr = xr < nx ? (xr - h > w.xl ? xr - h : w.xl) : nx;
+    w.set_divisors();
+    return w;
   }
-  SW_HD long xi(int z, int y, int x) const {
-    return (long(z) * ny + y) * xstride + x + (x < x_split ? x_left : x_right);
+  SW_HD void set_divisors() {
+    by_nx = Divisor(unsigned(nx));
+    by_plane_cells = Divisor(unsigned(ny) * unsigned(nx));
+    by_plane_layer = Divisor(unsigned(plane_layer_cells()));
+    by_left = Divisor(unsigned(xl));
+    by_right = Divisor(unsigned(nx - xr));
   }
-  SW_HD bool z_layer(int z) const { return z < zt || z >= zb; }
-  SW_HD bool y_layer(int y) const { return y < yt || y >= yb; }
-  SW_HD bool x_layer(int x) const { return x < xl || x >= xr; }
-  /// A layer plane, row or column, or one within `halo` of a layer (where the adjoint's
-  /// correction reaches).
-  SW_HD bool z_rim(int z) const { return (zt > 0 && z < zt + layout.halo) || (zb < nz && z >= zb - layout.halo); }
-  SW_HD bool y_rim(int y) const { return (yt > 0 && y < yt + layout.halo) || (yb < ny && y >= yb - layout.halo); }
-  SW_HD bool x_rim(int x) const { return (xl > 0 && x < xl + layout.halo) || (xr < nx && x >= xr - layout.halo); }
 
   /// The absorbing-layer cells, numbered 0 … layer_cells() − 1: the top planes [0, zt) and
   /// the bottom planes [zb, nz) whole; then, plane by plane between them, the front rows
@@ -191,7 +193,7 @@ struct StepArgs {
     const long band_rows = long(yt) + (ny - yb), side_rows = yb > yt ? long(yb - yt) : 0L;
     return band_rows * nx + side_rows * (long(xl) + (nx - xr));
   }
-  /// Divisors of layer_cell(), set by make_step_args(): nx, a plane's cells ny·nx, a
+  /// Divisors of layer_cell(), set by set_divisors(): nx, a plane's cells ny·nx, a
   /// plane's layer cells between the z layers, the left and right layers' widths.
   Divisor by_nx, by_plane_cells, by_plane_layer, by_left, by_right;
 
@@ -238,6 +240,59 @@ struct StepArgs {
       y = 0;
     }
   }
+};
+
+/// Everything one time step needs, as raw pointers: `u`, `u_prev_next` and `vdt2` address
+/// grid cell (0, 0, 0), so cell (z, y, x) is [z·plane + y·stride + x]; the layer arrays
+/// are the compact ones of kernels/shot.hpp, addressed through zi(), yi() and xi().
+template <typename T>
+struct StepArgs : LayerBox {
+  const T* u;      // u[n]
+  T* u_prev_next;  // in: u[n−1]; out: u[n+1] (updated in place)
+  const T* vdt2;   // v² Δt²
+  // The compact CPML memory variables, two per direction: the forward's ψ (1) and ζ (2),
+  // the adjoint's α (1) and β (2) in the same arrays.
+  T* cpml_z1;
+  T* cpml_z2;
+  T* cpml_x1;
+  T* cpml_x2;
+  T* cpml_y1;
+  T* cpml_y2;
+  const T* a_z;  // CPML coefficients per plane / column / row (length nz / nx / ny)
+  const T* b_z;
+  const T* a_x;
+  const T* b_x;
+  const T* a_y;
+  const T* b_y;
+  T inv_dz2, inv_dx2, inv_dz, inv_dx, inv_dy2, inv_dy;
+  ShotProblem<T> layout;  // geometry only (its pointers are not used)
+  long plane, stride, xstride, yplane;
+  long ystep;                   // the y stride of the Laplacian: `stride` in 3-D, 0 in 2-D (no y term)
+  int xloop_left, xloop_right;  // the CPU side loops: [0, xloop_left) and [xloop_right, nx)
+  long xleft0, xright0;  // xi(0, 0, 0) and xi(0, 0, xloop_right): xi(z, y, x) = those + (z·ny + y)·xstride + x − x0
+  // The layer-index functions of ShotProblem with their branches resolved once per step
+  // (the CUDA threads call them per cell): planes z < z_split use the top array's offset,
+  // rows y < y_split the front one's, columns x < x_split the left one's.
+  int z_split, y_split, x_split;
+  long z_top, z_bottom, y_front, y_back, x_left, x_right;
+
+  SW_HD bool three_d() const { return ystep != 0; }
+  SW_HD long cell(int z, int y, int x) const { return long(z) * plane + long(y) * stride + x; }
+  SW_HD long zi(int z, int y, int x) const { return cell(z, y, x) + (z < z_split ? z_top : z_bottom); }
+  SW_HD long yi(int z, int y, int x) const {
+    return long(z) * yplane + long(y) * stride + x + (y < y_split ? y_front : y_back);
+  }
+  SW_HD long xi(int z, int y, int x) const {
+    return (long(z) * ny + y) * xstride + x + (x < x_split ? x_left : x_right);
+  }
+  SW_HD bool z_layer(int z) const { return z < zt || z >= zb; }
+  SW_HD bool y_layer(int y) const { return y < yt || y >= yb; }
+  SW_HD bool x_layer(int x) const { return x < xl || x >= xr; }
+  /// A layer plane, row or column, or one within `halo` of a layer (where the adjoint's
+  /// correction reaches).
+  SW_HD bool z_rim(int z) const { return (zt > 0 && z < zt + layout.halo) || (zb < nz && z >= zb - layout.halo); }
+  SW_HD bool y_rim(int y) const { return (yt > 0 && y < yt + layout.halo) || (yb < ny && y >= yb - layout.halo); }
+  SW_HD bool x_rim(int x) const { return (xl > 0 && x < xl + layout.halo) || (xr < nx && x >= xr - layout.halo); }
 };
 
 /// ψ pass at cell (z, y, x) of an absorbing layer (nothing elsewhere).
@@ -449,11 +504,7 @@ SW_HD StepArgs<T> make_step_args(const ShotProblem<T>& p, const T* u, T* upn) {
   a.x_split = p.xmerged() ? big : p.pml_left > 0 ? p.xloop_left() + p.halo : -big;
   a.x_left = p.xlayer_index(0, 0, 0);
   a.x_right = p.xlayer_index(0, 0, p.nx - 1) - (p.nx - 1);
-  a.by_nx = Divisor(unsigned(a.nx));
-  a.by_plane_cells = Divisor(unsigned(a.ny) * unsigned(a.nx));
-  a.by_plane_layer = Divisor(unsigned(a.plane_layer_cells()));
-  a.by_left = Divisor(unsigned(a.xl));
-  a.by_right = Divisor(unsigned(a.nx - a.xr));
+  a.set_divisors();
   return a;
 }
 

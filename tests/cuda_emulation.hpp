@@ -35,16 +35,6 @@ struct EmulatedExec {
     return true;
   }
   template <typename F>
-  void sweep2d(const char* name, F f, int nz, int nx) {
-    using namespace cuda_bodies;
-    if (nz <= 0 || nx <= 0 || !launch(name)) return;
-    const int gx = (nx + kBlockX - 1) / kBlockX, gz = (nz + kBlockZ - 1) / kBlockZ;
-    for (int bz = 0; bz < gz; ++bz)
-      for (int bx = 0; bx < gx; ++bx)
-        for (int tz = 0; tz < kBlockZ; ++tz)
-          for (int tx = 0; tx < kBlockX; ++tx) f(bz * kBlockZ + tz, bx * kBlockX + tx);
-  }
-  template <typename F>
   void sweep1d(const char* name, F f, long n) {
     using namespace cuda_bodies;
     if (n <= 0 || !launch(name)) return;
@@ -52,6 +42,11 @@ struct EmulatedExec {
     for (long b = 0; b < g; ++b)
       for (long t = 0; t < kBlock1D; ++t)
         if (b * kBlock1D + t < n) f(b * kBlock1D + t);
+  }
+  /// A 1-D launch whose threads may use more registers: on the host, sweep1d().
+  template <typename F>
+  void sweep_wide(const char* name, F f, long n) {
+    sweep1d(name, f, n);
   }
   /// Runs the launches of `issue` `times` times, as a replayed CUDA graph runs them.
   template <typename F>

@@ -267,8 +267,9 @@ TEST(CudaDevice, MisfitImageReduceSameBitsAsCpu) {
 #endif
 }
 
-/// A grid too tall for one launch (gridDim.y ≤ 65535 blocks of 8 rows): the launcher
-/// returns CUDA's refusal with the launch's name, and launches nothing after it.
+/// A grid taller than a 2-D launch holds (gridDim.y ≤ 65535 blocks of 8 rows) runs: the
+/// launches are 1-D. A launch's failure (here the work arrays' memset, given no memory) is
+/// returned with its name, nothing is launched after it, and the device stays usable.
 TEST(CudaDevice, RefusedLaunchIsReportedWithItsName) {
   SKIP_WITHOUT_DEVICE();
 #ifdef STARWAVE_USE_CUDA
@@ -286,10 +287,14 @@ TEST(CudaDevice, RefusedLaunchIsReportedWithItsName) {
   p.attach_nodes(nodes.ptr);
   p.attach_signals(source.ptr);
   p.work = work.ptr;
+  const cuda::Status tall = cuda::forward<2, float>(p, nullptr);
+  EXPECT_TRUE(bool(tall)) << (tall.launch ? tall.launch : "") << ": " << cuda::error_string(tall.code);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  p.work = nullptr;
   const cuda::Status st = cuda::forward<2, float>(p, nullptr);
   EXPECT_FALSE(bool(st));
   ASSERT_NE(st.launch, nullptr);
-  EXPECT_EQ(std::string(st.launch), "forward update");
+  EXPECT_EQ(std::string(st.launch), "memset of the work arrays");
   EXPECT_NE(st.code, int(cudaSuccess));
   EXPECT_GT(std::strlen(cuda::error_string(st.code)), 0u);
   std::printf("refused launch: %s: %s\n", st.launch, cuda::error_string(st.code));

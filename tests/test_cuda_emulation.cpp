@@ -3,6 +3,7 @@
 // forward and adjoint, every order, float and double, with and without a free surface;
 // the fused passes' launch counts; a refused launch reported with its name.
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <type_traits>
 
@@ -20,7 +21,7 @@ namespace starwave::test {
 namespace {
 
 template <typename T, int Order>
-void compare(bool free_surface) {
+void compare(bool free_surface, int column_planes = 0) {
   // Odd sizes so no dimension is a multiple of the block shape; a heterogeneous model; two
   // receivers on one node (their adjoint sources add up in receiver order).
   Model m = constant_model(37, 53, 10, 1800);
@@ -32,9 +33,11 @@ void compare(bool free_surface) {
   o.pml_width = 7;
   o.free_surface = free_surface;
   o.precision = precision_of<T>();
-  expect_emulation_matches_cpu<T, Order>(m, s, o, "free surface " + std::to_string(free_surface));
+  const std::string context =
+      "free surface " + std::to_string(free_surface) + ", column runs of " + std::to_string(column_planes) + " planes";
+  expect_emulation_matches_cpu<T, Order>(m, s, o, context, column_planes);
   for (int storage : {ShotProblem<T>::kStoreBoundary, ShotProblem<T>::kStoreFull, ShotProblem<T>::kStoreShell})
-    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, "free surface " + std::to_string(free_surface));
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context, column_planes);
 }
 
 TEST(CudaEmulation, SameBitsAsCpuKernelFloat) {
@@ -180,31 +183,68 @@ TEST(CudaEmulation, OffGridPointsSameBitsAsCpuKernel) {
 }
 
 TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {
-  // The 3-D u and μ launches stream down runs of planes per column: runs of 2, 4 and 11
-  // planes cut the grid (21 planes with layers of 6, 15 under a free surface) unevenly, and a
-  // run of 40 is longer than the grid; every run length gives the CPU kernel's bits.
+  // The u and μ launches stream down runs of planes per interior column: in 3-D runs of 2,
+  // 4 and 11 planes cut the interior (of 21 planes with layers of 6, 15 under a free
+  // surface) unevenly, and a run of 40 is longer than the grid; every run length gives the
+  // CPU kernel's bits.
+  // The forward's interior runs take 4 planes at a time from registers and the rest one
+  // by one: runs of 1, 3, 4, 9 planes in 2-D too (23 interior planes, 30 under a free surface).
+  for (int planes : {1, 3, 9}) {
+    compare<float, 8>(false, planes);
+    compare<double, 6>(true, planes);
+  }
   for (int planes : {2, 4, 11, 40}) {
     compare_3d<float, 8>(7, 6, false, planes);
     compare_3d<float, 8>(7, 6, true, planes);
     compare_3d<double, 4>(5, 6, true, planes);
   }
-  // The default: one thread per cell in 3-D as in 2-D (the runs were slower on an H200);
-  // a chosen run is kept, cut to the grid's depth.
-  ShotProblem<float> ref;
-  ref.dim = 3;
-  ref.nz = ref.ny = ref.nx = 200;  // the 3-D reference case, 160³ + PML 20
-  EXPECT_EQ(ref.column_run(), 1);
-  EXPECT_EQ(ref.column_rows(), 200 * 200);
-  ref.column_planes = 29;
-  EXPECT_EQ(ref.column_run(), 29);
-  EXPECT_EQ(ref.column_rows(), 200 * 7);
-  ref.column_planes = 500;
-  EXPECT_EQ(ref.column_run(), 200);
-  ref.column_planes = 0;
-  ref.dim = 2;
-  ref.ny = 1;
-  EXPECT_EQ(ref.column_run(), 1) << "2-D: one thread per cell";
-  EXPECT_EQ(ref.column_rows(), 200);
+}
+
+/// Every cell of a grid, once: the interior runs' cells and then the layer cells of a
+/// u launch (the box itself) and of a μ launch (the box widened to the rim).
+void expect_each_cell_once(const stencil::LayerBox& box, int run, const std::string& context) {
+  const cuda_bodies::InteriorRuns in = cuda_bodies::InteriorRuns::of(box, run);
+  std::vector<int> seen(std::size_t(box.nz) * box.ny * box.nx, 0);
+  for (long t = 0; t < in.threads; ++t) {
+    int z, z1, y, x;
+    in.at(t, z, z1, y, x);
+    ASSERT_LE(z1 - z, in.run) << context;
+    for (; z < z1; ++z) ++seen[(std::size_t(z) * box.ny + y) * box.nx + x];
+  }
+  for (long t = 0; t < box.layer_cells(); ++t) {
+    int z, y, x;
+    box.layer_cell(t, z, y, x);
+    ++seen[(std::size_t(z) * box.ny + y) * box.nx + x];
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << context << ", cell " << i;
+}
+
+TEST(CudaEmulation, InteriorRunsAndLayerCellsCoverEachCellOnce) {
+  // The 2-D reference case (600 × 250 + PML 20): 150 runs of 4 planes on 250 columns.
+  stencil::LayerBox ref{640, 1, 290, 20, 620, 0, 1, 20, 270};
+  ref.set_divisors();
+  EXPECT_EQ(cuda_bodies::InteriorRuns::of(ref, 4).threads, 150 * 250);
+  EXPECT_EQ(ref.layer_cells(), 640 * 290 - 600 * 250);
+  const stencil::LayerBox rim = ref.widened(4);
+  EXPECT_EQ(cuda_bodies::InteriorRuns::of(rim, 4).threads, 148 * 242);
+  // Layers on some sides only (a free surface has none on top), thin models whose rims
+  // meet, 2-D and 3-D, runs of 1 to longer than the grid.
+  for (int nz : {3, 9, 17})
+    for (int ny : {1, 6})
+      for (int pml : {0, 2, 5})
+        for (bool top : {false, true})
+          for (int run : {1, 3, 4, 40}) {
+            const int yt = ny > 1 ? pml : 0, yb = ny > 1 ? ny - pml : ny;
+            const int zt = top ? std::min(pml, nz) : 0;
+            stencil::LayerBox box{nz,  ny,      11, zt, std::max(nz - pml, zt), yt < yb ? yt : 0, yt < yb ? yb : ny,
+                                  pml, 11 - pml};
+            box.set_divisors();
+            const std::string context = "grid " + std::to_string(nz) + " × " + std::to_string(ny) + " × 11, PML " +
+                                        std::to_string(pml) + (top ? "" : ", none on top") + ", runs of " +
+                                        std::to_string(run);
+            expect_each_cell_once(box, run, context);
+            expect_each_cell_once(box.widened(4), run, context + ", widened by 4");
+          }
 }
 
 /// Launches of one shot's forward and adjoint for `steps` internal steps.

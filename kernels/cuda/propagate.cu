@@ -1,5 +1,5 @@
 // kernels/cuda/propagate.cu — CUDA kernels for the leapfrog/CPML scheme of
-// kernels/stencil.hpp: one thread per cell, launched on the caller's stream (StarPU's
+// kernels/stencil.hpp: the bodies as 1-D launches on the caller's stream (StarPU's
 // worker stream), never synchronising. The launch sequence and the thread bodies live in
 // kernels/cuda/bodies.hpp so the tests can run them on the host. Compiled with
 // -fmad=false -ftz=true (CMakeLists.txt): the CPU kernel's operations, rounded the same.
@@ -16,12 +16,14 @@ using namespace starwave::cuda_bodies;
 // At most 32 registers a thread, so 8 blocks fill an SM: the stencil hides its load latency
 // with more warps in flight.
 template <typename F>
-__global__ void __launch_bounds__(kBlockX* kBlockZ, 8) sweep2d_kernel(F f) {
-  f(int(blockIdx.y * blockDim.y + threadIdx.y), int(blockIdx.x * blockDim.x + threadIdx.x));
+__global__ void __launch_bounds__(kBlock1D, 8) sweep1d_kernel(F f, long n) {
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < n) f(t);
 }
 
+// The interior runs keep a column's planes in registers: up to 64 a thread.
 template <typename F>
-__global__ void __launch_bounds__(kBlock1D, 8) sweep1d_kernel(F f, long n) {
+__global__ void __launch_bounds__(kBlock1D, 4) sweep_wide_kernel(F f, long n) {
   const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t < n) f(t);
 }
@@ -42,19 +44,19 @@ struct DeviceExec {
     return status.code == 0;
   }
   template <typename F>
-  void sweep2d(const char* name, F f, int nz, int nx) {
-    if (status.code != 0 || nz <= 0 || nx <= 0) return;
-    const dim3 block(kBlockX, kBlockZ);
-    const dim3 grid(unsigned((nx + kBlockX - 1) / kBlockX), unsigned((nz + kBlockZ - 1) / kBlockZ));
-    sweep2d_kernel<<<grid, block, 0, stream>>>(f);
-    check(name, cudaGetLastError());
-  }
-  template <typename F>
   void sweep1d(const char* name, F f, long n) {
     if (status.code != 0 || n <= 0) return;
     const long blocks = (n + kBlock1D - 1) / kBlock1D;
     if (blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
     sweep1d_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
+    check(name, cudaGetLastError());
+  }
+  template <typename F>
+  void sweep_wide(const char* name, F f, long n) {
+    if (status.code != 0 || n <= 0) return;
+    const long blocks = (n + kBlock1D - 1) / kBlock1D;
+    if (blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
+    sweep_wide_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
     check(name, cudaGetLastError());
   }
   /// Captures the launches of `issue` as a CUDA graph and launches it `times` times: one

@@ -1,0 +1,223 @@
+// kernels/cuda/forward.hpp — the forward's CUDA thread bodies and launch sequence
+// (kernels/cuda/bodies.hpp: the whole scheme; kernels/cpu/propagate.cpp: the same operations).
+#pragma once
+
+#include "kernels/cuda/launch.hpp"
+
+namespace starwave::cuda_bodies {
+
+/// Launch 1 of forward step m, thread t: the ψ pass at layer cell t < npsi, then the trace
+/// sample of step m (if it is one) at receiver t − npsi < nrec, then store slot m at element
+/// t − npsi − nrec. Everything reads u[m] (a.u) only.
+template <int Order, typename T>
+SW_HD void side_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, const StoreCells& sc, long npsi, Step step,
+                     long t) {
+  if (t < npsi) {
+    int z, y, x;
+    a.layer_cell(t, z, y, x);
+    stencil::update_psi_point<Order>(a, z, y, x);
+    return;
+  }
+  t -= npsi;
+  const int m = step.m();
+  if (t < p.nrec) {
+    const int n = sample_at(p, m);
+    if (n >= 0) p.traces[t * p.nt + n] = p.sample(a.u, int(t));
+    return;
+  }
+  t -= p.nrec;
+  T* slot = p.store + sc.offset(m);
+  if (sc.compression == pack16::kNone) {
+    slot[t] = a.u[sc.cell(t)];
+    return;
+  }
+  // A compressed slot: the largest magnitude (the store-max launch's) in the header, the
+  // value in 16 bits at its scale; thread 0 also writes the header's and the tail's zeros
+  // and clears the next step's maximum.
+  using U = typename pack16::Layout<T>::U;
+  unsigned long long* largest = p.store_max();
+  const T top = pack16::from_bits<T>(U(largest[m & 1]));
+  ShotProblem<T>::slot_words(slot)[t] = pack16::encode(a.u[sc.cell(t)], pack16::scale_exponent(top), sc.compression);
+  if (t == 0) {
+    largest[(m + 1) & 1] = 0;
+    slot[0] = top;
+    for (int i = 1; i < ShotProblem<T>::kAlign; ++i) slot[i] = T(0);
+    std::uint16_t* words = ShotProblem<T>::slot_words(slot);
+    const long n = long(sc.first[sc.n]), end = (sc.stride - ShotProblem<T>::kAlign) * long(sizeof(T)) / 2;
+    for (long k = n; k < end; ++k) words[k] = 0;
+  }
+}
+
+/// The store-max launch of forward step m (compressed store), thread t: the magnitude of
+/// slot element t into the step's running maximum (ShotProblem::store_max()). On a GPU a
+/// full warp's maximum first, one lane then updates the running one if it exceeds it (one
+/// address updated by every thread costs more than the step's stencil; same maximum).
+template <typename T>
+SW_HD void store_max_body(const T* u, const ShotProblem<T>& p, const StoreCells& sc, Step step, long t) {
+  unsigned long long v = pack16::magnitude_bits(u[sc.cell(t)]);
+  unsigned long long* at = p.store_max() + (step.m() & 1);
+#if defined(__CUDA_ARCH__)
+  const unsigned warp = __activemask();
+  if (warp == 0xffffffffu) {
+    for (int lane = 16; lane > 0; lane >>= 1) v = max(v, __shfl_xor_sync(warp, v, lane));
+    if ((threadIdx.x & 31u) != 0) return;
+  }
+  if (v > __ldcg(at)) atomicMax(at, v);
+#else
+  if (v > *at) *at = v;  // the host emulation runs one thread at a time
+#endif
+}
+
+/// Forward step m at cell (z, y, x) after the interior update or with it (`update`):
+/// u[m+1] with the layers' corrections, then the source s[m] if the cell is one of its
+/// nodes, then the free surface (whose mirror writes only the guard planes above plane 0,
+/// which no thread computes).
+template <int Order, typename T>
+SW_HD void update_cell(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, int m, bool update, int z, int y,
+                       int x) {
+  if (update) stencil::update_point<Order>(a, z, y, x);
+  const long i = a.cell(z, y, x);
+  T* out = a.u_prev_next + i;
+  const int j = p.source_at(i, z * p.ny + y);
+  if (j >= 0) out[0] += a.vdt2[i] * (p.source_weight[j] * p.source[m]);
+  if (p.free_surface) mirror_cell(out, a.plane, z, p.pml_top, p.halo);
+}
+
+/// Launch 2 of forward step m, thread t: an interior run (InteriorRuns) for t < in.threads,
+/// kColumnWindow planes at a time from registers, then the source and the free surface of
+/// each of those cells (update_cell); then layer cell t − in.threads, whole.
+template <int Order, typename T>
+SW_HD void update_body(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, const InteriorRuns& in, Step step,
+                       long t) {
+  const int m = step.m();
+  if (t == 0) step.move_on(m);
+  int z, z1, y, x;
+  if (t >= in.threads) {
+    a.layer_cell(t - in.threads, z, y, x);
+    return update_cell<Order>(a, p, m, true, z, y, x);
+  }
+  in.at(t, z, z1, y, x);
+  for (; z + kColumnWindow <= z1; z += kColumnWindow) {
+    const long i = a.cell(z, y, x);
+    stencil::interior_column<Order, kColumnWindow>(a.u + i, a.u_prev_next + i, a.vdt2 + i, a.plane, a.ystep, a.inv_dz2,
+                                                   a.inv_dy2, a.inv_dx2);
+    // In 2-D the rows of the run are its planes: most runs have no source node.
+    const bool sources = p.ny > 1 || p.source_row[z] != p.source_row[z + kColumnWindow];
+    if (sources || (p.free_surface && z <= p.pml_top + p.halo))
+      for (int k = 0; k < kColumnWindow; ++k) update_cell<Order>(a, p, m, false, z + k, y, x);
+  }
+  for (; z < z1; ++z) update_cell<Order>(a, p, m, true, z, y, x);
+}
+
+template <typename T, typename Exec>
+void copy_grid(const char* name, const T* from, T* to, std::size_t n, Exec& ex) {
+  ex.sweep1d(
+      name, [=] SW_LAMBDA(long i) { to[i] = from[i]; }, long(n));
+}
+
+/// Forward step `step`'s launches on `p` (u = u[m], up = u[m−1], p.work's layer arrays);
+/// `last` (m = nsteps): the side launch alone, which records and saves u[nsteps].
+template <int Order, typename T, typename Exec>
+void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* u, T* up, Exec& e, Step step,
+                        bool last) {
+  const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
+  const long npsi = last ? 0 : a.layer_cells();
+  const long saved = p.store ? long(sc.first[sc.n]) : 0;
+  if (saved > 0 && sc.compression != pack16::kNone)
+    e.sweep1d(
+        "forward store max", [=] SW_LAMBDA(long t) { store_max_body(a.u, p, sc, step, t); }, saved);
+  e.sweep1d(
+      "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
+      npsi + p.nrec + saved);
+  if (last) return;
+  const InteriorRuns in = InteriorRuns::of(a, p.column_planes > 0 ? p.column_planes : kColumnWindow);
+  e.sweep_wide(
+      "forward update", [=] SW_LAMBDA(long t) { update_body<Order>(a, p, in, step, t); }, in.threads + a.layer_cells());
+}
+
+/// A forward state (ShotProblem::checkpoint_size()): u, up, then p.work's layer arrays, copied
+/// to `to` (`save`) or from it.
+template <typename T, typename Exec>
+void copy_state(const ShotProblem<T>& p, T* u, T* up, T* to, bool save, Exec& ex) {
+  const std::size_t G = p.grid_size(), L = p.checkpoint_size() - 2 * G;
+  const char* name = save ? "forward checkpoint" : "adjoint re-run from a checkpoint";
+  copy_grid(name, save ? u : to, save ? to : u, G, ex);
+  copy_grid(name, save ? up : to + G, save ? to + G : up, G, ex);
+  copy_grid(name, save ? p.cpml_z1() : to + 2 * G, save ? to + 2 * G : p.cpml_z1(), L, ex);
+}
+
+/// One shot as a sequence of launches (kernels/cpu/propagate.cpp's forward()). `Exec`
+/// provides zero(ptr, count), sweep1d(name, body, n) and sweep_wide (the same, more
+/// registers a thread), replay(name, times, issue) (issue(exec) once, its launches run
+/// `times` times) and ok(); bodies are callables of the thread number t. Returns ok(). With checkpoints,
+/// steps are issued one by one (a checkpoint's copies break the replayed runs).
+template <int Order, typename T, typename Exec>
+bool run_shot(const ShotProblem<T>& p, Exec& ex) {
+  if (!ex.zero(p.work, p.work_size())) return false;
+  T* u = p.u0();
+  T* up = p.u1();
+  int* clocks = p.clocks();
+  const StoreCells sc = StoreCells::of(p);
+  const bool checkpoints = p.checkpoints && p.intervals() > 1;
+  // Step `step`'s launches (the last, m = nsteps, only records and saves u[nsteps]).
+  auto issue_step = [&](Exec& e, Step step, bool last) {
+    issue_forward_step<Order>(p, sc, u, up, e, step, last);
+    if (last) return;
+    T* tmp = u;  // u now holds u[m+1]
+    u = up;
+    up = tmp;
+  };
+  const int replays = checkpoints ? 0 : p.nsteps / (2 * kChunkSteps);
+  if (replays > 0) {
+    ex.sweep1d(
+        "forward clock", [=] SW_LAMBDA(long) { clocks[0] = 0; }, 1);
+    ex.replay("forward steps (replayed)", replays, [&](Exec& e) {
+      for (int chunk = 0; chunk < 2; ++chunk)
+        for (int j = 0; j < kChunkSteps; ++j)
+          issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
+    });
+  }
+  if (checkpoints && p.checkpoint_after(0)) copy_state(p, u, up, p.checkpoints, true, ex);
+  for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m) {
+    issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
+    if (checkpoints && p.checkpoint_after(m + 1))
+      copy_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(), true,
+                 ex);
+  }
+  issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
+  if (p.final_state) {
+    copy_grid("forward final state", u, p.final_state, p.grid_size(), ex);
+    copy_grid("forward final state", up, p.final_state + p.grid_size(), p.grid_size(), ex);
+  }
+  return ex.ok();
+}
+
+/// The re-run of interval j of a checkpointed store (kernels/cpu/adjoint.cpp's
+/// rerun_interval): from checkpoint j (j = 0: from rest) in `scratch` (work_size() values),
+/// store slots jL − 1 … min(N, (j+1)L) (from 0 for j = 0), no traces.
+template <int Order, typename T, typename Exec>
+void issue_rerun(const ShotProblem<T>& p, T* scratch, int j, Exec& ex) {
+  ShotProblem<T> q = p;
+  q.work = scratch;
+  q.nrec = 0;  // no trace samples
+  T* u = q.u0();
+  T* up = q.u1();
+  const StoreCells sc = StoreCells::of(q);
+  const int L = p.checkpoint_every, first = j == 0 ? 0 : j * L - 1,
+            last = p.nsteps < (j + 1) * L ? p.nsteps : (j + 1) * L;
+  if (j == 0) {
+    ex.zero(scratch, p.work_size());
+  } else {
+    copy_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size(), false, ex);
+    ex.zero(reinterpret_cast<T*>(q.clocks()), std::size_t(ShotProblem<T>::kAlign));  // the clocks and store maxima
+  }
+  for (int m = first; m < last && ex.ok(); ++m) {
+    issue_forward_step<Order>(q, sc, u, up, ex, Step{nullptr, nullptr, m, 0}, false);
+    T* tmp = u;
+    u = up;
+    up = tmp;
+  }
+  issue_forward_step<Order>(q, sc, u, up, ex, Step{nullptr, nullptr, last, 0}, true);
+}
+
+}  // namespace starwave::cuda_bodies
