@@ -54,12 +54,9 @@ inline int wave_task_can_execute(unsigned workerid, struct starpu_task* task, un
 }
 
 #ifdef STARWAVE_USE_CUDA
-/// Records a CUDA launcher's failure as the task's (codelets/failure.hpp): the launch, the
-/// task and the device's message, e.g. "CUDA error in forward update (forward task, order
-/// 8, float): invalid configuration argument".
-/// Planes per column run of the 3-D CUDA u and μ launches (ShotProblem::column_planes):
-/// STARWAVE_CUDA_COLUMN_PLANES, a tuning knob for benchmarks on a device (1: one thread
-/// per cell; the bits do not depend on it); 0 (unset): the size ShotProblem chooses.
+/// Planes per interior run of the CUDA u and μ launches (ShotProblem::column_planes):
+/// STARWAVE_CUDA_COLUMN_PLANES, a tuning knob for benchmarks on a device (1: one cell a
+/// thread; the bits do not depend on it); 0 (unset): the launches' default (kColumnWindow).
 inline int cuda_column_planes() {
   static const int planes = [] {
     const char* v = std::getenv("STARWAVE_CUDA_COLUMN_PLANES");
@@ -67,6 +64,10 @@ inline int cuda_column_planes() {
   }();
   return planes;
 }
+
+/// Records a CUDA launcher's failure as the task's (codelets/failure.hpp): the launch, the
+/// task and the device's message, e.g. "CUDA error in forward update (forward task, order
+/// 8, float): invalid configuration argument".
 
 inline void check_cuda(const cuda::Status& s, const std::string& task) {
   if (!s)

@@ -227,6 +227,9 @@ TEST(CudaEmulation, InteriorRunsAndLayerCellsCoverEachCellOnce) {
   EXPECT_EQ(ref.layer_cells(), 640 * 290 - 600 * 250);
   const stencil::LayerBox rim = ref.widened(4);
   EXPECT_EQ(cuda_bodies::InteriorRuns::of(rim, 4).threads, 148 * 242);
+  // A run longer than the box (STARWAVE_CUDA_COLUMN_PLANES is any positive int) is its depth.
+  EXPECT_EQ(cuda_bodies::InteriorRuns::of(ref, 2147483647).run, 600);
+  EXPECT_EQ(cuda_bodies::InteriorRuns::of(ref, 2147483647).threads, 250);
   // Layers on some sides only (a free surface has none on top), thin models whose rims
   // meet, 2-D and 3-D, runs of 1 to longer than the grid.
   for (int nz : {3, 9, 17})

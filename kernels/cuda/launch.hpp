@@ -82,7 +82,7 @@ struct InteriorRuns {
     r.z1 = a.zb;
     r.y0 = a.yt;
     r.x0 = a.xl;
-    r.run = run < 1 ? 1 : run;
+    r.run = run < 1 ? 1 : run < nz ? run : nz;  // a run longer than the box is the box's depth
     r.rows = unsigned(ny);
     r.by_width = Divisor(unsigned(nx));
     r.by_rows = Divisor(unsigned(ny));
