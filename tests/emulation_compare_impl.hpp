@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/adjoint.hpp"
@@ -16,6 +18,16 @@
 namespace starwave::test {
 
 /// Runs shot 0 with the CPU kernel and with the emulated CUDA launches: the same bits.
+/// Pieces [lo, hi) of a shot's nsteps forward steps: the first 5, to N/3, to N − 1, the last.
+inline std::vector<std::pair<int, int>> forward_pieces(int n) {
+  const int c1 = std::min(5, n), c2 = std::min(n, std::max(n / 3, c1)), c3 = std::max(c2, n - 1);
+  const int cuts[] = {0, c1, c2, c3, n};
+  std::vector<std::pair<int, int>> pieces;
+  for (int k = 0; k + 1 < 5; ++k)
+    if (cuts[k] < cuts[k + 1]) pieces.emplace_back(cuts[k], cuts[k + 1]);
+  return pieces;
+}
+
 template <typename T, int Order>
 void expect_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o,
                                   const std::string& context, int column_planes) {
@@ -31,6 +43,18 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
   EXPECT_TRUE(same_bits(cpu->traces.data(), emu->traces.data(), n))
       << "traces, order " << Order << ", " << context << ", first difference at "
       << first_difference(cpu->traces.data(), emu->traces.data(), n);
+  // In pieces, the state kept in p.work between them: the CPU kernel and the emulated launches.
+  auto split_cpu = prepare_shot<T>(m, s, o);
+  auto split_emu = prepare_shot<T>(m, s, o);
+  split_emu->p.column_planes = column_planes;
+  for (const auto& [lo, hi] : forward_pieces(cpu->p.nsteps)) {
+    cpu::forward_steps<Order, T>(split_cpu->p, lo, hi);
+    ASSERT_TRUE((cuda_bodies::run_shot_steps<Order>(split_emu->p, lo, hi, ex)));
+  }
+  for (const auto* split : {&split_cpu->traces, &split_emu->traces})
+    EXPECT_TRUE(same_bits(cpu->traces.data(), split->data(), n))
+        << "traces in pieces (" << (split == &split_cpu->traces ? "CPU" : "emulated") << "), order " << Order << ", "
+        << context << ", first difference at " << first_difference(cpu->traces.data(), split->data(), n);
 }
 
 /// The adjoint of shot 0 (residual = its traces) through cpu::adjoint and through the
@@ -40,7 +64,7 @@ template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
                                           const std::string& context, int column_planes, int checkpoint_every,
                                           int compression) {
-  std::vector<T> corr[2], illum[2];
+  std::vector<T> corr[2], illum[2], pieces[2];  // pieces: the emulated adjoint in pieces
   aligned_vector<T> store[2], final_state[2], checkpoints[2];
   for (int emulated : {0, 1}) {
     auto ps = prepare_shot<T>(m, s, o);
@@ -65,6 +89,20 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     if (emulated) {
       ASSERT_TRUE((cuda_bodies::run_shot<Order>(p, ex)));
       ASSERT_TRUE((cuda_bodies::run_adjoint<Order>(p, ps->traces.data(), corr[1].data(), illum[1].data(), ex)));
+      // Again in pieces (the state kept in p.work between them): steps N − 1 alone, then
+      // down to 2N/3, to 5, to 0 — across replayed chunks and checkpoint intervals — after
+      // the forward again (an adjoint with checkpoints leaves the ring holding interval 0).
+      for (const auto& [lo, hi] : forward_pieces(p.nsteps))
+        ASSERT_TRUE((cuda_bodies::run_shot_steps<Order>(p, lo, hi, ex)));
+      const int n = p.nsteps, c2 = std::min(n - 1, std::max(2 * n / 3, 5)), c3 = std::min(c2, 5);
+      const int cuts[] = {n, n - 1, c2, c3, 0};
+      pieces[0].assign(region, T(0));
+      pieces[1].assign(region, T(0));
+      for (int k = 0; k + 1 < 5; ++k) {
+        if (cuts[k] == cuts[k + 1]) continue;
+        ASSERT_TRUE((cuda_bodies::run_adjoint_steps<Order>(p, ps->traces.data(), cuts[k], cuts[k + 1], pieces[0].data(),
+                                                           pieces[1].data(), ex)));
+      }
     } else {
       cpu::forward<Order, T>(p);
       cpu::adjoint<Order, T>(p, ps->traces.data(), corr[0].data(), illum[0].data(), nullptr);
@@ -87,6 +125,10 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     EXPECT_TRUE(same_bits(field[0].data(), field[1].data(), field[0].size()))
         << (field == corr ? "correlation, " : "illumination, ") << what << ", first difference at "
         << first_difference(field[0].data(), field[1].data(), field[0].size());
+    const std::vector<T>& split = pieces[field == corr ? 0 : 1];
+    EXPECT_TRUE(same_bits(field[0].data(), split.data(), field[0].size()))
+        << (field == corr ? "correlation in pieces, " : "illumination in pieces, ") << what << ", first difference at "
+        << first_difference(field[0].data(), split.data(), field[0].size());
   }
 }
 

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/levels.hpp"
@@ -93,6 +94,22 @@ void adjoint(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, s
   illum.assign(corr.size(), T(0));
   src_adj.assign(std::size_t(s.p().nsteps), T(0));
   cpu::adjoint<Order, T>(s.p(), residual.data(), corr.data(), illum.data(), src_adj.data());
+}
+
+/// The same through cpu::adjoint_steps in pieces: steps N − 1 alone, then down to 2N/3,
+/// down to 5, down to 0 (cuts inside and across checkpoint intervals).
+template <int Order, typename T>
+void adjoint_in_pieces(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, std::vector<T>& illum,
+                       std::vector<T>& src_adj) {
+  corr.assign(std::size_t(s.w) * s.h, T(0));
+  illum.assign(corr.size(), T(0));
+  src_adj.assign(std::size_t(s.p().nsteps), T(0));
+  const int n = s.p().nsteps, c2 = std::min(n - 1, std::max(2 * n / 3, 5)), c3 = std::min(c2, 5);
+  const int cuts[] = {n, n - 1, c2, c3, 0};
+  for (int k = 0; k + 1 < 5; ++k)
+    if (cuts[k] > cuts[k + 1])
+      cpu::adjoint_steps<Order, T>(s.p(), residual.data(), cuts[k], cuts[k + 1], corr.data(), illum.data(),
+                                   src_adj.data());
 }
 
 template <typename T>
@@ -616,6 +633,17 @@ void expect_checkpoints_keep_the_bits(const Model& m, const Survey& sv, const Nu
   EXPECT_EQ(c1, c2) << what << ": correlation";
   EXPECT_EQ(i1, i2) << what << ": illumination";
   EXPECT_EQ(a1, a2) << what << ": source adjoint";
+  // In pieces (the adjoint's state kept between calls): the one call's bits, whole and ring
+  // (the forward again first: an adjoint with checkpoints leaves the ring holding interval 0).
+  for (Shot<T>* s : {&whole, &ring}) {
+    const int n = s->p().nsteps;
+    for (const auto& [lo, hi] : {std::pair{0, std::min(3, n)}, std::pair{std::min(3, n), n}})
+      cpu::forward_steps<Order, T>(s->p(), lo, hi);  // in pieces too
+    adjoint_in_pieces<Order>(*s, r, c2, i2, a2);
+    EXPECT_EQ(c1, c2) << what << ": correlation in pieces" << (s == &ring ? ", checkpoints" : "");
+    EXPECT_EQ(i1, i2) << what << ": illumination in pieces" << (s == &ring ? ", checkpoints" : "");
+    EXPECT_EQ(a1, a2) << what << ": source adjoint in pieces" << (s == &ring ? ", checkpoints" : "");
+  }
   double norm = 0;
   for (T v : c1) norm += double(v) * double(v);
   EXPECT_GT(norm, 0) << what;

@@ -434,20 +434,22 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
 }
 
 template <int Order, typename T>
-void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint) {
+void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
+                   T* source_adjoint) {
   const FlushSubnormals<T> ftz;
-  std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
   const std::size_t G = p.grid_size();
-  T* mu_next = p.u0();                 // μ[m+2]
-  T* mu = p.u1();                      // μ[m+1]
-  T* u_next = p.work + p.work_size();  // u[m+1]
-  T* u = u_next + G;                   // u[m]
-  T* corr = u + G;                     // the correlation and illumination, grid layout
-  T* illum = corr + G;
-  std::memcpy(u_next, p.final_state, G * sizeof(T));
-  std::memcpy(u, p.final_state + G, G * sizeof(T));
-  const bool full = p.storage == ShotProblem<T>::kStoreFull;
   const int N = p.nsteps, z0 = p.mz0(), z1 = p.mz1(), y0 = p.my0(), y1 = p.my1(), x0 = p.mx0(), x1 = p.mx1();
+  const bool full = p.storage == ShotProblem<T>::kStoreFull;
+  // The steps before this call (N − hi of them) each swapped μ's pair, and re-created u
+  // into its pair's other array (the whole store re-creates none).
+  const bool odd = (N - hi) % 2 == 1, u_odd = odd && !full;
+  T* mu_next = odd ? p.u1() : p.u0();  // μ[m+2]
+  T* mu = odd ? p.u0() : p.u1();       // μ[m+1]
+  T* const pair = p.work + p.work_size();
+  T* u_next = u_odd ? pair + G : pair;  // u[m+1]
+  T* u = u_odd ? pair : pair + G;       // u[m]
+  T* corr = pair + 2 * G;               // the correlation and illumination, grid layout
+  T* illum = corr + G;
   const int w = x1 - x0, hy = y1 - y0;
   const long o = p.origin();
   const T* v = p.vdt2 + o;
@@ -458,19 +460,24 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
     return !p.layer_point(z, y, x);
   };
 
-  inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
-  mirror(p, mu);
-  for (int z = z0; z < z1; ++z)
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) {
-        const long i = o + p.row_offset(z, y) + x;
-        illum[i] = u_next[i] * u_next[i];
-      }
+  if (hi == N) {
+    std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
+    std::memcpy(u_next, p.final_state, G * sizeof(T));
+    std::memcpy(u, p.final_state + G, G * sizeof(T));
+    inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
+    mirror(p, mu);
+    for (int z = z0; z < z1; ++z)
+      for (int y = y0; y < y1; ++y)
+        for (int x = x0; x < x1; ++x) {
+          const long i = o + p.row_offset(z, y) + x;
+          illum[i] = u_next[i] * u_next[i];
+        }
+  }
 
   const int L = p.checkpoint_every, K = p.intervals();
   T* rerun = illum + G;        // a forward's arrays, with checkpoints
   int held[3] = {-1, -1, -1};  // a ZFP store's decoded slots (slot_for_reading)
-  for (int m = N - 1; m >= 0; --m) {
+  for (int m = hi - 1; m >= lo; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
     if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
     if (full && m < N - 1) restore_slot(p, u, m, held);
@@ -503,6 +510,7 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
     mirror(p, mu_next);
     std::swap(mu, mu_next);
   }
+  if (lo > 0) return;
   for (int z = z0; z < z1; ++z)
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {
@@ -515,8 +523,14 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
       }
 }
 
-#define STARWAVE_INSTANTIATE(O, T)                                       \
-  template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*); \
+template <int Order, typename T>
+void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint) {
+  adjoint_steps<Order, T>(p, residual, p.nsteps, 0, correlation, illumination, source_adjoint);
+}
+
+#define STARWAVE_INSTANTIATE(O, T)                                                          \
+  template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);                    \
+  template void adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, T*); \
   template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*);
 STARWAVE_INSTANTIATE(2, float)
 STARWAVE_INSTANTIATE(4, float)

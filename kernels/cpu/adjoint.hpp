@@ -26,6 +26,14 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);
 template <int Order, typename T>
 void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint);
 
+/// adjoint() in pieces: backward steps hi − 1 … lo (nsteps ≥ hi ≥ lo ≥ 0), the state kept
+/// in p.work between calls. hi = nsteps starts it (μ[N], the illumination of u[N]); lo = 0
+/// ends it (correlation and illumination added to). Pieces [N, a), [a, b), …, [c, 0), in
+/// that order, give adjoint()'s bits.
+template <int Order, typename T>
+void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
+                   T* source_adjoint);
+
 /// Writes store slot m (u: grid allocation holding u[m]); forward() calls it every step.
 template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m);

@@ -138,6 +138,10 @@ void forward(const ShotProblem<T>& p) {
   STARWAVE_DISPATCH(template forward<Order, T>(p))
 }
 template <int Order, typename T>
+void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
+  STARWAVE_DISPATCH(template forward_steps<Order, T>(p, lo, hi))
+}
+template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value) {
   STARWAVE_DISPATCH(template step<Order, T>(p, u, u_prev_next, source_value))
 }
@@ -149,14 +153,21 @@ template <int Order, typename T>
 void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint) {
   STARWAVE_DISPATCH(template adjoint<Order, T>(p, residual, correlation, illumination, source_adjoint))
 }
+template <int Order, typename T>
+void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
+                   T* source_adjoint) {
+  STARWAVE_DISPATCH(template adjoint_steps<Order, T>(p, residual, hi, lo, correlation, illumination, source_adjoint))
+}
 template <typename T>
 void save_slot(const ShotProblem<T>& p, const T* u, int m){STARWAVE_DISPATCH(template save_slot<T>(p, u, m))}
 
-#define STARWAVE_INSTANTIATE(O, T)                                       \
-  template void forward<O, T>(const ShotProblem<T>&);                    \
-  template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);      \
-  template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*); \
-  template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*);
+#define STARWAVE_INSTANTIATE(O, T)                                          \
+  template void forward<O, T>(const ShotProblem<T>&);                       \
+  template void forward_steps<O, T>(const ShotProblem<T>&, int, int);       \
+  template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);         \
+  template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);    \
+  template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*); \
+  template void adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, T*);
 STARWAVE_INSTANTIATE(2, float) STARWAVE_INSTANTIATE(4, float) STARWAVE_INSTANTIATE(6, float)
     STARWAVE_INSTANTIATE(8, float) STARWAVE_INSTANTIATE(2, double) STARWAVE_INSTANTIATE(4, double)
         STARWAVE_INSTANTIATE(6, double) STARWAVE_INSTANTIATE(8, double)

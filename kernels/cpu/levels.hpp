@@ -16,18 +16,23 @@
 #include "kernels/shot.hpp"
 
 /// The entry points of one level, in namespace starwave::cpu::<level>.
-#define STARWAVE_CPU_LEVEL_ENTRY_POINTS(level)                                                                  \
-  namespace starwave::cpu::level {                                                                              \
-  template <int Order, typename T>                                                                              \
-  void forward(const ShotProblem<T>& p);                                                                        \
-  template <int Order, typename T>                                                                              \
-  void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);                               \
-  template <int Order, typename T>                                                                              \
-  void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);                                     \
-  template <int Order, typename T>                                                                              \
-  void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint); \
-  template <typename T>                                                                                         \
-  void save_slot(const ShotProblem<T>& p, const T* u, int m);                                                   \
+#define STARWAVE_CPU_LEVEL_ENTRY_POINTS(level)                                                                    \
+  namespace starwave::cpu::level {                                                                                \
+  template <int Order, typename T>                                                                                \
+  void forward(const ShotProblem<T>& p);                                                                          \
+  template <int Order, typename T>                                                                                \
+  void forward_steps(const ShotProblem<T>& p, int lo, int hi);                                                    \
+  template <int Order, typename T>                                                                                \
+  void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);                                 \
+  template <int Order, typename T>                                                                                \
+  void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);                                       \
+  template <int Order, typename T>                                                                                \
+  void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint);   \
+  template <int Order, typename T>                                                                                \
+  void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination, \
+                     T* source_adjoint);                                                                          \
+  template <typename T>                                                                                           \
+  void save_slot(const ShotProblem<T>& p, const T* u, int m);                                                     \
   }
 
 STARWAVE_CPU_LEVEL_ENTRY_POINTS(baseline)

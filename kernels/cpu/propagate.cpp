@@ -208,19 +208,22 @@ void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
 }
 
 template <int Order, typename T>
-void forward(const ShotProblem<T>& p) {
+void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
   const FlushSubnormals<T> ftz;
-  std::memset(p.work, 0, p.work_size() * sizeof(T));
-  T* u = p.u0();
-  T* up = p.u1();
+  // Each step before this call swapped the pair: after lo steps u[lo] is in u1 if lo is odd.
+  T* u = lo % 2 == 1 ? p.u1() : p.u0();
+  T* up = lo % 2 == 1 ? p.u0() : p.u1();
   const long o = p.origin();
   auto record = [&](int n) {
     for (int r = 0; r < p.nrec; ++r) p.traces[long(r) * p.nt + n] = p.sample(u + o, r);
   };
-  record(0);
-  if (p.store) save_slot(p, u, 0);
-  if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
-  for (int m = 0; m < p.nsteps; ++m) {
+  if (lo == 0) {
+    std::memset(p.work, 0, p.work_size() * sizeof(T));
+    record(0);
+    if (p.store) save_slot(p, u, 0);
+    if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
+  }
+  for (int m = lo; m < hi; ++m) {
     step<Order>(p, u, up, p.source[m]);
     std::swap(u, up);  // u now holds u[m+1]
     if (p.store) save_slot(p, u, m + 1);
@@ -230,14 +233,20 @@ void forward(const ShotProblem<T>& p) {
       if (n < p.nt) record(n);
     }
   }
-  if (p.final_state) {
+  if (hi == p.nsteps && p.final_state) {
     std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
     std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
   }
 }
 
-#define STARWAVE_INSTANTIATE(O, T)                    \
-  template void forward<O, T>(const ShotProblem<T>&); \
+template <int Order, typename T>
+void forward(const ShotProblem<T>& p) {
+  forward_steps<Order, T>(p, 0, p.nsteps);
+}
+
+#define STARWAVE_INSTANTIATE(O, T)                                    \
+  template void forward<O, T>(const ShotProblem<T>&);                 \
+  template void forward_steps<O, T>(const ShotProblem<T>&, int, int); \
   template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);
 STARWAVE_INSTANTIATE(2, float)
 STARWAVE_INSTANTIATE(4, float)

@@ -11,6 +11,13 @@ namespace starwave::cpu {
 template <int Order, typename T>
 void forward(const ShotProblem<T>& p);
 
+/// forward() in pieces: steps lo … hi − 1 (0 ≤ lo ≤ hi ≤ nsteps), the state kept in p.work
+/// between calls. lo = 0 starts it (zeroes the work arrays, records sample 0, slot 0);
+/// hi = nsteps ends it (the final state). Pieces [0, a), [a, b), …, [c, N), in that order,
+/// give forward()'s bits.
+template <int Order, typename T>
+void forward_steps(const ShotProblem<T>& p, int lo, int hi);
+
 /// One time step: `u` holds u[n] and `u_prev_next` u[n−1], which becomes u[n+1] (full
 /// allocations); the layer arrays are p.work's. The ψ and u passes, source injection of
 /// `source_value` (already times δ_h) and the free surface.

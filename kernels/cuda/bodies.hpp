@@ -171,22 +171,30 @@ SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool updat
   for (; z < z1; ++z) mu_cell<Order>(b, p, update, update, n, z, y, x);
 }
 
-/// One shot's adjoint as a sequence of launches, the same operations as cpu::adjoint():
-/// `p` as there (store and final state from run_shot, work of adjoint_work_size());
-/// `corr` and `illum` (model region, row-major) are added to.
+/// One shot's backward steps hi − 1 … lo as a sequence of launches, the same operations as
+/// cpu::adjoint_steps(): `p` as there (store and final state from run_shot, work of
+/// adjoint_work_size(), the state kept there between calls; hi = nsteps starts, lo = 0
+/// ends); `corr` and `illum` (model region, row-major) are added to.
 template <int Order, typename T, typename Exec>
-bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, Exec& ex) {
-  if (!ex.zero(p.work, p.adjoint_work_size())) return false;
-  const std::size_t G = p.grid_size();
-  T* mu_next = p.u0();
-  T* mu = p.u1();
-  T* u_next = p.work + p.work_size();
-  T* u = u_next + G;
-  int* clocks = p.clocks();
-  copy_grid("adjoint final state", p.final_state, u_next, G, ex);
-  copy_grid("adjoint final state", p.final_state + G, u, G, ex);
-  const long o = p.origin();
+bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* corr, T* illum, Exec& ex) {
   const int N = p.nsteps;
+  const bool begin = hi == N;
+  if (begin && !ex.zero(p.work, p.adjoint_work_size())) return false;
+  const std::size_t G = p.grid_size();
+  // The steps before this call (N − hi of them) each swapped μ's pair, and re-created u
+  // into its pair's other array (the whole store re-creates none).
+  const bool odd = (N - hi) % 2 == 1, u_odd = odd && p.storage != ShotProblem<T>::kStoreFull;
+  T* mu_next = odd ? p.u1() : p.u0();
+  T* mu = odd ? p.u0() : p.u1();
+  T* const pair = p.work + p.work_size();
+  T* u_next = u_odd ? pair + G : pair;
+  T* u = u_odd ? pair : pair + G;
+  int* clocks = p.clocks();
+  if (begin) {
+    copy_grid("adjoint final state", p.final_state, u_next, G, ex);
+    copy_grid("adjoint final state", p.final_state + G, u, G, ex);
+  }
+  const long o = p.origin();
 
   BackwardStep<T> base;
   base.corr = corr;
@@ -207,8 +215,8 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   base.slot = p.store_step_size();
   base.ring = base.full ? 0 : base.slot;
   base.layers = p.layer_share() ? base.slot : 0;
-  base.acc = u + G + o;  // the CPU kernel's correlation grid
-  {                      // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
+  base.acc = pair + 2 * G + o;  // the CPU kernel's correlation grid
+  if (begin) {  // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
     BackwardStep<T> b = base;
     b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
     b.step = Step{nullptr, nullptr, N, 0};
@@ -254,21 +262,23 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
   // Steps N−1 … 1 all re-create (boundary storage), so they replay alike; step 0 does not.
   // With checkpoints, one by one, each interval's re-run before its first step.
   const int L = p.checkpoint_every, K = p.intervals();
-  T* rerun = p.work + p.work_size() + 4 * G;  // a forward's arrays, with checkpoints
-  const int replays = K > 1 ? 0 : (N - 1) / (2 * kChunkSteps);
+  T* rerun = p.work + p.work_size() + 4 * G;      // a forward's arrays, with checkpoints
+  const int replayable = hi - (lo > 1 ? lo : 1);  // steps hi − 1 … max(lo, 1)
+  const int replays = K > 1 || replayable <= 0 ? 0 : replayable / (2 * kChunkSteps);
   if (replays > 0) {
     ex.sweep1d(
-        "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = N - 1; }, 1);
+        "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = hi - 1; }, 1);
     ex.replay("adjoint steps (replayed)", replays, [&](Exec& e) {
       for (int chunk = 0; chunk < 2; ++chunk)
         for (int j = 0; j < kChunkSteps; ++j)
           issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, -j, -1}, !base.full);
     });
   }
-  for (int m = N - 1 - 2 * kChunkSteps * replays; m >= 0 && ex.ok(); --m) {
+  for (int m = hi - 1 - 2 * kChunkSteps * replays; m >= lo && ex.ok(); --m) {
     if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
   }
+  if (lo > 0) return ex.ok();
   const ModelCells cells = base.cells;
   const T* acc = base.acc;
   if (p.layer_share())
@@ -282,6 +292,12 @@ bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, 
         },
         base.model_cells);
   return ex.ok();
+}
+
+/// One shot's adjoint, all its steps (cpu::adjoint()).
+template <int Order, typename T, typename Exec>
+bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, Exec& ex) {
+  return run_adjoint_steps<Order>(p, residual, p.nsteps, 0, corr, illum, ex);
 }
 
 }  // namespace starwave::cuda_bodies

@@ -146,16 +146,19 @@ void copy_state(const ShotProblem<T>& p, T* u, T* up, T* to, bool save, Exec& ex
   copy_grid(name, save ? p.cpml_z1() : to + 2 * G, save ? to + 2 * G : p.cpml_z1(), L, ex);
 }
 
-/// One shot as a sequence of launches (kernels/cpu/propagate.cpp's forward()). `Exec`
-/// provides zero(ptr, count), sweep1d(name, body, n) and sweep_wide (the same, more
-/// registers a thread), replay(name, times, issue) (issue(exec) once, its launches run
-/// `times` times) and ok(); bodies are callables of the thread number t. Returns ok(). With checkpoints,
-/// steps are issued one by one (a checkpoint's copies break the replayed runs).
+/// Steps lo … hi − 1 of one shot as a sequence of launches (kernels/cpu/propagate.cpp's
+/// forward_steps(): lo = 0 starts, hi = nsteps ends, the state kept in p.work between
+/// calls). `Exec` provides zero(ptr, count), sweep1d(name, body, n) and sweep_wide (the
+/// same, more registers a thread), replay(name, times, issue) (issue(exec) once, its
+/// launches run `times` times) and ok(); bodies are callables of the thread number t.
+/// Returns ok(). With checkpoints, steps are issued one by one (a checkpoint's copies break
+/// the replayed runs).
 template <int Order, typename T, typename Exec>
-bool run_shot(const ShotProblem<T>& p, Exec& ex) {
-  if (!ex.zero(p.work, p.work_size())) return false;
-  T* u = p.u0();
-  T* up = p.u1();
+bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
+  if (lo == 0 && !ex.zero(p.work, p.work_size())) return false;
+  // Each step before this call swapped the pair: after lo steps u[lo] is in u1 if lo is odd.
+  T* u = lo % 2 == 1 ? p.u1() : p.u0();
+  T* up = lo % 2 == 1 ? p.u0() : p.u1();
   int* clocks = p.clocks();
   const StoreCells sc = StoreCells::of(p);
   const bool checkpoints = p.checkpoints && p.intervals() > 1;
@@ -167,29 +170,36 @@ bool run_shot(const ShotProblem<T>& p, Exec& ex) {
     u = up;
     up = tmp;
   };
-  const int replays = checkpoints ? 0 : p.nsteps / (2 * kChunkSteps);
+  const int replays = checkpoints ? 0 : (hi - lo) / (2 * kChunkSteps);
   if (replays > 0) {
     ex.sweep1d(
-        "forward clock", [=] SW_LAMBDA(long) { clocks[0] = 0; }, 1);
+        "forward clock", [=] SW_LAMBDA(long) { clocks[0] = lo; }, 1);
     ex.replay("forward steps (replayed)", replays, [&](Exec& e) {
       for (int chunk = 0; chunk < 2; ++chunk)
         for (int j = 0; j < kChunkSteps; ++j)
           issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
     });
   }
-  if (checkpoints && p.checkpoint_after(0)) copy_state(p, u, up, p.checkpoints, true, ex);
-  for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m) {
+  if (lo == 0 && checkpoints && p.checkpoint_after(0)) copy_state(p, u, up, p.checkpoints, true, ex);
+  for (int m = lo + 2 * kChunkSteps * replays; m < hi && ex.ok(); ++m) {
     issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
     if (checkpoints && p.checkpoint_after(m + 1))
       copy_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(), true,
                  ex);
   }
+  if (hi < p.nsteps) return ex.ok();
   issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
   if (p.final_state) {
     copy_grid("forward final state", u, p.final_state, p.grid_size(), ex);
     copy_grid("forward final state", up, p.final_state + p.grid_size(), p.grid_size(), ex);
   }
   return ex.ok();
+}
+
+/// One shot, all its steps (cpu::forward()).
+template <int Order, typename T, typename Exec>
+bool run_shot(const ShotProblem<T>& p, Exec& ex) {
+  return run_shot_steps<Order>(p, 0, p.nsteps, ex);
 }
 
 /// The re-run of interval j of a checkpointed store (kernels/cpu/adjoint.cpp's
