@@ -86,13 +86,19 @@ void forward(Shot<T>& s) {
   cpu::forward<Order, T>(s.p());
 }
 
+/// The adjoint's outputs, zero and sized for shot `s`.
+template <typename T>
+void clear_outputs(Shot<T>& s, std::vector<T>& corr, std::vector<T>& illum, std::vector<T>& src_adj) {
+  corr.assign(std::size_t(s.w) * s.h, T(0));
+  illum.assign(corr.size(), T(0));
+  src_adj.assign(std::size_t(s.p().nsteps), T(0));
+}
+
 /// Adjoint of `residual` (nrec × nt): correlation, illumination, and μ at the source.
 template <int Order, typename T>
 void adjoint(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, std::vector<T>& illum,
              std::vector<T>& src_adj) {
-  corr.assign(std::size_t(s.w) * s.h, T(0));
-  illum.assign(corr.size(), T(0));
-  src_adj.assign(std::size_t(s.p().nsteps), T(0));
+  clear_outputs(s, corr, illum, src_adj);
   cpu::adjoint<Order, T>(s.p(), residual.data(), corr.data(), illum.data(), src_adj.data());
 }
 
@@ -101,9 +107,7 @@ void adjoint(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, s
 template <int Order, typename T>
 void adjoint_in_pieces(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, std::vector<T>& illum,
                        std::vector<T>& src_adj) {
-  corr.assign(std::size_t(s.w) * s.h, T(0));
-  illum.assign(corr.size(), T(0));
-  src_adj.assign(std::size_t(s.p().nsteps), T(0));
+  clear_outputs(s, corr, illum, src_adj);
   const int n = s.p().nsteps, c2 = std::min(n - 1, std::max(2 * n / 3, 5)), c3 = std::min(c2, 5);
   const int cuts[] = {n, n - 1, c2, c3, 0};
   for (int k = 0; k + 1 < 5; ++k)

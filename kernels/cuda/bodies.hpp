@@ -207,10 +207,11 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   base.model_cells = p.model_cells();
   base.cells = ModelCells::of(p);
   base.stored = StoreCells::of(p);
-  base.layer_cells = stencil::make_step_args(p, mu_next, mu).layer_cells();
+  const stencil::LayerBox layers = stencil::make_step_args(p, mu_next, mu);
+  base.layer_cells = layers.layer_cells();
   // The μ launches: interior runs out of the rim's reach, then the rim's cells.
-  const stencil::LayerBox rim = stencil::make_step_args(p, mu_next, mu).widened(p.halo);
-  const InteriorRuns in = InteriorRuns::of(rim, p.column_planes > 0 ? p.column_planes : kColumnWindow);
+  const stencil::LayerBox rim = layers.widened(p.halo);
+  const InteriorRuns in = InteriorRuns::of(rim, interior_run(p));
   const long mu_threads = in.threads + rim.layer_cells();
   base.slot = p.store_step_size();
   base.ring = base.full ? 0 : base.slot;

@@ -130,7 +130,7 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
       "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
       npsi + p.nrec + saved);
   if (last) return;
-  const InteriorRuns in = InteriorRuns::of(a, p.column_planes > 0 ? p.column_planes : kColumnWindow);
+  const InteriorRuns in = InteriorRuns::of(a, interior_run(p));
   e.sweep_wide(
       "forward update", [=] SW_LAMBDA(long t) { update_body<Order>(a, p, in, step, t); }, in.threads + a.layer_cells());
 }

@@ -64,6 +64,12 @@ struct ModelCells {
 /// Planes a thread of the interior runs (InteriorRuns) holds in registers at a time.
 constexpr int kColumnWindow = 4;
 
+/// Planes of an interior run: ShotProblem::column_planes, else kColumnWindow.
+template <typename T>
+SW_HD int interior_run(const ShotProblem<T>& p) {
+  return p.column_planes > 0 ? p.column_planes : kColumnWindow;
+}
+
 /// The threads of a u launch's interior runs: the cells outside every absorbing layer, as
 /// runs of `run` planes down a column (y, x), thread t → (x, y, run k) with x fastest so a
 /// warp reads consecutive cells. A run is taken kColumnWindow planes at a time from
