@@ -3,6 +3,7 @@
 #include "codelets/adjoint.hpp"
 
 #include <cstring>
+#include <vector>
 
 #include "codelets/common.hpp"
 #include "codelets/submit.hpp"
@@ -22,8 +23,24 @@ struct Unpacked {
   long region;
 };
 
+/// adjoint_interval's buffers: medium, nodes, signals, residual, its interval's store, the
+/// shot's adjoint work, correlation, illumination, and for the last interval (the first
+/// run) the final state.
 template <typename T>
-Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
+Unpacked<T> unpack_interval(void* buffers[], ShotProblem<T> p) {
+  p.attach_medium(vector_ptr<const T>(buffers[0]));
+  p.attach_nodes(vector_ptr<const long>(buffers[1]));
+  p.attach_signals(vector_ptr<const T>(buffers[2]));
+  p.store = vector_ptr<T>(buffers[4]);
+  p.work = vector_ptr<T>(buffers[5]);
+  if (p.interval_end(p.store_interval) == p.nsteps) p.final_state = vector_ptr<T>(buffers[8]);
+  return {p, vector_ptr<const T>(buffers[3]), vector_ptr<T>(buffers[6]), vector_ptr<T>(buffers[7]),
+          long(STARPU_VECTOR_GET_NX(buffers[6]))};
+}
+
+template <typename T>
+Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, int keeps) {
+  if (keeps == codelets::kInterval) return unpack_interval(buffers, p);
   p.attach_medium(vector_ptr<const T>(buffers[0]));
   p.attach_nodes(vector_ptr<const long>(buffers[1]));  // nsrc and nent come with the layout
   p.attach_signals(vector_ptr<const T>(buffers[2]));
@@ -37,11 +54,17 @@ Unpacked<T> unpack(void* buffers[], ShotProblem<T> p) {
 
 template <typename T>
 void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const Unpacked<T> u = unpack(buffers, layout);
-  std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));  // W buffers: ours to clear
-  std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
+  const Unpacked<T> u = unpack(buffers, layout, a.keeps);
+  const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
+  if (a.keeps != codelets::kInterval || hi == u.p.nsteps) {  // W buffers (the first interval's): ours to clear
+    std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));
+    std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
+  }
   codelets::with_order(a, "adjoint", [&](auto o) {
-    cpu::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, nullptr);
+    if (a.keeps == codelets::kInterval)
+      cpu::adjoint_steps<decltype(o)::value, T>(u.p, u.residual, hi, lo, u.correlation, u.illumination, nullptr);
+    else
+      cpu::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, nullptr);
   });
 }
 
@@ -55,19 +78,24 @@ void adjoint_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  Unpacked<T> u = unpack(buffers, layout);
+  Unpacked<T> u = unpack(buffers, layout, a.keeps);
   u.p.column_planes = codelets::cuda_column_planes();
   cudaStream_t stream = starpu_cuda_get_local_stream();
   if (pack16::zfp_rate(u.p.compression) > 0)  // the plan keeps such shots off the GPUs
     return codelets::record_failure(codelets::describe("adjoint", a) + ": a ZFP store on a CUDA worker");
   const std::string what = codelets::describe("adjoint", a);
-  for (T* field : {u.correlation, u.illumination}) {  // W buffers: ours to clear
-    const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region) * sizeof(T), stream);
-    if (e != cudaSuccess) return codelets::check_cuda(cuda::Status{int(e), "memset of the image"}, what);
-  }
+  const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
+  const bool interval = a.keeps == codelets::kInterval;
+  if (!interval || hi == u.p.nsteps)
+    for (T* field : {u.correlation, u.illumination}) {  // W buffers (the first interval's): ours to clear
+      const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region) * sizeof(T), stream);
+      if (e != cudaSuccess) return codelets::check_cuda(cuda::Status{int(e), "memset of the image"}, what);
+    }
   cuda::Status st;
   codelets::with_order(a, "adjoint", [&](auto o) {
-    st = cuda::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, stream);
+    st = interval ? cuda::adjoint_steps<decltype(o)::value, T>(u.p, u.residual, hi, lo, u.correlation, u.illumination,
+                                                               stream)
+                  : cuda::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, stream);
   });
   codelets::check_cuda(st, what);
 }
@@ -110,7 +138,49 @@ struct starpu_codelet* adjoint_codelet(bool checkpoints) {
   return &cls[checkpoints ? 1 : 0];
 }
 
+/// `adjoint_interval`: interval j of a split store, last first, one of a shot's chain of
+/// tasks that carry the adjoint's state in its work; buffers and modes given per task.
+struct starpu_codelet* adjoint_interval_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_adjoint_interval");
+  static struct starpu_codelet cl = [] {
+    struct starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = adjoint_cpu;
+    c.cpu_funcs_name[0] = "adjoint_cpu";
+#ifdef STARWAVE_USE_CUDA
+    c.cuda_funcs[0] = adjoint_cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    c.nbuffers = STARPU_VARIABLE_NBUFFERS;
+    c.model = &model;
+    c.can_execute = codelets::wave_task_can_execute;
+    c.name = "adjoint_interval";
+    return c;
+  }();
+  return &cl;
+}
+
 }  // namespace
+
+template <typename T>
+void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
+  ShotProblem<T> l = layout;
+  l.store = l.final_state = l.checkpoints = nullptr;
+  l.store_interval = j;
+  codelets::ShotArgs a = codelets::shot_args(l, order);
+  a.keeps = codelets::kInterval;
+  const bool first = l.interval_end(j) == l.nsteps;  // the backward sweep starts with the last interval
+  const enum starpu_data_access_mode carried = first ? STARPU_W : STARPU_RW;
+  std::vector<struct starpu_data_descr> data = {
+      {h.medium, STARPU_R}, {h.nodes, STARPU_R}, {h.signals, STARPU_R},    {h.residual, STARPU_R},
+      {h.store, STARPU_R},  {h.work, carried},   {h.correlation, carried}, {h.illumination, carried}};
+  if (first) data.push_back({h.final_state, STARPU_R});
+  codelets::submit_with_modes(adjoint_interval_codelet(), "adjoint_interval", std::move(data), where, STARPU_VALUE, &a,
+                              sizeof a);
+}
+
+template void insert_adjoint_interval<float>(const AdjointHandles&, const ShotProblem<float>&, int, int, unsigned);
+template void insert_adjoint_interval<double>(const AdjointHandles&, const ShotProblem<double>&, int, int, unsigned);
 
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {

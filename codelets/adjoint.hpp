@@ -21,4 +21,12 @@ struct AdjointHandles {
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order);
 
+/// Submits adjoint interval j of a shot with a split store (layout.split_store): steps
+/// interval_end(j) − 1 … interval_begin(j) backwards from the state in `work` (the shot's own
+/// adjoint work: W for the last interval, which starts from `final_state` (R), then RW),
+/// reading interval j's `store` (R), adding to `correlation` and `illumination` (W, then
+/// RW). A shot's intervals are submitted last first; `where` as for insert_forward_interval.
+template <typename T>
+void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where);
+
 }  // namespace starwave

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
+#include "codelets/submit.hpp"
 #include "kernels/cuda/propagate.hpp"
 #include "kernels/orders.hpp"
 #include "kernels/shot.hpp"
@@ -81,10 +83,13 @@ inline void check_cuda(const cuda::Status& s, const std::string& task) {
 struct ShotArgs {
   int order;
   int is_double;
-  int keeps;  // forward: the store and the final state are its buffers 5 and 6 (forward_keep)
+  int keeps;  // forward: the store and the final state are its buffers 5 and 6 (forward_keep);
+              // kInterval: one interval of a split store (layout.store_interval; forward_interval, adjoint_interval)
   ShotProblem<float> f;
   ShotProblem<double> d;
 };
+
+constexpr int kInterval = 2;
 
 template <typename T>
 ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
@@ -108,6 +113,17 @@ inline std::string describe(const char* task, const ShotArgs& a) {
 template <typename F>
 void with_order(const ShotArgs& a, const char* task, F&& f) {
   if (!starwave::with_order(a.order, f)) record_failure(describe(task, a) + ": no kernels for this stencil order");
+}
+
+/// Submits a task of codelet `cl` (nbuffers STARPU_VARIABLE_NBUFFERS) on `data`, each with
+/// its own access mode, restricted to the workers of `where` (STARPU_CPU, STARPU_CUDA; 0: any).
+template <typename... Args>
+void submit_with_modes(struct starpu_codelet* cl, const char* name, std::vector<struct starpu_data_descr> data,
+                       unsigned where, Args... args) {
+  if (where != 0)
+    submit_task(cl, name, STARPU_DATA_MODE_ARRAY, data.data(), int(data.size()), STARPU_EXECUTE_WHERE, where, args...);
+  else
+    submit_task(cl, name, STARPU_DATA_MODE_ARRAY, data.data(), int(data.size()), args...);
 }
 
 /// Unpacks a task's ShotArgs and calls f(args, layout) with the layout of its precision.

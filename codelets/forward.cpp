@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "codelets/common.hpp"
 #include "codelets/submit.hpp"
@@ -19,7 +20,7 @@ namespace starwave {
 namespace {
 
 template <typename T>
-ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, bool keeps) {
+ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, int keeps) {
   const T* medium = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[0]));
   p.attach_medium(medium);
   const long* nodes = reinterpret_cast<const long*>(STARPU_VECTOR_GET_PTR(buffers[1]));
@@ -27,7 +28,11 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, bool keeps) {
   p.attach_signals(reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2])));
   p.traces = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[3]));
   p.work = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[4]));
-  if (keeps) {  // the forward_keep codelet: the store and the final state for the adjoint
+  if (keeps == codelets::kInterval) {  // forward_interval: its interval's store, the final state after the last
+    p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
+    if (p.interval_end(p.store_interval) == p.nsteps)
+      p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
+  } else if (keeps) {  // the forward_keep codelet: the store and the final state for the adjoint
     p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
     p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
     if (p.checkpoints_size() > 0) p.checkpoints = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[7]));
@@ -37,8 +42,14 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, bool keeps) {
 
 template <typename T>
 void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
-  codelets::with_order(a, "forward", [&](auto o) { cpu::forward<decltype(o)::value, T>(p); });
+  const ShotProblem<T> p = unpack(buffers, layout, a.keeps);
+  const int lo = p.interval_begin(p.store_interval), hi = p.interval_end(p.store_interval);
+  codelets::with_order(a, "forward", [&](auto o) {
+    if (a.keeps == codelets::kInterval)
+      cpu::forward_steps<decltype(o)::value, T>(p, lo, hi);
+    else
+      cpu::forward<decltype(o)::value, T>(p);
+  });
 }
 
 void forward_cpu(void* buffers[], void* cl_arg) {
@@ -51,14 +62,18 @@ void forward_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  ShotProblem<T> p = unpack(buffers, layout, a.keeps != 0);
+  ShotProblem<T> p = unpack(buffers, layout, a.keeps);
   p.column_planes = codelets::cuda_column_planes();
   if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
   if (pack16::zfp_rate(p.compression) > 0)  // the plan keeps such shots off the GPUs
     return codelets::record_failure(codelets::describe("forward", a) + ": a ZFP store on a CUDA worker");
   cuda::Status st;
-  codelets::with_order(a, "forward",
-                       [&](auto o) { st = cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream()); });
+  const int lo = p.interval_begin(p.store_interval), hi = p.interval_end(p.store_interval);
+  codelets::with_order(a, "forward", [&](auto o) {
+    st = a.keeps == codelets::kInterval
+             ? cuda::forward_steps<decltype(o)::value, T>(p, lo, hi, starpu_cuda_get_local_stream())
+             : cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream());
+  });
   codelets::check_cuda(st, codelets::describe("forward", a));
 }
 
@@ -107,7 +122,53 @@ struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
   return &cls[!keep ? 0 : checkpoints ? 2 : 1];
 }
 
+/// `forward_interval`: interval j of a split store (ShotProblem::split_store), one of a
+/// shot's chain of tasks that carry its state in `work`; buffers and their modes given per
+/// task (insert_forward_interval); its own perf model.
+struct starpu_codelet* forward_interval_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_forward_interval");
+  static struct starpu_codelet cl = [] {
+    struct starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = forward_cpu;
+    c.cpu_funcs_name[0] = "forward_cpu";
+#ifdef STARWAVE_USE_CUDA
+    c.cuda_funcs[0] = forward_cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+#endif
+    c.nbuffers = STARPU_VARIABLE_NBUFFERS;
+    c.model = &model;
+    c.can_execute = codelets::wave_task_can_execute;
+    c.name = "forward_interval";
+    return c;
+  }();
+  return &cl;
+}
+
 }  // namespace
+
+template <typename T>
+void insert_forward_interval(const ForwardHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
+  ShotProblem<T> l = layout;
+  l.store = l.final_state = l.checkpoints = nullptr;
+  l.store_interval = j;
+  codelets::ShotArgs a = codelets::shot_args(l, order);
+  a.keeps = codelets::kInterval;
+  const bool first = j == 0, last = l.interval_end(j) == l.nsteps;
+  std::vector<struct starpu_data_descr> data = {
+      {h.medium, STARPU_R},
+      {h.nodes, STARPU_R},
+      {h.signals, STARPU_R},
+      {h.traces, first ? STARPU_W : STARPU_RW},  // each interval's samples
+      {h.work, first ? STARPU_W : STARPU_RW},    // the shot's state, from one interval to the next
+      {h.store, STARPU_W}};
+  if (last) data.push_back({h.final_state, STARPU_W});
+  codelets::submit_with_modes(forward_interval_codelet(), "forward_interval", std::move(data), where, STARPU_VALUE, &a,
+                              sizeof a);
+}
+
+template void insert_forward_interval<float>(const ForwardHandles&, const ShotProblem<float>&, int, int, unsigned);
+template void insert_forward_interval<double>(const ForwardHandles&, const ShotProblem<double>&, int, int, unsigned);
 
 template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order) {

@@ -23,4 +23,12 @@ struct ForwardHandles {
 template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order);
 
+/// Submits forward interval j of a shot with a split store (layout.split_store): steps
+/// [interval_begin(j), interval_end(j)) from the state in `work` (the shot's own, W for
+/// j = 0, then RW), its samples into `traces` (W, then RW), interval j's slots into `store`
+/// (W), after the last interval the final state (W). A shot's intervals are submitted in
+/// order; `where` (STARPU_CPU or STARPU_CUDA; 0: any) keeps its tasks on one kind of worker.
+template <typename T>
+void insert_forward_interval(const ForwardHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where);
+
 }  // namespace starwave

@@ -20,7 +20,10 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.nodes = input_vector(owner, reads.nodes, p.nodes_size(), sizeof(long));
   d.signals = input_vector(owner, reads.signals, p.signals_size(), sizeof(T));
   d.traces = owned_vector(owner, nullptr, traces, sizeof(T));
-  d.store = shot_buffer(owner, p.store_size(), sizeof(T));
+  if (p.split_store)
+    for (int j = 0; j < p.intervals(); ++j) d.intervals.push_back(shot_buffer(owner, p.store_size(), sizeof(T)));
+  else
+    d.store = shot_buffer(owner, p.store_size(), sizeof(T));
   d.final_state = shot_buffer(owner, 2 * p.grid_size(), sizeof(T));
   d.observed = input_vector(owner, reads.observed, traces, sizeof(float));
   d.weights = input_vector(owner, reads.weights, std::size_t(p.nrec), sizeof(float));
@@ -31,6 +34,10 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.contribution = owned_vector(owner, nullptr, 2 * region, sizeof(T));
   if (reference) d.reference = owned_vector(owner, nullptr, traces, sizeof(T));
   if (p.checkpoints_size() > 0) d.checkpoints = shot_buffer(owner, p.checkpoints_size(), sizeof(T));
+  if (p.split_store) {
+    d.forward_work = shot_buffer(owner, p.work_size(), sizeof(T));
+    d.adjoint_work = shot_buffer(owner, p.adjoint_work_size(), sizeof(T));
+  }
   return d;
 }
 

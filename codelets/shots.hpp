@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "codelets/distribution.hpp"
 #include "kernels/shot.hpp"
@@ -34,6 +35,11 @@ struct ImagingShot {
   Data contribution;  // [gradient | illumination] over the model region, for the reduction tree
   Data reference;     // RTM: the traces modeled in the reference model (registered when asked)
   Data checkpoints;   // the forward's states, with checkpoints (ShotProblem::checkpoint_every)
+  // With a split store (ShotProblem::split_store; `store` then unregistered): a buffer per
+  // interval, and the forward's and the adjoint's work arrays, the shot's own (its state
+  // passes from one interval's task to the next).
+  std::vector<Data> intervals;
+  Data forward_work, adjoint_work;
 };
 
 /// `p` is the shot's layout (grid, nrec, nt, nsteps, storage), the same on every rank.

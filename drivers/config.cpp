@@ -13,6 +13,7 @@
 
 #include "src/base/error.hpp"
 #include "src/memory/room.hpp"
+#include "src/runtime/scratch.hpp"
 
 namespace starwave::cli {
 namespace {
@@ -229,6 +230,10 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
       "the stored forward wavefield's values: none (as computed), fp16 (IEEE half, scaled per step) or bf16 "
       "(bfloat16): half the store in single precision, a quarter in double; zfp16, zfp12 or zfp8 (ZFP at 16, "
       "12 or 8 bits a value, CPU workers only): an approximate gradient")(
+      "scratch", po::value<std::string>(&text.scratch),
+      "a folder where StarPU may keep the stored forward wavefield when memory runs short (out of core): the "
+      "store is kept in intervals of steps, each its own buffer, moved to files there and back for the adjoint; "
+      "the same results; the files are removed when the run ends")(
       "memory-limit", po::value<std::string>(&text.memory_limit),
       "the memory this run may hold in all, e.g. 8G (K, M, G, T: binary units): the plan keeps within it "
       "(checkpoints, fewer shots in flight) or refuses the run; default: what the machine has");
@@ -258,6 +263,7 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
     throw InputError("--store-compression: must be 'none', 'fp16', 'bf16', 'zfp16', 'zfp12' or 'zfp8' (got '" +
                      text.store_compression + "')");
   memory::set_memory_limit(text.memory_limit.empty() ? 0 : memory::parse_size(text.memory_limit, "--memory-limit"));
+  scratch::set_folder(text.scratch);
   if (!text.checkpoint_every.empty()) {
     const std::string& c = text.checkpoint_every;
     const bool digits = c.size() <= 9 && c.find_first_not_of("0123456789") == std::string::npos;

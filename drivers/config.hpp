@@ -42,11 +42,12 @@ void require_nonnegative(const po::variables_map& vm, const std::string& name, c
 /// The numerical options given as words, turned into NumericalOptions by
 /// finish_numerical_options().
 struct NumericalText {
-  std::string precision, storage, checkpoint_every, store_compression, memory_limit;
+  std::string precision, storage, checkpoint_every, store_compression, memory_limit, scratch;
 };
 
 /// --order, --pml-width, --free-surface, --precision, --internal-dt, --pml-velocity, --storage,
-/// --checkpoint-every, --store-compression, --memory-limit (memory::set_memory_limit).
+/// --checkpoint-every, --store-compression, --memory-limit (memory::set_memory_limit), --scratch
+/// (scratch::set_folder).
 void add_numerical_options(po::options_description& desc, NumericalOptions& o, NumericalText& text);
 void finish_numerical_options(NumericalOptions& o, const NumericalText& text);
 

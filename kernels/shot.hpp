@@ -172,21 +172,40 @@ struct ShotProblem {
   // with every slot kept: the same bits, for at most one more forward run.
   int checkpoint_every = 0;
   T* checkpoints = nullptr;  // checkpoints_size() values
+  // A split store (docs/design.md §3): with split_store and checkpoint_every = L, every slot
+  // is kept, in intervals() buffers of store_slots() slots, one StarPU handle each (which
+  // StarPU may move out of core): interval j's buffer holds slots jL − 1 … min(N, (j+1)L)
+  // (from 0 for j = 0), every slot the backward sweep over steps [jL, (j+1)L) reads, so a
+  // slot at an interval's edge is kept twice. `store` then points at the buffer of interval
+  // `store_interval`, and the forward and adjoint run that interval alone
+  // (interval_begin(), interval_end()); no checkpoints, no re-runs.
+  bool split_store = false;
+  int store_interval = 0;
   SW_HD int store_slots() const {
     return checkpoint_every > 0 && checkpoint_every + 2 < nsteps + 1 ? checkpoint_every + 2 : nsteps + 1;
   }
   SW_HD int intervals() const { return checkpoint_every > 0 ? (nsteps + checkpoint_every - 1) / checkpoint_every : 1; }
+  /// The first step of interval j, and the step after its last.
+  SW_HD int interval_begin(int j) const { return j * checkpoint_every; }
+  SW_HD int interval_end(int j) const {
+    return checkpoint_every > 0 && (j + 1) * checkpoint_every < nsteps ? (j + 1) * checkpoint_every : nsteps;
+  }
+  /// Whether the backward sweep re-runs the forward from checkpoints (a ring, not split).
+  SW_HD bool reruns() const { return !split_store && intervals() > 1; }
   /// A checkpoint: u, u_prev, then the layer arrays (cpml_z1() … cpml_y2(), contiguous).
   SW_HD std::size_t checkpoint_size() const {
     return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size();
   }
-  SW_HD std::size_t checkpoints_size() const { return std::size_t(intervals() - 1) * checkpoint_size(); }
+  SW_HD std::size_t checkpoints_size() const { return reruns() ? std::size_t(intervals() - 1) * checkpoint_size() : 0; }
   /// Whether the forward keeps its state after step m (m = jL − 1, 1 ≤ j < intervals()).
   SW_HD bool checkpoint_after(int m) const {
-    return checkpoint_every > 0 && (m + 1) % checkpoint_every == 0 && (m + 1) / checkpoint_every < intervals();
+    return reruns() && (m + 1) % checkpoint_every == 0 && (m + 1) / checkpoint_every < intervals();
   }
-  /// Offset of slot m (0 ≤ m ≤ nsteps) in the store.
-  SW_HD long slot_offset(int m) const { return long(m % store_slots()) * slot_size(); }
+  /// The slot at offset 0 of the store buffer: slot jL − 1 of a split store's interval j
+  /// (j > 0), else 0.
+  SW_HD int store_base() const { return split_store && store_interval > 0 ? store_interval * checkpoint_every - 1 : 0; }
+  /// Offset of slot m (0 ≤ m ≤ nsteps; in a split store, one of its buffer's) in the store.
+  SW_HD long slot_offset(int m) const { return long((m - store_base()) % store_slots()) * slot_size(); }
   /// Values of T a store slot takes (store_step_size(), or its 16-bit words and header).
   SW_HD long slot_size() const {
     const long n = store_step_size();
@@ -458,7 +477,7 @@ struct ShotProblem {
   /// arrays after them for the re-runs.
   /// With a ZFP store, last, the three slots an adjoint step reads, decoded (zfp_window()).
   SW_HD std::size_t adjoint_work_size() const {
-    return work_size() + 4 * grid_size() + (intervals() > 1 ? work_size() : 0) + 3 * zfp_values_size();
+    return work_size() + 4 * grid_size() + (reruns() ? work_size() : 0) + 3 * zfp_values_size();
   }
   SW_HD T* zfp_window() const { return work + adjoint_work_size() - 3 * zfp_values_size(); }
 

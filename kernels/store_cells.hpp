@@ -19,6 +19,7 @@ struct StoreCells {
   Divisor by_width[kMax], by_rows[kMax];
   long ystep = 0, zstep = 0;  // row_offset(z, y) = z·zstep + y·ystep
   int slots = 1;              // ShotProblem::store_slots()
+  int base = 0;               // ShotProblem::store_base()
   long stride = 0;            // ShotProblem::slot_size()
   int compression = pack16::kNone;
 
@@ -38,6 +39,7 @@ struct StoreCells {
       c.by_rows[i] = Divisor(unsigned(c.rows[i]));
     }
     c.slots = p.store_slots();
+    c.base = p.store_base();
     c.stride = p.slot_size();
     c.compression = p.compression;
     c.zstep = long(p.plane);
@@ -55,7 +57,10 @@ struct StoreCells {
     y = y0[i] + int(rows[i] == 1 ? 0 : by_rows[i].mod(row));
   }
   /// Offset of store slot m (0 ≤ m ≤ nsteps): ShotProblem::slot_offset(m).
-  SW_HD long offset(int m) const { return long(m < slots ? m : m % slots) * stride; }
+  SW_HD long offset(int m) const {
+    const int k = m - base;
+    return long(k < slots ? k : k % slots) * stride;
+  }
   /// Element k of store slot m, decoded.
   template <typename T>
   SW_HD T load(const T* store, int m, long k) const {

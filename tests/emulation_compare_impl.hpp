@@ -66,6 +66,8 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
                                           int compression) {
   std::vector<T> corr[2], illum[2], pieces[2];  // pieces: the emulated adjoint in pieces
   aligned_vector<T> store[2], final_state[2], checkpoints[2];
+  std::vector<T> split_corr[2], split_illum[2];  // with a split store (when checkpoint_every cuts the steps)
+  std::vector<aligned_vector<T>> split_store[2];
   for (int emulated : {0, 1}) {
     auto ps = prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
@@ -107,6 +109,28 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
       cpu::forward<Order, T>(p);
       cpu::adjoint<Order, T>(p, ps->traces.data(), corr[0].data(), illum[0].data(), nullptr);
     }
+    if (checkpoint_every > 0 && checkpoint_every < p.nsteps) {  // every slot kept, an interval a buffer
+      const std::vector<T> residual = ps->traces;
+      split_corr[emulated].assign(region, T(0));
+      split_illum[emulated].assign(region, T(0));
+      T* c = split_corr[emulated].data();
+      T* i = split_illum[emulated].data();
+      if (emulated)
+        split_store[1] = run_split_store(
+            p,
+            [&](const ShotProblem<T>& q, int lo, int hi) {
+              ASSERT_TRUE((cuda_bodies::run_shot_steps<Order>(q, lo, hi, ex)));
+            },
+            [&](const ShotProblem<T>& q, int hi, int lo) {
+              ASSERT_TRUE((cuda_bodies::run_adjoint_steps<Order>(q, residual.data(), hi, lo, c, i, ex)));
+            });
+      else
+        split_store[0] = run_split_store(
+            p, [](const ShotProblem<T>& q, int lo, int hi) { cpu::forward_steps<Order, T>(q, lo, hi); },
+            [&](const ShotProblem<T>& q, int hi, int lo) {
+              cpu::adjoint_steps<Order, T>(q, residual.data(), hi, lo, c, i, nullptr);
+            });
+    }
   }
   const std::string what = "order " + std::to_string(Order) + ", storage " + std::to_string(storage) +
                            (checkpoint_every > 0 ? ", checkpoints every " + std::to_string(checkpoint_every) : "") +
@@ -120,6 +144,20 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
   EXPECT_TRUE(same_bits(store[0].data(), store[1].data(), store[0].size()))
       << "store, " << what << ", first difference at "
       << first_difference(store[0].data(), store[1].data(), store[0].size());
+  ASSERT_EQ(split_store[0].size(), split_store[1].size()) << what;
+  for (std::size_t j = 0; j < split_store[0].size(); ++j)
+    EXPECT_TRUE(same_bits(split_store[0][j].data(), split_store[1][j].data(), split_store[0][j].size()))
+        << "split store, interval " << j << ", " << what << ", first difference at "
+        << first_difference(split_store[0][j].data(), split_store[1][j].data(), split_store[0][j].size());
+  for (int e : {0, 1}) {  // the CPU's and the emulated split store: the whole store's bits
+    if (split_corr[e].empty()) continue;
+    EXPECT_TRUE(same_bits(corr[0].data(), split_corr[e].data(), corr[0].size()))
+        << "correlation, split store (" << (e ? "emulated" : "CPU") << "), " << what << ", first difference at "
+        << first_difference(corr[0].data(), split_corr[e].data(), corr[0].size());
+    EXPECT_TRUE(same_bits(illum[0].data(), split_illum[e].data(), illum[0].size()))
+        << "illumination, split store (" << (e ? "emulated" : "CPU") << "), " << what << ", first difference at "
+        << first_difference(illum[0].data(), split_illum[e].data(), illum[0].size());
+  }
   for (auto* field : {corr, illum}) {
     ASSERT_GT(norm(std::vector<double>(field[0].begin(), field[0].end())), 0) << what;
     EXPECT_TRUE(same_bits(field[0].data(), field[1].data(), field[0].size()))

@@ -137,4 +137,30 @@ inline double max_abs(const std::vector<double>& a) {
   return m;
 }
 
+/// A shot over a split store (ShotProblem::split_store, intervals of p.checkpoint_every
+/// steps): one buffer per interval, the forward run interval by interval, first to last,
+/// then the adjoint last to first, each on its interval's buffer, through
+/// forward(p, lo, hi) and adjoint(p, hi, lo). Returns the buffers; p is left as it was.
+template <typename T, typename Forward, typename Adjoint>
+std::vector<aligned_vector<T>> run_split_store(ShotProblem<T>& p, Forward&& forward, Adjoint&& adjoint) {
+  const ShotProblem<T> was = p;
+  p.split_store = true;
+  std::vector<aligned_vector<T>> buffers(std::size_t(p.intervals()));
+  for (auto& b : buffers) b.assign(p.store_size(), T(0));
+  auto attach = [&](int j) {
+    p.store_interval = j;
+    p.store = buffers[std::size_t(j)].data();
+  };
+  for (int j = 0; j < p.intervals(); ++j) {
+    attach(j);
+    forward(p, p.interval_begin(j), p.interval_end(j));
+  }
+  for (int j = p.intervals() - 1; j >= 0; --j) {
+    attach(j);
+    adjoint(p, p.interval_end(j), p.interval_begin(j));
+  }
+  p = was;
+  return buffers;
+}
+
 }  // namespace starwave::test

@@ -648,6 +648,22 @@ void expect_checkpoints_keep_the_bits(const Model& m, const Survey& sv, const Nu
     EXPECT_EQ(i1, i2) << what << ": illumination in pieces" << (s == &ring ? ", checkpoints" : "");
     EXPECT_EQ(a1, a2) << what << ": source adjoint in pieces" << (s == &ring ? ", checkpoints" : "");
   }
+  // A split store (every slot kept, a buffer per interval, each interval run alone on its
+  // own): the whole store's bits.
+  if (every < p.nsteps) {
+    clear_outputs(ring, c2, i2, a2);
+    ring.ps->traces.assign(ring.ps->traces.size(), T(0));
+    const auto buffers = test::run_split_store(
+        ring.p(), [](const ShotProblem<T>& q, int lo, int hi) { cpu::forward_steps<Order, T>(q, lo, hi); },
+        [&](const ShotProblem<T>& q, int hi, int lo) {
+          cpu::adjoint_steps<Order, T>(q, r.data(), hi, lo, c2.data(), i2.data(), a2.data());
+        });
+    ASSERT_EQ(int(buffers.size()), p.intervals()) << what;
+    EXPECT_EQ(whole.ps->traces, ring.ps->traces) << what << ": traces, split store";
+    EXPECT_EQ(c1, c2) << what << ": correlation, split store";
+    EXPECT_EQ(i1, i2) << what << ": illumination, split store";
+    EXPECT_EQ(a1, a2) << what << ": source adjoint, split store";
+  }
   double norm = 0;
   for (T v : c1) norm += double(v) * double(v);
   EXPECT_GT(norm, 0) << what;

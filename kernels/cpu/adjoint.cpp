@@ -479,7 +479,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   int held[3] = {-1, -1, -1};  // a ZFP store's decoded slots (slot_for_reading)
   for (int m = hi - 1; m >= lo; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
-    if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
+    if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
     if (full && m < N - 1) restore_slot(p, u, m, held);
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.

@@ -222,6 +222,9 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
     record(0);
     if (p.store) save_slot(p, u, 0);
     if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
+  } else if (p.store && p.split_store) {  // an interval's buffer starts with the state it starts from
+    save_slot(p, up, lo - 1);
+    save_slot(p, u, lo);
   }
   for (int m = lo; m < hi; ++m) {
     step<Order>(p, u, up, p.source[m]);

@@ -265,7 +265,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   const int L = p.checkpoint_every, K = p.intervals();
   T* rerun = p.work + p.work_size() + 4 * G;      // a forward's arrays, with checkpoints
   const int replayable = hi - (lo > 1 ? lo : 1);  // steps hi − 1 … max(lo, 1)
-  const int replays = K > 1 || replayable <= 0 ? 0 : replayable / (2 * kChunkSteps);
+  const int replays = p.reruns() || replayable <= 0 ? 0 : replayable / (2 * kChunkSteps);
   if (replays > 0) {
     ex.sweep1d(
         "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = hi - 1; }, 1);
@@ -276,7 +276,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     });
   }
   for (int m = hi - 1 - 2 * kChunkSteps * replays; m >= lo && ex.ok(); --m) {
-    if (K > 1 && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
+    if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
   }
   if (lo > 0) return ex.ok();

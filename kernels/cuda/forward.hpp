@@ -161,7 +161,7 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
   T* up = lo % 2 == 1 ? p.u0() : p.u1();
   int* clocks = p.clocks();
   const StoreCells sc = StoreCells::of(p);
-  const bool checkpoints = p.checkpoints && p.intervals() > 1;
+  const bool checkpoints = p.checkpoints && p.reruns();
   // Step `step`'s launches (the last, m = nsteps, only records and saves u[nsteps]).
   auto issue_step = [&](Exec& e, Step step, bool last) {
     issue_forward_step<Order>(p, sc, u, up, e, step, last);
@@ -170,6 +170,13 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
     u = up;
     up = tmp;
   };
+  ShotProblem<T> saving = p;  // a split store's edge slots: saved alone, no trace sample
+  saving.nrec = 0;
+  if (lo > 0 && p.store && p.split_store) {  // the interval's buffer starts with slot lo − 1 (u[lo − 1] in up)
+    // The store maxima as a whole run leaves them at step lo − 1: clear, then slot lo − 1's.
+    if (!ex.zero(reinterpret_cast<T*>(clocks), std::size_t(ShotProblem<T>::kAlign))) return false;
+    issue_forward_step<Order>(saving, sc, up, u, ex, Step{nullptr, nullptr, lo - 1, 0}, true);
+  }
   const int replays = checkpoints ? 0 : (hi - lo) / (2 * kChunkSteps);
   if (replays > 0) {
     ex.sweep1d(
@@ -187,7 +194,11 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
       copy_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(), true,
                  ex);
   }
-  if (hi < p.nsteps) return ex.ok();
+  if (hi < p.nsteps) {
+    if (p.store && p.split_store)  // and ends with slot hi
+      issue_forward_step<Order>(saving, sc, u, up, ex, Step{nullptr, nullptr, hi, 0}, true);
+    return ex.ok();
+  }
   issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
   if (p.final_state) {
     copy_grid("forward final state", u, p.final_state, p.grid_size(), ex);

@@ -95,6 +95,21 @@ Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* il
   return ex.status;
 }
 
+template <int Order, typename T>
+Status forward_steps(const ShotProblem<T>& p, int lo, int hi, void* stream) {
+  DeviceExec ex{static_cast<cudaStream_t>(stream)};
+  run_shot_steps<Order>(p, lo, hi, ex);
+  return ex.status;
+}
+
+template <int Order, typename T>
+Status adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
+                     void* stream) {
+  DeviceExec ex{static_cast<cudaStream_t>(stream)};
+  run_adjoint_steps<Order>(p, residual, hi, lo, correlation, illumination, ex);
+  return ex.status;
+}
+
 __global__ void device_fault_kernel(float* p) { p[threadIdx.x] = 1.0f; }
 
 void provoke_device_fault(void* stream) {
@@ -103,9 +118,11 @@ void provoke_device_fault(void* stream) {
 
 const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaError_t>(code)); }
 
-#define STARWAVE_INSTANTIATE(O, T)                             \
-  template Status forward<O, T>(const ShotProblem<T>&, void*); \
-  template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);
+#define STARWAVE_INSTANTIATE(O, T)                                               \
+  template Status forward<O, T>(const ShotProblem<T>&, void*);                   \
+  template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*); \
+  template Status forward_steps<O, T>(const ShotProblem<T>&, int, int, void*);   \
+  template Status adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, void*);
 STARWAVE_INSTANTIATE(2, float)
 STARWAVE_INSTANTIATE(4, float)
 STARWAVE_INSTANTIATE(6, float)

@@ -26,6 +26,15 @@ Status forward(const ShotProblem<T>& p, void* stream);
 template <int Order, typename T>
 Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream);
 
+/// Steps [lo, hi) of a shot's forward, and steps hi − 1 … lo of its adjoint, the state kept in
+/// p.work between calls (cpu::forward_steps, cpu::adjoint_steps; the adjoint adds to
+/// `correlation` and `illumination` as it goes): the interval of a split store.
+template <int Order, typename T>
+Status forward_steps(const ShotProblem<T>& p, int lo, int hi, void* stream);
+template <int Order, typename T>
+Status adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
+                     void* stream);
+
 /// Launches a kernel that writes through a null pointer: a fault that leaves the device
 /// unusable, for the tests of that path (codelets/failure.hpp). Never called otherwise.
 void provoke_device_fault(void* stream);

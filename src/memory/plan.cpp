@@ -166,7 +166,13 @@ ShotPlacement place_shots(const MemoryNeed& need, int cpu_workers, const memory:
 std::string plan_text(const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
   std::string text = "one shot in flight holds " + bytes_text(double(need.per_shot));
   const std::string words = need.store_words.empty() ? "" : " in " + need.store_words;
-  if (need.checkpoint_every > 0)
+  if (need.scratch > 0)
+    text += ", of which the store " + bytes_text(double(need.store)) + words +
+            " in memory, out of core: " + std::to_string(need.intervals) +
+            (need.intervals == 1 ? " interval of " : " intervals of ") +
+            bytes_text(double(need.scratch) / need.intervals) + " that StarPU may move to scratch files (" +
+            bytes_text(double(need.scratch)) + " a shot)";
+  else if (need.checkpoint_every > 0)
     text += ", of which the store " + bytes_text(double(need.store)) + words + " with checkpoints every " +
             std::to_string(need.checkpoint_every) + " steps (" + bytes_text(double(need.checkpoints)) +
             "; one more forward run a shot)";

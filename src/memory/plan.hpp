@@ -19,6 +19,8 @@ struct MemoryNeed {
   std::uint64_t store = 0;              // of per_shot: the forward wavefield kept for the adjoint
   std::uint64_t checkpoints = 0;        // of store: the forward states kept (checkpointing)
   int checkpoint_every = 0;             // steps between them; 0: every step's store is kept
+  std::uint64_t scratch = 0;            // out of core: the split store's intervals, all of them (may go to disk)
+  int intervals = 0;                    // out of core: their number
   std::string store_words;              // "fp16" or "bf16" for a 16-bit store (--store-compression), else empty
   std::string store_kind = "boundary";  // what the store keeps (--storage): boundary or shell
 

@@ -32,6 +32,7 @@
 #include "src/runtime/environment.hpp"
 #include "src/runtime/host_memory.hpp"
 #include "src/runtime/mpi.hpp"
+#include "src/runtime/scratch.hpp"
 #include "src/runtime/starpu_home.hpp"
 
 #ifdef STARWAVE_USE_CUDA
@@ -212,6 +213,22 @@ Runtime::Runtime(const RuntimeOptions& o) {
   host_memory::install();
   host_memory::on_stuck({kStuckSeconds, codelets::idle_for, give_up_on_memory});
   require_room_for_threads(threads_to_start(conf, per_gpu));
+  // Out of core (--scratch): StarPU moves data to its disk node only once its count of main
+  // memory reaches a limit; the run's room, unless the user set one.
+  if (scratch::wanted() && std::getenv("STARPU_LIMIT_CPU_MEM") == nullptr) {
+    setenv("STARPU_LIMIT_CPU_MEM", std::to_string(scratch::cpu_limit_mib(memory::memory_room().bytes)).c_str(), 1);
+    set_cpu_limit_ = true;
+  }
+  // The disk node once StarPU runs; StarPU stopped again if it cannot start.
+  auto start_scratch = [this] {
+    try {
+      scratch::start();
+      host_memory::trim();  // the buffer StarPU measured the disk with
+    } catch (...) {
+      stop_starpu();
+      throw;
+    }
+  };
 #ifdef STARWAVE_USE_MPI
   if (mpi::launched_ranks() > 1) {
     mpi::ensure_started();
@@ -226,6 +243,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
     mpi_ = true;
+    start_scratch();
     graph::started();
     host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
     note_memory();
@@ -237,6 +255,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
+  start_scratch();
   graph::started();
   host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
   note_memory();
@@ -244,14 +263,20 @@ Runtime::Runtime(const RuntimeOptions& o) {
 
 Runtime::~Runtime() {
   graph::stopping();  // resting workers could not see StarPU stop
+  stop_starpu();
+  scratch::stop();  // this process's scratch folder, with what StarPU left in it
+  if (set_cpu_limit_) unsetenv("STARPU_LIMIT_CPU_MEM");
+  set_gpu_rooms({});
+  host_memory::trim();  // the buffers StarPU freed and the pool kept
+}
+
+void Runtime::stop_starpu() noexcept {
 #ifdef STARWAVE_USE_MPI
   if (mpi_)
     starpu_mpi_shutdown();
   else
 #endif
     starpu_shutdown();
-  set_gpu_rooms({});
-  host_memory::trim();  // the buffers StarPU freed and the pool kept
 }
 
 int Runtime::cpu_workers() const { return int(starpu_cpu_worker_get_count()); }

@@ -60,8 +60,11 @@ class Runtime {
   int node_rank() const { return node_rank_; }
 
  private:
+  void stop_starpu() noexcept;
+
   int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;
   bool mpi_ = false;
+  bool set_cpu_limit_ = false;  // STARPU_LIMIT_CPU_MEM set for --scratch, unset again at the end
 };
 
 }  // namespace starwave

@@ -1,6 +1,9 @@
 // src/safety/signals.cpp — see signals.hpp.
 #include "src/safety/signals.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +20,41 @@ constexpr int kSlots = 64;
 constexpr std::size_t kPathBytes = 4096;
 char g_paths[kSlots][kPathBytes];
 std::atomic<int> g_slot_state[kSlots];
+std::atomic<bool> g_emptied[kSlots];  // a folder whose files are removed whatever their names (scratch)
+
+/// Removes everything inside the folder open as `fd` (files, and folders down to `depth`
+/// levels, emptied first) with raw system calls: async-signal-safe. Closes `fd`.
+void empty_folder_at(int fd, int depth) noexcept {
+  alignas(8) char buf[2048];
+  // Passes over the folder until one removes nothing (removing entries while reading the
+  // folder may skip some).
+  for (int pass = 0; pass < 64; ++pass) {
+    int removed = 0;
+    for (long n; (n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0;)
+      for (long at = 0; at < n;) {
+        unsigned short reclen;  // linux_dirent64: d_ino (8), d_off (8), d_reclen (2), d_type (1), d_name
+        std::memcpy(&reclen, buf + at + 16, sizeof reclen);
+        const unsigned char type = static_cast<unsigned char>(buf[at + 18]);
+        const char* name = buf + at + 19;
+        at += reclen;
+        if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
+        if (type == DT_DIR && depth > 0) {
+          const int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+          if (sub >= 0) empty_folder_at(sub, depth - 1);
+          removed += unlinkat(fd, name, AT_REMOVEDIR) == 0;
+        } else {
+          removed += unlinkat(fd, name, 0) == 0;
+        }
+      }
+    if (removed == 0 || lseek(fd, 0, SEEK_SET) != 0) break;
+  }
+  close(fd);
+}
+
+void empty_folder(const char* path) noexcept {
+  const int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) empty_folder_at(fd, 8);
+}
 std::atomic<bool> g_graceful{false};
 std::atomic<int> g_signal{0};
 
@@ -46,15 +84,23 @@ void arm_graceful_stop(bool armed) { g_graceful.store(armed); }
 bool stop_requested() { return g_signal.load() != 0; }
 int stop_signal() { return g_signal.load(); }
 
-void track(const std::string& path) {
+void track(const std::string& path) { track(path, false); }
+
+void track(const std::string& path, bool empty_first) {
   if (path.size() >= kPathBytes) return;  // cannot be removed by a signal: destructors still do
   for (int i = 0; i < kSlots; ++i) {
     int expected = 0;
     if (!g_slot_state[i].compare_exchange_strong(expected, 1)) continue;
     std::memcpy(g_paths[i], path.c_str(), path.size() + 1);
+    g_emptied[i].store(empty_first);
     g_slot_state[i].store(2);
     return;
   }
+}
+
+void remove_folder(const std::string& path) noexcept {
+  empty_folder(path.c_str());
+  rmdir(path.c_str());
 }
 
 void untrack(const std::string& path) {
@@ -69,7 +115,10 @@ void remove_tracked() noexcept {
   for (int i = 0; i < kSlots; ++i)
     if (g_slot_state[i].load() == 2) unlink(g_paths[i]);
   for (int i = 0; i < kSlots; ++i)  // then the folders, emptied of what was ours
-    if (g_slot_state[i].load() == 2) rmdir(g_paths[i]);
+    if (g_slot_state[i].load() == 2) {
+      if (g_emptied[i].load()) empty_folder(g_paths[i]);
+      rmdir(g_paths[i]);
+    }
 }
 
 }  // namespace starwave::safety

@@ -22,6 +22,11 @@ int stop_signal();
 /// Paths removed on every exit path (async-signal-safe removal): files, and folders
 /// (removed after the files, and only when empty).
 void track(const std::string& path);
+/// `empty_first`: a folder whose contents are all removed before it, whoever named them
+/// (StarPU's scratch files, in folders of their own).
+void track(const std::string& path, bool empty_first);
+/// Removes folder `path` and everything inside it (async-signal-safe; no links followed).
+void remove_folder(const std::string& path) noexcept;
 void untrack(const std::string& path);
 /// Removes every tracked path; async-signal-safe (the signal and device-fault handlers).
 void remove_tracked() noexcept;

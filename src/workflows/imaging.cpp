@@ -29,12 +29,25 @@
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/runtime/runtime.hpp"
+#include "src/runtime/scratch.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
 #include "src/workflows/shot_run.hpp"
 
 namespace starwave {
 namespace {
+
+/// Steps an interval of a split store (out of core) holds: a sixteenth of the steps, so that
+/// the two intervals a shot holds in memory are an eighth of its store, and each interval's
+/// buffer (L + 2 slots of `slot` bytes) at most kIntervalBytes, so that StarPU moves it in
+/// one piece well under the 2 GiB its 1.3 disk backend moves per call.
+constexpr std::uint64_t kIntervalBytes = std::uint64_t(256) << 20;
+constexpr int kSplitIntervals = 16;
+int split_interval(int nsteps, std::uint64_t slot) {
+  const std::uint64_t most = std::max<std::uint64_t>(kIntervalBytes / std::max<std::uint64_t>(slot, 1), 3) - 2;
+  const std::uint64_t sixteenth = std::uint64_t((std::max(nsteps, 1) + kSplitIntervals - 1) / kSplitIntervals);
+  return int(std::min(most, sixteenth));
+}
 
 /// The shots of one evaluation, ascending: the hooks' mini-batch, or every shot.
 std::vector<int> evaluation_shots(const Survey& s, const GradientHooks& hooks) {
@@ -146,8 +159,16 @@ class Evaluation {
                        ": a ZFP store is written and read by CPU workers, and this run has none (STARPU_NCPU=0)");
     const std::vector<GpuRoom> gpus = cpu_only ? std::vector<GpuRoom>{} : gpu_rooms();
     layout.checkpoint_every = std::max(0, o_.checkpoint_every);
+    layout.split_store = scratch::active();
+    if (layout.split_store) {  // out of core: every slot kept, in intervals StarPU may move to disk
+      if (layout.checkpoint_every == 0)
+        layout.checkpoint_every = split_interval(layout.nsteps, t * std::uint64_t(layout.slot_size()));
+      // One kind of worker a shot: the CPU's and the CUDA adjoint keep their state apart.
+      split_where_ = graph::cuda_workers() > 0 && !cpu_only ? STARPU_CUDA : STARPU_CPU;
+    }
     MemoryNeed need = memory_need();
-    if (o_.checkpoint_every == NumericalOptions::kCheckpointAuto && layout.storage != ShotProblem<T>::kStoreFull) {
+    if (!layout.split_store && o_.checkpoint_every == NumericalOptions::kCheckpointAuto &&
+        layout.storage != ShotProblem<T>::kStoreFull) {
       std::vector<double> every{0};
       if (graph::rank() == 0 && !fits_one_shot(need, cpus, memory::memory_room(), gpus))
         every[0] = checkpoint_interval(layout.nsteps, t * std::uint64_t(layout.slot_size()),
@@ -188,7 +209,16 @@ class Evaluation {
     if (layout.compression != pack16::kNone) need.store_words = compression_name(layout.compression);
     need.store_kind = storage_name(layout.storage);
     need.checkpoints = t * layout.checkpoints_size();
-    need.store = t * (layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;  // store, final state, states
+    // Store, final state, states; with a split store, two intervals (the one a task uses and
+    // the next) and the shot's own work arrays: the other intervals may be on disk.
+    const std::uint64_t intervals = layout.split_store ? std::uint64_t(std::min(2, layout.intervals())) : 1;
+    need.store = t * (intervals * layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;
+    if (layout.split_store) {
+      need.store += t * (layout.work_size() + layout.adjoint_work_size());
+      need.scratch = t * std::uint64_t(layout.intervals()) * layout.store_size();
+      need.intervals = layout.intervals();
+      need.checkpoint_every = 0;
+    }
     need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
                     sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
     need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
@@ -219,14 +249,26 @@ class Evaluation {
       reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed, weights.data()};
     }
     graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
-    insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints},
-                      p, o_.order);
+    const int intervals = int(h.intervals.size());  // a split store: a task per interval
+    for (int j = 0; j < intervals; ++j)
+      insert_forward_interval<T>(
+          {d.medium, h.nodes, h.signals, h.traces, h.forward_work, h.intervals[std::size_t(j)], h.final_state}, p, j,
+          o_.order, split_where_);
+    h.forward_work.release();  // StarPU hands it back after the last interval
+    if (intervals == 0)
+      insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints},
+                        p, o_.order);
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
                   mode_);
-    insert_adjoint<T>({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination,
-                       d.adjoint_work, h.checkpoints},
-                      p, o_.order);
+    for (int j = intervals - 1; j >= 0; --j)
+      insert_adjoint_interval<T>({d.medium, h.nodes, h.signals, h.residual, h.intervals[std::size_t(j)], h.final_state,
+                                  h.correlation, h.illumination, h.adjoint_work},
+                                 p, j, o_.order, split_where_);
+    if (intervals == 0)
+      insert_adjoint<T>({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
+                         h.illumination, d.adjoint_work, h.checkpoints},
+                        p, o_.order);
     insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
     tree.add(std::move(h.contribution));  // each sum runs where its left part lives
     misfit_data_.push_back(std::move(h.misfit));
@@ -256,6 +298,7 @@ class Evaluation {
   const imaging::Mode mode_;
   const GradientHooks& hooks_;
   const Model* reference_;
+  unsigned split_where_ = 0;  // with a split store: the kind of worker that runs its shots (STARPU_CPU, STARPU_CUDA)
   ShotRun<T> run_;
   Medium<T> ref_medium_;
   const std::vector<int> shots_;

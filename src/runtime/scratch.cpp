@@ -1,0 +1,132 @@
+// src/runtime/scratch.cpp — see scratch.hpp.
+#include "src/runtime/scratch.hpp"
+
+// starpu_disk.h declares C functions without extern "C" (StarPU 1.3): included first, wrapped.
+extern "C" {
+#include <starpu_disk.h>
+}
+#include <starpu.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <mutex>
+#include <string>
+
+#include "src/base/error.hpp"
+#include "src/safety/signals.hpp"
+
+namespace starwave::scratch {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kPrefix = "starwave-scratch.";
+
+std::mutex g_mutex;
+std::string g_dir;     // --scratch DIR
+std::string g_folder;  // DIR/starwave-scratch.PID while the disk node runs
+std::uint64_t g_room = 0;
+
+/// The folders runs that are gone left in `dir` (starwave-scratch.PID, no such process).
+void remove_stale(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const std::string digits = name.substr(std::string(kPrefix).size());
+    if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(digits);
+    if (pid > 0 && pid != long(getpid()) && kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+      safety::remove_folder(e.path().string());
+  }
+}
+
+}  // namespace
+
+void set_folder(const std::string& dir) {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  g_dir.clear();
+  if (dir.empty()) return;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (ec || !fs::exists(st)) throw InputError("--scratch " + dir + ": no such folder");
+  if (!fs::is_directory(st)) throw InputError("--scratch " + dir + ": not a folder");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    throw InputError("--scratch " + dir + ": this process may not write there (" + os_cause(errno) + ")");
+  g_dir = dir;
+}
+
+bool wanted() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  return !g_dir.empty();
+}
+
+void start() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_dir.empty() || !g_folder.empty()) return;
+  remove_stale(g_dir);
+  const std::string folder = (fs::path(g_dir) / (kPrefix + std::to_string(getpid()))).string();
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(folder, ec))) safety::remove_folder(folder);  // ours from an earlier Runtime
+  if (mkdir(folder.c_str(), 0700) != 0)
+    throw RuntimeError("--scratch " + g_dir + ": cannot make the folder " + folder + ": " + os_cause(errno));
+  safety::track(folder, true);
+  struct statvfs fsys {};
+  std::uint64_t free = 0;
+  if (statvfs(folder.c_str(), &fsys) == 0) free = std::uint64_t(fsys.f_bavail) * std::uint64_t(fsys.f_frsize);
+  const std::uint64_t room = free - free / 10;
+  if (room < STARPU_DISK_SIZE_MIN) {
+    safety::untrack(folder);
+    safety::remove_folder(folder);
+    throw RuntimeError("--scratch " + g_dir + ": " + std::to_string(free >> 20) +
+                       " MiB free there, less than the 16 MiB StarPU's disk node needs at least");
+  }
+  // StarPU keeps the path it is given: a string that lives as long as the process.
+  static std::string registered;
+  registered = folder;
+  if (starpu_disk_register(&starpu_disk_unistd_ops, const_cast<char*>(registered.c_str()), starpu_ssize_t(room)) < 0) {
+    safety::untrack(folder);
+    safety::remove_folder(folder);
+    throw RuntimeError("--scratch " + g_dir + ": StarPU could not start a disk node there");
+  }
+  g_folder = folder;
+  g_room = room;
+}
+
+void stop() noexcept {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_folder.empty()) return;
+  safety::untrack(g_folder);
+  safety::remove_folder(g_folder);
+  g_folder.clear();
+  g_room = 0;
+}
+
+bool active() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  return !g_folder.empty();
+}
+
+std::string folder() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  return g_folder;
+}
+
+std::uint64_t room() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  return g_room;
+}
+
+std::uint64_t cpu_limit_mib(std::uint64_t available) {
+  // An eighth and 16 MiB left for what the run holds outside StarPU (inputs read as it
+  // goes, the results as they are written).
+  const std::uint64_t mib = available >> 20, keep = mib / 8 + 16;
+  return mib > keep + 16 ? mib - keep : 16;
+}
+
+}  // namespace starwave::scratch

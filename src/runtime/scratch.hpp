@@ -1,0 +1,38 @@
+// src/runtime/scratch.hpp — out of core (--scratch DIR, docs/design.md §3): a StarPU disk memory
+// node in a folder of this process's own inside DIR, to which StarPU may move the intervals
+// of a split store (ShotProblem::split_store) when main memory runs short, and from which it
+// brings them back for the adjoint. The folder and StarPU's files in it are removed when the
+// run ends (success, error, or a signal); those a run killed outright (SIGKILL) left are
+// removed when the next run starts with the same DIR.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace starwave::scratch {
+
+/// --scratch DIR (empty: none): checks that DIR is a folder this process may write, and
+/// keeps it for the next Runtime. Throws InputError naming the option otherwise.
+void set_folder(const std::string& dir);
+/// Whether a run asked for scratch (set_folder with a folder).
+bool wanted();
+
+/// The StarPU disk node, started by Runtime once StarPU runs: removes the folders dead runs
+/// left in DIR, makes DIR/starwave-scratch.PID and registers StarPU's unistd disk backend
+/// there with the room the file system has free (less a tenth). Throws RuntimeError.
+void start();
+/// After starpu_shutdown: removes this process's folder and everything in it.
+void stop() noexcept;
+/// Whether the disk node runs (between start and stop).
+bool active();
+/// This process's scratch folder ("" when none), and the bytes StarPU may put there.
+std::string folder();
+std::uint64_t room();
+
+/// The STARPU_LIMIT_CPU_MEM (MiB) to set before StarPU starts, when a run wants scratch and
+/// none is set: StarPU moves data to disk only once its main-memory count reaches a limit.
+/// `available`: the bytes this run may hold (memory::memory_room), less an eighth and
+/// 16 MiB for what the run holds outside StarPU.
+std::uint64_t cpu_limit_mib(std::uint64_t available);
+
+}  // namespace starwave::scratch
