@@ -6,7 +6,9 @@
 # gradient has the whole store's bits. A method whose store does not fit is reported as
 # refused (the run's own message). First `starwave plan gradient` for the default options.
 #   bench/field3d.sh [build dir] [cells per side] [steps] [methods]
-# defaults: build 100 1000 "whole fp16 checkpoints checkpoints-fp16 auto" (also: auto-fp16)
+# defaults: build 100 1000 "whole fp16 checkpoints checkpoints-fp16 auto" (also: auto-fp16;
+# split: --scratch, every step's store in intervals, StarPU's main memory uncapped;
+# out-of-core: the same under --memory-limit at the quarter, the intervals moved to disk)
 # The cube is N³ cells at 20 m (`synth --kind overthrust`), one shot in its middle, a
 # receiver every 4 cells in x and y, a 6 Hz Ricker, dt 0.7 ms, PML 20; the gradient is taken
 # in the model smoothed over 200 m. Work files in a temporary folder, removed at the end
@@ -45,6 +47,7 @@ else
 fi
 export STARPU_SILENT=1 STARPU_FXT_TRACE=0 STARPU_NCPU="${STARPU_NCPU:-2}" STARPU_HOME="$dir/home"
 cd "$dir"
+mkdir -p scratch
 cube=(--kind overthrust --nz "$n" --ny "$n" --nx "$n" --spacing 20)
 tmax="$(awk -v s="$steps" 'BEGIN { printf "%.4f", (s - 1) * 0.0007 }')"
 if [ ! -f "d$n-$steps.h5" ]; then
@@ -89,6 +92,8 @@ for m in $methods; do
     checkpoints-fp16) extra+=(--store-compression fp16) ;;
     auto-fp16) extra+=(--store-compression fp16) ;;
     auto) ;;
+    split) extra+=(--scratch "$dir/scratch") ;;        # every slot kept, in intervals: StarPU's memory uncapped
+    out-of-core) extra+=(--scratch "$dir/scratch") ;;  # the same under the quarter: intervals go to disk
     *) echo "bench/field3d.sh: unknown method '$m'" >&2 && exit 2 ;;
   esac
   name="$m"
@@ -97,14 +102,16 @@ for m in $methods; do
     rm -f "$m.h5"
     rc=0
     run=("${sw[@]}" gradient "${args[@]}" "${extra[@]}")
-    if [[ "$m" == checkpoints* ]]; then
+    if [[ "$m" == checkpoints* || "$m" == out-of-core ]]; then
       if [ "$cuda_limit" = 1 ]; then run=(env "STARPU_LIMIT_CUDA_MEM=${lim%M}" "${run[@]}"); else run+=(--memory-limit "$lim"); fi
     fi
     timed "$m.time" "${run[@]}" >"$m.log" 2>&1 || rc=$?
     # A limit below the least a checkpointed shot needs: once more at that least, plus what
     # the process holds (the refusal says both).
     least="$(mib_after 'this run needs' "$m.log")"
-    if [ "$rc" = 0 ] || [ "$try" = 2 ] || [ -z "$least" ] || [[ "$m" != checkpoints* ]]; then break; fi
+    if [ "$rc" = 0 ] || [ "$try" = 2 ] || [ -z "$least" ] || [[ "$m" != checkpoints* && "$m" != out-of-core ]]; then
+      break
+    fi
     held="$(mib_after 'leaves beside the' "$m.log")"
     limit="$(awk -v a="$least" -v b="${held:-64}" 'BEGIN { print int((a + b) * 1.02) + 1 "M" }')"
     printf '%-24s %8s %13s  refused at %s: %s\n' "$m" - - "$quarter" "$(tail -1 "$m.log")"

@@ -71,8 +71,11 @@ void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 void adjoint_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("adjoint")) return;
-  codelets::with_shot_args(
-      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cpu_typed(buffers, a, layout); });
+  codelets::with_shot_args(cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) {
+    // The next interval's store from disk while this one runs (a split store, out of core).
+    if (a.prefetch) starpu_data_prefetch_on_node(a.prefetch, STARPU_MAIN_RAM, 1);
+    adjoint_cpu_typed(buffers, a, layout);
+  });
 }
 
 #ifdef STARWAVE_USE_CUDA
@@ -175,6 +178,7 @@ void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layo
       {h.medium, STARPU_R}, {h.nodes, STARPU_R}, {h.signals, STARPU_R},    {h.residual, STARPU_R},
       {h.store, STARPU_R},  {h.work, carried},   {h.correlation, carried}, {h.illumination, carried}};
   if (first) data.push_back({h.final_state, STARPU_R});
+  a.prefetch = h.next_store;
   codelets::submit_with_modes(adjoint_interval_codelet(), "adjoint_interval", std::move(data), where, STARPU_VALUE, &a,
                               sizeof a);
 }

@@ -16,6 +16,7 @@ namespace starwave {
 struct AdjointHandles {
   starpu_data_handle_t medium, nodes, signals, residual, store, final_state, correlation, illumination, work;
   starpu_data_handle_t checkpoints = nullptr;
+  starpu_data_handle_t next_store = nullptr;  // adjoint_interval: the store of the interval after it, prefetched
 };
 
 template <typename T>
@@ -25,7 +26,9 @@ void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int o
 /// interval_end(j) − 1 … interval_begin(j) backwards from the state in `work` (the shot's own
 /// adjoint work: W for the last interval, which starts from `final_state` (R), then RW),
 /// reading interval j's `store` (R), adding to `correlation` and `illumination` (W, then
-/// RW). A shot's intervals are submitted last first; `where` as for insert_forward_interval.
+/// RW). A shot's intervals are submitted last first; `where` as for insert_forward_interval;
+/// `next_store` (interval j − 1's, or null): a CPU worker asks StarPU to bring it to main
+/// memory as the task starts.
 template <typename T>
 void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where);
 

@@ -87,6 +87,7 @@ struct ShotArgs {
               // kInterval: one interval of a split store (layout.store_interval; forward_interval, adjoint_interval)
   ShotProblem<float> f;
   ShotProblem<double> d;
+  starpu_data_handle_t prefetch;  // adjoint_interval: the next interval's store, brought towards main memory first
 };
 
 constexpr int kInterval = 2;

@@ -683,7 +683,7 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
 #endif
   // The plan says so; rtm (the shell store) and fwi likewise give the bits.
   const Result plan = run("plan " + args + path("never.h5") + " --scratch " + scr);
-  EXPECT_NE(plan.out.find("out of core: 16 intervals"), std::string::npos) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find("out of core: 32 intervals"), std::string::npos) << plan.out << plan.err;
   const std::string small = " --model " + model_ + " --data " + path("small-d.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, path("small-d.h5"))).status, 0);
   for (const std::string& cmd : {std::string("rtm") + small, "fwi" + small + " --iterations 1 --figures-every 0"}) {

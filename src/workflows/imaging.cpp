@@ -37,16 +37,16 @@
 namespace starwave {
 namespace {
 
-/// Steps an interval of a split store (out of core) holds: a sixteenth of the steps, so that
-/// the two intervals a shot holds in memory are an eighth of its store, and each interval's
+/// Steps an interval of a split store (out of core) holds: a 32nd of the steps, so that the
+/// two intervals a shot holds in memory are a 16th of its store, and each interval's
 /// buffer (L + 2 slots of `slot` bytes) at most kIntervalBytes, so that StarPU moves it in
 /// one piece well under the 2 GiB its 1.3 disk backend moves per call.
 constexpr std::uint64_t kIntervalBytes = std::uint64_t(256) << 20;
-constexpr int kSplitIntervals = 16;
+constexpr int kSplitIntervals = 32;
 int split_interval(int nsteps, std::uint64_t slot) {
   const std::uint64_t most = std::max<std::uint64_t>(kIntervalBytes / std::max<std::uint64_t>(slot, 1), 3) - 2;
-  const std::uint64_t sixteenth = std::uint64_t((std::max(nsteps, 1) + kSplitIntervals - 1) / kSplitIntervals);
-  return int(std::min(most, sixteenth));
+  const std::uint64_t share = std::uint64_t((std::max(nsteps, 1) + kSplitIntervals - 1) / kSplitIntervals);
+  return int(std::min(most, share));
 }
 
 /// The shots of one evaluation, ascending: the hooks' mini-batch, or every shot.
@@ -221,7 +221,10 @@ class Evaluation {
     }
     need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
                     sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
-    need.per_worker = t * (layout.work_size() + layout.adjoint_work_size());
+    // Each worker's scratch; a split store's shots carry their own (above): then only RTM's
+    // reference forward takes a worker's.
+    need.per_worker = layout.split_store ? (reference_ ? t * layout.work_size() : 0)
+                                         : t * (layout.work_size() + layout.adjoint_work_size());
     need.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
                        2 * region_ * std::uint64_t(Tree::most_held(int(count))));
     return need;
@@ -261,10 +264,12 @@ class Evaluation {
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
                   mode_);
-    for (int j = intervals - 1; j >= 0; --j)
-      insert_adjoint_interval<T>({d.medium, h.nodes, h.signals, h.residual, h.intervals[std::size_t(j)], h.final_state,
-                                  h.correlation, h.illumination, h.adjoint_work},
-                                 p, j, o_.order, split_where_);
+    for (int j = intervals - 1; j >= 0; --j) {
+      AdjointHandles a{d.medium,      h.nodes,       h.signals,      h.residual,    h.intervals[std::size_t(j)],
+                       h.final_state, h.correlation, h.illumination, h.adjoint_work};
+      if (j > 0) a.next_store = h.intervals[std::size_t(j - 1)];
+      insert_adjoint_interval<T>(a, p, j, o_.order, split_where_);
+    }
     if (intervals == 0)
       insert_adjoint<T>({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
                          h.illumination, d.adjoint_work, h.checkpoints},
