@@ -2,8 +2,9 @@
 # bench/checkpoints.sh — a shot's whole store against checkpoints, through the CLI: for
 # `gradient`, `rtm` (the layers' store) and one `fwi` iteration, the run with every step's
 # store (--checkpoint-every 0) and the run under STARPU_LIMIT_CPU_MEM at a quarter of one
-# shot's whole store (the memory plan then checkpoints): wall time, peak RSS, the plan line,
-# and whether the outputs have the same bits (h5diff).
+# shot's whole store (the memory plan then checkpoints), and the same with --scratch (the
+# store out of core): wall time, peak RSS, the plan line, and whether the outputs have the
+# same bits (h5diff).
 #   bench/checkpoints.sh [build dir] [2d|3d]      defaults: build 2d
 # 2d: 600 × 250 cells at 4 m (the reference case's grid), 4 shots, 1.2 s at 0.5 ms;
 # 3d: 60 × 60 × 60 cells at 10 m, 2 shots, 0.6 s at 1 ms. 2 CPU workers.
@@ -15,6 +16,7 @@ dir="$(mktemp -d /tmp/starwave-checkpoints.XXXXXX)"
 trap 'rm -rf "$dir"' EXIT
 export STARPU_SILENT=1 STARPU_FXT_TRACE=0 STARPU_NCPU=2 STARPU_HOME="$dir/home"
 cd "$dir"
+mkdir scratch
 if [ "$shape" = 3d ]; then
   "$sw" synth --quiet --kind marmousi-like --nz 60 --ny 60 --nx 60 --spacing 10 --out true.h5
   "$sw" survey --quiet --model true.h5 --nshots 2 --receiver-every 3 --frequency 8 --dt 0.001 --t-max 0.6 --out s.h5
@@ -58,13 +60,19 @@ for cmd in gradient rtm fwi; do
     --out "$cmd-whole.h5" --checkpoint-every 0 $extra)"
   read -r _ t_ck rss_ck plan_ck <<<"$(run "$cmd-limited" "$limit" "$sw" "$cmd" --model $model --data d.h5 \
     --out "$cmd-limited.h5" $extra)"
-  same=no
-  if [ "$cmd" = fwi ]; then
-    h5diff -q "$cmd-whole.h5" "$cmd-limited.h5" /vp /vp >/dev/null 2>&1 &&
-      h5diff -q "$cmd-whole.h5" "$cmd-limited.h5" /history/misfit /history/misfit >/dev/null 2>&1 && same=yes
-  else
-    h5diff -q "$cmd-whole.h5" "$cmd-limited.h5" >/dev/null 2>&1 && same=yes
-  fi
+  read -r _ t_oc rss_oc plan_oc <<<"$(run "$cmd-scratch" "$limit" "$sw" "$cmd" --model $model --data d.h5 \
+    --out "$cmd-scratch.h5" --scratch scratch $extra)"
+  same_as_whole() {  # file
+    if [ "$cmd" = fwi ]; then
+      h5diff -q "$cmd-whole.h5" "$1" /vp /vp >/dev/null 2>&1 &&
+        h5diff -q "$cmd-whole.h5" "$1" /history/misfit /history/misfit >/dev/null 2>&1 && echo yes || echo no
+    else
+      h5diff -q "$cmd-whole.h5" "$1" >/dev/null 2>&1 && echo yes || echo no
+    fi
+  }
   printf "%-8s  %-11s  %6.1f   %11s   %-9s   %s\n" "$cmd" whole "$t_whole" "$rss_whole" - "$plan_whole"
-  printf "%-8s  %-11s  %6.1f   %11s   %-9s   %s\n" "$cmd" "limit ${limit}M" "$t_ck" "$rss_ck" "$same" "$plan_ck"
+  printf "%-8s  %-11s  %6.1f   %11s   %-9s   %s\n" "$cmd" "limit ${limit}M" "$t_ck" "$rss_ck" \
+    "$(same_as_whole "$cmd-limited.h5")" "$plan_ck"
+  printf "%-8s  %-11s  %6.1f   %11s   %-9s   %s\n" "$cmd" "+ scratch" "$t_oc" "$rss_oc" \
+    "$(same_as_whole "$cmd-scratch.h5")" "$plan_oc"
 done

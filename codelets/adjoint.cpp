@@ -73,7 +73,8 @@ void adjoint_cpu(void* buffers[], void* cl_arg) {
   if (codelets::must_skip("adjoint")) return;
   codelets::with_shot_args(cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) {
     // The next interval's store from disk while this one runs (a split store, out of core).
-    if (a.prefetch) starpu_data_prefetch_on_node(a.prefetch, STARPU_MAIN_RAM, 1);
+    if (a.prefetch)
+      starpu_data_prefetch_on_node(a.prefetch, starpu_worker_get_memory_node(unsigned(starpu_worker_get_id())), 1);
     adjoint_cpu_typed(buffers, a, layout);
   });
 }

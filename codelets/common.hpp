@@ -122,7 +122,8 @@ template <typename... Args>
 void submit_with_modes(struct starpu_codelet* cl, const char* name, std::vector<struct starpu_data_descr> data,
                        unsigned where, Args... args) {
   if (where != 0)
-    submit_task(cl, name, STARPU_DATA_MODE_ARRAY, data.data(), int(data.size()), STARPU_EXECUTE_WHERE, where, args...);
+    submit_task(cl, name, STARPU_DATA_MODE_ARRAY, data.data(), int(data.size()), STARPU_EXECUTE_WHERE,
+                static_cast<unsigned long long>(where), args...);  // read as unsigned long long
   else
     submit_task(cl, name, STARPU_DATA_MODE_ARRAY, data.data(), int(data.size()), args...);
 }

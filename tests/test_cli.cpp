@@ -654,10 +654,15 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   const pid_t gone = fork();  // a process id that no longer runs
   if (gone == 0) _exit(0);
   waitpid(gone, nullptr, 0);
-  const fs::path dead = fs::path(scr) / ("starwave-scratch." + std::to_string(gone)),
-                 live = fs::path(scr) / ("starwave-scratch." + std::to_string(getpid()));
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  const std::string mine = "starwave-scratch." + std::string(host) + ".";
+  const fs::path dead = fs::path(scr) / (mine + std::to_string(gone)),
+                 live = fs::path(scr) / (mine + std::to_string(getpid())),
+                 elsewhere = fs::path(scr) / ("starwave-scratch.another-machine." + std::to_string(gone));
   fs::create_directories(dead / "a" / "b");
   fs::create_directories(live);
+  fs::create_directories(elsewhere);
   std::ofstream(dead / "a" / "b" / "STARPU_x") << "left by a killed run";
   std::ofstream(dead / "STARPU_y") << "left by a killed run";
   std::ofstream(live / "STARPU_z") << "another run's";
@@ -671,9 +676,11 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   EXPECT_TRUE(same_dataset(path("ooc-g0.h5"), path("ooc-g1.h5"), "/gradient"));
   EXPECT_FALSE(fs::exists(dead)) << "a killed run's scratch is removed by the next run";
   EXPECT_TRUE(fs::exists(live / "STARPU_z")) << "a live run's scratch is not touched";
+  EXPECT_TRUE(fs::exists(elsewhere)) << "another machine's runs are not this one's to judge";
   EXPECT_TRUE(fs::exists(fs::path(scr) / "notes.txt"));
   std::size_t left = 0;
-  for (const auto& e : fs::directory_iterator(scr)) left += e.path() != live && e.path().filename() != "notes.txt";
+  for (const auto& e : fs::directory_iterator(scr))
+    left += e.path() != live && e.path() != elsewhere && e.path().filename() != "notes.txt";
   EXPECT_EQ(left, 0u) << "the run's scratch folder is removed with it";
   std::printf("gradient peak RSS: the store in memory %.0f MB; out of core, StarPU capped at 40 MiB, %.0f MB\n",
               whole_mb, ooc_mb);

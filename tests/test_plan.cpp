@@ -27,6 +27,16 @@ MemoryNeed need() {
   return n;
 }
 
+TEST(Plan, SizesAreWrittenWithoutExponents) {
+  // The plan line's sizes: three significant digits in the largest unit that leaves one to
+  // three before the point ("1.02e+03 MiB" is how %.3g writes 1020 MiB).
+  EXPECT_EQ(bytes_text(512), "512 B");
+  EXPECT_EQ(bytes_text(1.5 * 1024 * 1024), "1.5 MiB");
+  EXPECT_EQ(bytes_text(1020.0 * 1024 * 1024), "0.996 GiB");
+  EXPECT_EQ(bytes_text(999.0 * 1024 * 1024), "999 MiB");
+  EXPECT_EQ(bytes_text(1000.0 * 1024), "0.977 MiB");
+}
+
 TEST(Plan, WithoutGpusTheCpuWorkersHoldTheWindowAsBefore) {
   for (std::uint64_t bytes : {1000ull, 230ull, 170ull}) {
     const ShotPlacement p = place_shots(need(), 2, room(bytes), {}, "this run", "hint");

@@ -97,7 +97,7 @@ std::string note_prefix() {
 std::string bytes_text(double bytes) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
-  while (bytes >= 1024 && u < 6) {
+  while ((bytes >= 1024 || (u > 0 && bytes >= 999.5)) && u < 6) {  // 1020 MiB: "0.996 GiB", not "1.02e+03 MiB"
     bytes /= 1024;
     ++u;
   }

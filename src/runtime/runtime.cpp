@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -214,11 +215,24 @@ Runtime::Runtime(const RuntimeOptions& o) {
   host_memory::on_stuck({kStuckSeconds, codelets::idle_for, give_up_on_memory});
   require_room_for_threads(threads_to_start(conf, per_gpu));
   // Out of core (--scratch): StarPU moves data to its disk node only once its count of main
-  // memory reaches a limit; the run's room, unless the user set one.
-  if (scratch::wanted() && std::getenv("STARPU_LIMIT_CPU_MEM") == nullptr) {
-    setenv("STARPU_LIMIT_CPU_MEM", std::to_string(scratch::cpu_limit_mib(memory::memory_room().bytes)).c_str(), 1);
+  // memory reaches a limit; the room of this process's share of the node, unless the user set
+  // one. Set just before StarPU starts, unset again if it does not (the next Runtime of the
+  // process must not inherit it).
+  struct LimitSet {
+    bool& set;
+    ~LimitSet() {
+      if (set && std::uncaught_exceptions() > 0) {
+        unsetenv("STARPU_LIMIT_CPU_MEM");
+        set = false;
+      }
+    }
+  } limit_set{set_cpu_limit_};
+  auto limit_starpu = [this](int ranks_on_node) {
+    if (!scratch::wanted() || std::getenv("STARPU_LIMIT_CPU_MEM") != nullptr) return;
+    const std::uint64_t room = memory::memory_room().bytes / std::uint64_t(std::max(ranks_on_node, 1));
+    setenv("STARPU_LIMIT_CPU_MEM", std::to_string(scratch::cpu_limit_mib(room)).c_str(), 1);
     set_cpu_limit_ = true;
-  }
+  };
   // The disk node once StarPU runs; StarPU stopped again if it cannot start.
   auto start_scratch = [this] {
     try {
@@ -239,6 +253,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
       MPI_Comm_free(&node);
     }
     mpi::split_node(conf, node_rank_, node_size_, per_gpu);
+    limit_starpu(node_size_);
     const int ret = starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, &conf);
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
@@ -252,6 +267,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     return;
   }
 #endif
+  limit_starpu(1);
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");

@@ -13,6 +13,7 @@ extern "C" {
 
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -27,18 +28,31 @@ namespace fs = std::filesystem;
 
 const char* const kPrefix = "starwave-scratch.";
 
+/// "starwave-scratch.HOST.": a folder's name before its process id. The host, as a shared
+/// file system may hold the folders of runs on several machines (whose process ids say
+/// nothing here).
+std::string own_prefix() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
+  for (char* c = host; *c; ++c)
+    if (*c == '/') *c = '_';
+  return kPrefix + std::string(host) + ".";
+}
+
 std::mutex g_mutex;
 std::string g_dir;     // --scratch DIR
 std::string g_folder;  // DIR/starwave-scratch.PID while the disk node runs
 std::uint64_t g_room = 0;
 
-/// The folders runs that are gone left in `dir` (starwave-scratch.PID, no such process).
+/// The folders runs on this machine that are gone left in `dir` (starwave-scratch.HOST.PID,
+/// no such process).
 void remove_stale(const std::string& dir) {
   std::error_code ec;
+  const std::string prefix = own_prefix();
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(kPrefix, 0) != 0 || !e.is_directory(ec) || e.is_symlink(ec)) continue;
-    const std::string digits = name.substr(std::string(kPrefix).size());
+    if (name.rfind(prefix, 0) != 0 || e.is_symlink(ec) || !e.is_directory(ec)) continue;
+    const std::string digits = name.substr(prefix.size());
     if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const long pid = std::stol(digits);
     if (pid > 0 && pid != long(getpid()) && kill(pid_t(pid), 0) != 0 && errno == ESRCH)
@@ -54,7 +68,11 @@ void set_folder(const std::string& dir) {
   if (dir.empty()) return;
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
-  if (ec || !fs::exists(st)) throw InputError("--scratch " + dir + ": no such folder");
+  if (!fs::exists(st)) {
+    if (ec && ec != std::errc::no_such_file_or_directory)
+      throw InputError("--scratch " + dir + ": cannot look at it (" + ec.message() + ")");
+    throw InputError("--scratch " + dir + ": no such folder");
+  }
   if (!fs::is_directory(st)) throw InputError("--scratch " + dir + ": not a folder");
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     throw InputError("--scratch " + dir + ": this process may not write there (" + os_cause(errno) + ")");
@@ -70,21 +88,25 @@ void start() {
   const std::lock_guard<std::mutex> lock(g_mutex);
   if (g_dir.empty() || !g_folder.empty()) return;
   remove_stale(g_dir);
-  const std::string folder = (fs::path(g_dir) / (kPrefix + std::to_string(getpid()))).string();
+  const std::string folder = (fs::path(g_dir) / (own_prefix() + std::to_string(getpid()))).string();
   std::error_code ec;
   if (fs::exists(fs::symlink_status(folder, ec))) safety::remove_folder(folder);  // ours from an earlier Runtime
   if (mkdir(folder.c_str(), 0700) != 0)
     throw RuntimeError("--scratch " + g_dir + ": cannot make the folder " + folder + ": " + os_cause(errno));
   safety::track(folder, true);
   struct statvfs fsys {};
-  std::uint64_t free = 0;
-  if (statvfs(folder.c_str(), &fsys) == 0) free = std::uint64_t(fsys.f_bavail) * std::uint64_t(fsys.f_frsize);
-  const std::uint64_t room = free - free / 10;
+  if (statvfs(folder.c_str(), &fsys) != 0) {
+    const int err = errno;
+    safety::untrack(folder);
+    safety::remove_folder(folder);
+    throw RuntimeError("--scratch " + g_dir + ": cannot tell its free space: " + os_cause(err));
+  }
+  const std::uint64_t free = std::uint64_t(fsys.f_bavail) * std::uint64_t(fsys.f_frsize), room = free - free / 10;
   if (room < STARPU_DISK_SIZE_MIN) {
     safety::untrack(folder);
     safety::remove_folder(folder);
-    throw RuntimeError("--scratch " + g_dir + ": " + std::to_string(free >> 20) +
-                       " MiB free there, less than the 16 MiB StarPU's disk node needs at least");
+    throw RuntimeError("--scratch " + g_dir + ": " + bytes_text(double(free)) +
+                       " free there; StarPU's disk node needs 16 MiB at least, and the run leaves a tenth free");
   }
   // StarPU keeps the path it is given: a string that lives as long as the process.
   static std::string registered;
@@ -105,6 +127,11 @@ void stop() noexcept {
   safety::remove_folder(g_folder);
   g_folder.clear();
   g_room = 0;
+}
+
+std::string given() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  return g_dir;
 }
 
 bool active() {

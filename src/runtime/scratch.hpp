@@ -1,5 +1,5 @@
 // src/runtime/scratch.hpp — out of core (--scratch DIR, docs/design.md §3): a StarPU disk memory
-// node in a folder of this process's own inside DIR, to which StarPU may move the intervals
+// node in a folder of this process's own inside DIR (starwave-scratch.HOST.PID), to which StarPU may move the intervals
 // of a split store (ShotProblem::split_store) when main memory runs short, and from which it
 // brings them back for the adjoint. The folder and StarPU's files in it are removed when the
 // run ends (success, error, or a signal); those a run killed outright (SIGKILL) left are
@@ -14,11 +14,12 @@ namespace starwave::scratch {
 /// --scratch DIR (empty: none): checks that DIR is a folder this process may write, and
 /// keeps it for the next Runtime. Throws InputError naming the option otherwise.
 void set_folder(const std::string& dir);
-/// Whether a run asked for scratch (set_folder with a folder).
+/// Whether a run asked for scratch (set_folder with a folder), and the DIR it gave.
 bool wanted();
+std::string given();
 
 /// The StarPU disk node, started by Runtime once StarPU runs: removes the folders dead runs
-/// left in DIR, makes DIR/starwave-scratch.PID and registers StarPU's unistd disk backend
+/// of this machine left in DIR, makes DIR/starwave-scratch.HOST.PID and registers StarPU's unistd disk backend
 /// there with the room the file system has free (less a tenth). Throws RuntimeError.
 void start();
 /// After starpu_shutdown: removes this process's folder and everything in it.
@@ -31,8 +32,8 @@ std::uint64_t room();
 
 /// The STARPU_LIMIT_CPU_MEM (MiB) to set before StarPU starts, when a run wants scratch and
 /// none is set: StarPU moves data to disk only once its main-memory count reaches a limit.
-/// `available`: the bytes this run may hold (memory::memory_room), less an eighth and
-/// 16 MiB for what the run holds outside StarPU.
+/// `available`: the bytes this process may hold (memory::memory_room, shared by the ranks
+/// on its node), less an eighth and 16 MiB for what it holds outside StarPU.
 std::uint64_t cpu_limit_mib(std::uint64_t available);
 
 }  // namespace starwave::scratch

@@ -38,9 +38,12 @@ void empty_folder_at(int fd, int depth) noexcept {
         const char* name = buf + at + 19;
         at += reclen;
         if (std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0) continue;
-        if (type == DT_DIR && depth > 0) {
-          const int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-          if (sub >= 0) empty_folder_at(sub, depth - 1);
+        // A folder (or an entry whose type the file system does not say: tried as one).
+        const int sub = (type == DT_DIR || type == DT_UNKNOWN) && depth > 0
+                            ? openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                            : -1;
+        if (sub >= 0) {
+          empty_folder_at(sub, depth - 1);
           removed += unlinkat(fd, name, AT_REMOVEDIR) == 0;
         } else {
           removed += unlinkat(fd, name, 0) == 0;

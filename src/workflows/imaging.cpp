@@ -38,10 +38,10 @@ namespace starwave {
 namespace {
 
 /// Steps an interval of a split store (out of core) holds: a 32nd of the steps, so that the
-/// two intervals a shot holds in memory are a 16th of its store, and each interval's
-/// buffer (L + 2 slots of `slot` bytes) at most kIntervalBytes, so that StarPU moves it in
-/// one piece well under the 2 GiB its 1.3 disk backend moves per call.
-constexpr std::uint64_t kIntervalBytes = std::uint64_t(256) << 20;
+/// two intervals a shot holds in memory are a 16th of its store, each interval's buffer
+/// (L + 2 slots of `slot` bytes: the two at its edges kept twice) at most kIntervalBytes, so
+/// that StarPU moves it in one piece, under the 2 GiB its 1.3 disk backend moves per call.
+constexpr std::uint64_t kIntervalBytes = std::uint64_t(1) << 30;
 constexpr int kSplitIntervals = 32;
 int split_interval(int nsteps, std::uint64_t slot) {
   const std::uint64_t most = std::max<std::uint64_t>(kIntervalBytes / std::max<std::uint64_t>(slot, 1), 3) - 2;
@@ -161,10 +161,20 @@ class Evaluation {
     layout.checkpoint_every = std::max(0, o_.checkpoint_every);
     layout.split_store = scratch::active();
     if (layout.split_store) {  // out of core: every slot kept, in intervals StarPU may move to disk
-      if (layout.checkpoint_every == 0)
-        layout.checkpoint_every = split_interval(layout.nsteps, t * std::uint64_t(layout.slot_size()));
-      // One kind of worker a shot: the CPU's and the CUDA adjoint keep their state apart.
-      split_where_ = graph::cuda_workers() > 0 && !cpu_only ? STARPU_CUDA : STARPU_CPU;
+      const std::uint64_t slot = t * std::uint64_t(layout.slot_size());
+      const bool asked = layout.checkpoint_every > 0;
+      if (!asked) layout.checkpoint_every = split_interval(layout.nsteps, slot);
+      // StarPU 1.3's disk backend moves less than 2 GiB a call and does not retry a short one.
+      if (t * layout.store_size() > kIntervalBytes) {
+        const std::uint64_t most = kIntervalBytes / slot;
+        throw InputError(
+            std::string(asked ? "--checkpoint-every " + std::to_string(layout.checkpoint_every) : "--scratch") +
+            ": an interval of the store would take " + bytes_text(double(t * layout.store_size())) +
+            ", more than the " + bytes_text(double(kIntervalBytes)) +
+            " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
+            (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
+                       : "one step's store is too large for it: a smaller model, or no --scratch"));
+      }
     }
     MemoryNeed need = memory_need();
     if (!layout.split_store && o_.checkpoint_every == NumericalOptions::kCheckpointAuto &&
@@ -189,6 +199,26 @@ class Evaluation {
       where.gpus_take_shots = false;
       where.left_out = "a ZFP store is the CPU's";
     }
+    int most_shots = std::max(1, where.total());
+    if (layout.split_store) {
+      // One kind of worker a shot (the CPU's and the CUDA adjoint keep their running sums
+      // apart): the GPUs when they take shots, else the CPU workers.
+      const bool gpus_take = !where.gpu.empty() && where.gpus_take_shots;
+      split_where_ = gpus_take ? STARPU_CUDA : STARPU_CPU;
+      if (gpus_take && where.cpu_workers > 0) {
+        where.cpu = 0;
+        where.cpu_takes_shots = false;
+        where.left_out = "a shot out of core (--scratch) runs on one kind of worker";
+      }
+      most_shots = std::max(1, where.total());
+      // The disk holds every interval of the shots in flight at most.
+      const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
+      if (fit == 0)
+        throw InputError("--scratch " + scratch::given() + ": a shot's store takes " +
+                         bytes_text(double(need.scratch)) + ", more than the " + bytes_text(double(room)) +
+                         " StarPU may use there (nine tenths of its free space)");
+      most_shots = int(std::min<std::uint64_t>(std::uint64_t(most_shots), fit));
+    }
     graph::take_shots_on(where.cpu_takes_shots, !where.gpu.empty() && where.gpus_take_shots);
     if (hooks_.on_plan && graph::rank() == 0) {
       ShotProblem<T> full = layout;
@@ -197,7 +227,7 @@ class Evaluation {
       full.compression = pack16::kNone;
       hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), where, int(count));
     }
-    return std::max(1, where.total());
+    return most_shots;
   }
 
   /// What the run holds in memory with run_.layout as it is.
@@ -213,13 +243,14 @@ class Evaluation {
     // the next) and the shot's own work arrays: the other intervals may be on disk.
     const std::uint64_t intervals = layout.split_store ? std::uint64_t(std::min(2, layout.intervals())) : 1;
     need.store = t * (intervals * layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;
+    const std::uint64_t own_work = layout.split_store ? t * (layout.work_size() + layout.adjoint_work_size()) : 0;
     if (layout.split_store) {
-      need.store += t * (layout.work_size() + layout.adjoint_work_size());
       need.scratch = t * std::uint64_t(layout.intervals()) * layout.store_size();
       need.intervals = layout.intervals();
       need.checkpoint_every = 0;
     }
-    need.per_shot = need.store + t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
+    need.per_shot = need.store + own_work +
+                    t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
                     sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
     // Each worker's scratch; a split store's shots carry their own (above): then only RTM's
     // reference forward takes a worker's.
