@@ -443,7 +443,7 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"a whole stored wavefield beyond memory",
        "gradient --model big.h5 --data big-data.h5 --out out.h5 --storage full", "the stored forward wavefield"},
       {"an RTM's whole store beyond memory", "rtm --model big.h5 --data big-data.h5 --out out.h5 --storage full",
-       "use --storage boundary"},
+       "--scratch DIR (the store out of core), --storage boundary"},
       // 4. Inputs as outputs, whatever the flags.
       {"gradient over its data", "gradient --model vp.h5 --data d.h5 --out d.h5 --overwrite", "is also an input"},
       {"rtm over its model", "rtm --model vp.h5 --data d.h5 --out vp.h5 --overwrite", "is also an input"},
@@ -701,6 +701,23 @@ TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {
     kill(pid, r.sig);
     EXPECT_EQ(finish(pid), 128 + r.sig) << "the signal ends the run, as its sender meant";
     EXPECT_TRUE(before == snapshot(dir)) << "no temporary, no lock, the earlier result intact";
+  }
+  // Out of core (--scratch): the run's scratch folder, with StarPU's files in it, goes too.
+  {
+    fs::create_directories(dir / "scr");
+    const auto before = snapshot(dir);
+    const pid_t pid = start_in(dir, "gradient --model vp.h5 --data d.h5 --out out.h5 --overwrite --scratch scr");
+    bool started = false;  // the run's folder made (StarPU's disk node starting)
+    for (int i = 0; i < 600 && !started; ++i) {
+      started = !fs::is_empty(dir / "scr");
+      if (!started) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(started) << "the run makes its scratch folder";
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // into its shots
+    kill(pid, SIGTERM);
+    EXPECT_EQ(finish(pid), 128 + SIGTERM);
+    EXPECT_TRUE(before == snapshot(dir)) << "no scratch folder, no temporary, no lock, the earlier result intact";
+    fs::remove(dir / "scr");
   }
   // SIGKILL cannot be caught: the next run on the output removes what the killed one left.
   {

@@ -160,22 +160,7 @@ class Evaluation {
     const std::vector<GpuRoom> gpus = cpu_only ? std::vector<GpuRoom>{} : gpu_rooms();
     layout.checkpoint_every = std::max(0, o_.checkpoint_every);
     layout.split_store = scratch::active();
-    if (layout.split_store) {  // out of core: every slot kept, in intervals StarPU may move to disk
-      const std::uint64_t slot = t * std::uint64_t(layout.slot_size());
-      const bool asked = layout.checkpoint_every > 0;
-      if (!asked) layout.checkpoint_every = split_interval(layout.nsteps, slot);
-      // StarPU 1.3's disk backend moves less than 2 GiB a call and does not retry a short one.
-      if (t * layout.store_size() > kIntervalBytes) {
-        const std::uint64_t most = kIntervalBytes / slot;
-        throw InputError(
-            std::string(asked ? "--checkpoint-every " + std::to_string(layout.checkpoint_every) : "--scratch") +
-            ": an interval of the store would take " + bytes_text(double(t * layout.store_size())) +
-            ", more than the " + bytes_text(double(kIntervalBytes)) +
-            " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
-            (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
-                       : "one step's store is too large for it: a smaller model, or no --scratch"));
-      }
-    }
+    if (layout.split_store) split_intervals();
     MemoryNeed need = memory_need();
     if (!layout.split_store && o_.checkpoint_every == NumericalOptions::kCheckpointAuto &&
         layout.storage != ShotProblem<T>::kStoreFull) {
@@ -187,38 +172,23 @@ class Evaluation {
       layout.checkpoint_every = int(every[0]);
       need = memory_need();
     }
-    ShotPlacement where = place_shots(
-        need, cpus, memory::memory_room(), gpus, "this run",
-        run_.layout.storage == ShotProblem<T>::kStoreFull ? "use --storage boundary, or fewer workers with STARPU_NCPU"
-        : run_.layout.storage == ShotProblem<T>::kStoreBoundary
-            ? "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
-              "or fewer workers with STARPU_NCPU"
-            : "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+    // What the refusal suggests: out of core first where the store is what does not fit.
+    const std::string out_of_core = layout.split_store ? "" : "--scratch DIR (the store out of core), ";
+    ShotPlacement where =
+        place_shots(need, cpus, memory::memory_room(), gpus, "this run",
+                    run_.layout.storage == ShotProblem<T>::kStoreFull
+                        ? "use " + out_of_core + "--storage boundary, or fewer workers with STARPU_NCPU"
+                    : run_.layout.storage == ShotProblem<T>::kStoreBoundary
+                        ? out_of_core +
+                              "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
+                              "or fewer workers with STARPU_NCPU"
+                        : out_of_core + "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
     if (cpu_only && graph::cuda_workers() > 0) {
       where.gpu.assign(gpu_rooms().size(), 0);
       where.gpus_take_shots = false;
       where.left_out = "a ZFP store is the CPU's";
     }
-    int most_shots = std::max(1, where.total());
-    if (layout.split_store) {
-      // One kind of worker a shot (the CPU's and the CUDA adjoint keep their running sums
-      // apart): the GPUs when they take shots, else the CPU workers.
-      const bool gpus_take = !where.gpu.empty() && where.gpus_take_shots;
-      split_where_ = gpus_take ? STARPU_CUDA : STARPU_CPU;
-      if (gpus_take && where.cpu_workers > 0) {
-        where.cpu = 0;
-        where.cpu_takes_shots = false;
-        where.left_out = "a shot out of core (--scratch) runs on one kind of worker";
-      }
-      most_shots = std::max(1, where.total());
-      // The disk holds every interval of the shots in flight at most.
-      const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
-      if (fit == 0)
-        throw InputError("--scratch " + scratch::given() + ": a shot's store takes " +
-                         bytes_text(double(need.scratch)) + ", more than the " + bytes_text(double(room)) +
-                         " StarPU may use there (nine tenths of its free space)");
-      most_shots = int(std::min<std::uint64_t>(std::uint64_t(most_shots), fit));
-    }
+    const int most_shots = layout.split_store ? place_split_shots(need, where) : std::max(1, where.total());
     graph::take_shots_on(where.cpu_takes_shots, !where.gpu.empty() && where.gpus_take_shots);
     if (hooks_.on_plan && graph::rank() == 0) {
       ShotProblem<T> full = layout;
@@ -228,6 +198,44 @@ class Evaluation {
       hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), where, int(count));
     }
     return most_shots;
+  }
+
+  /// Out of core (--scratch): every slot kept, in intervals StarPU may move to disk. Sets
+  /// run_.layout.checkpoint_every to the interval (--checkpoint-every's, else
+  /// split_interval's); refuses one StarPU 1.3's disk backend cannot move in one piece.
+  void split_intervals() {
+    ShotProblem<T>& layout = run_.layout;
+    const std::uint64_t t = sizeof(T), slot = t * std::uint64_t(layout.slot_size());
+    const bool asked = layout.checkpoint_every > 0;
+    if (!asked) layout.checkpoint_every = split_interval(layout.nsteps, slot);
+    if (t * layout.store_size() <= kIntervalBytes) return;
+    const std::uint64_t most = kIntervalBytes / slot;
+    throw InputError(
+        std::string(asked ? "--checkpoint-every " + std::to_string(layout.checkpoint_every) : "--scratch") +
+        ": an interval of the store would take " + bytes_text(double(t * layout.store_size())) + ", more than the " +
+        bytes_text(double(kIntervalBytes)) +
+        " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
+        (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
+                   : "one step's store is too large for it: a smaller model, or no --scratch"));
+  }
+
+  /// Where a split store's shots run, and how many are in flight: one kind of worker a shot
+  /// (the CPU's and the CUDA adjoint keep their running sums apart), the GPUs when they take
+  /// shots, else the CPU workers; no more shots than the disk holds every interval of.
+  int place_split_shots(const MemoryNeed& need, ShotPlacement& where) {
+    const bool gpus_take = !where.gpu.empty() && where.gpus_take_shots;
+    split_where_ = gpus_take ? STARPU_CUDA : STARPU_CPU;
+    if (gpus_take && where.cpu_workers > 0) {
+      where.cpu = 0;
+      where.cpu_takes_shots = false;
+      where.left_out = "a shot out of core (--scratch) runs on one kind of worker";
+    }
+    const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
+    if (fit == 0)
+      throw InputError("--scratch " + scratch::given() + ": a shot's store takes " + bytes_text(double(need.scratch)) +
+                       ", more than the " + bytes_text(double(room)) +
+                       " StarPU may use there (nine tenths of its free space)");
+    return int(std::min<std::uint64_t>(std::uint64_t(std::max(1, where.total())), fit));
   }
 
   /// What the run holds in memory with run_.layout as it is.
