@@ -112,20 +112,20 @@ void adjoint_cuda(void* buffers[], void* cl_arg) {
 }
 #endif
 
+#ifdef STARWAVE_USE_CUDA
+constexpr codelets::TaskFunction kAdjointCuda = adjoint_cuda;
+#else
+constexpr codelets::TaskFunction kAdjointCuda = nullptr;
+#endif
+
 /// `checkpoints`: the adjoint that re-runs the forward from its checkpoints into the store's
 /// ring (which it rewrites); its own perf model, as it costs about one forward more.
 struct starpu_codelet* adjoint_codelet(bool checkpoints) {
   static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_adjoint"),
                                               codelets::history_model("starwave_adjoint_checkpoints")};
   auto make = [](int k) {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = adjoint_cpu;
-    c.cpu_funcs_name[0] = "adjoint_cpu";
-#ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = adjoint_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
+    struct starpu_codelet c = codelets::wave_codelet(adjoint_cpu, "adjoint_cpu", kAdjointCuda, &models[k],
+                                                     k == 0 ? "adjoint" : "adjoint_checkpoints");
     c.nbuffers = k == 0 ? 9 : 10;
     for (int i = 0; i < 6; ++i) c.modes[i] = STARPU_R;
     if (k == 1) c.modes[4] = STARPU_RW;  // the store's ring
@@ -133,9 +133,6 @@ struct starpu_codelet* adjoint_codelet(bool checkpoints) {
     c.modes[7] = STARPU_W;
     c.modes[8] = STARPU_SCRATCH;
     c.modes[9] = STARPU_R;
-    c.model = &models[k];
-    c.can_execute = codelets::wave_task_can_execute;
-    c.name = k == 0 ? "adjoint" : "adjoint_checkpoints";
     return c;
   };
   static struct starpu_codelet cls[2] = {make(0), make(1)};
@@ -146,21 +143,8 @@ struct starpu_codelet* adjoint_codelet(bool checkpoints) {
 /// tasks that carry the adjoint's state in its work; buffers and modes given per task.
 struct starpu_codelet* adjoint_interval_codelet() {
   static struct starpu_perfmodel model = codelets::history_model("starwave_adjoint_interval");
-  static struct starpu_codelet cl = [] {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = adjoint_cpu;
-    c.cpu_funcs_name[0] = "adjoint_cpu";
-#ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = adjoint_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-    c.nbuffers = STARPU_VARIABLE_NBUFFERS;
-    c.model = &model;
-    c.can_execute = codelets::wave_task_can_execute;
-    c.name = "adjoint_interval";
-    return c;
-  }();
+  static struct starpu_codelet cl =
+      codelets::wave_codelet(adjoint_cpu, "adjoint_cpu", kAdjointCuda, &model, "adjoint_interval");
   return &cl;
 }
 
@@ -168,12 +152,8 @@ struct starpu_codelet* adjoint_interval_codelet() {
 
 template <typename T>
 void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
-  ShotProblem<T> l = layout;
-  l.store = l.final_state = l.checkpoints = nullptr;
-  l.store_interval = j;
-  codelets::ShotArgs a = codelets::shot_args(l, order);
-  a.keeps = codelets::kInterval;
-  const bool first = l.interval_end(j) == l.nsteps;  // the backward sweep starts with the last interval
+  codelets::ShotArgs a = codelets::interval_args(layout, j, order);
+  const bool first = layout.interval_end(j) == layout.nsteps;  // the backward sweep starts with the last interval
   const enum starpu_data_access_mode carried = first ? STARPU_W : STARPU_RW;
   std::vector<struct starpu_data_descr> data = {
       {h.medium, STARPU_R}, {h.nodes, STARPU_R}, {h.signals, STARPU_R},    {h.residual, STARPU_R},

@@ -55,6 +55,30 @@ inline int wave_task_can_execute(unsigned workerid, struct starpu_task* task, un
   return arch && !std::isnan(starpu_task_expected_length(task, arch, nimpl)) ? 1 : 0;
 }
 
+/// A codelet's task function (CPU or CUDA).
+using TaskFunction = void (*)(void* buffers[], void* cl_arg);
+
+/// A wave task's codelet (forward, adjoint): the CPU function `cpu`, named `cpu_name` (StarPU
+/// keys perf models by it), the CUDA one (asynchronous; null where CUDA is not compiled in),
+/// the wave tasks' can_execute, `model` and `name`; the buffers given per task
+/// (STARPU_VARIABLE_NBUFFERS) unless the caller fixes nbuffers and modes.
+inline struct starpu_codelet wave_codelet(TaskFunction cpu, const char* cpu_name, TaskFunction cuda,
+                                          struct starpu_perfmodel* model, const char* name) {
+  struct starpu_codelet c;
+  starpu_codelet_init(&c);
+  c.cpu_funcs[0] = cpu;
+  c.cpu_funcs_name[0] = cpu_name;
+  if (cuda) {
+    c.cuda_funcs[0] = cuda;
+    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
+  }
+  c.nbuffers = STARPU_VARIABLE_NBUFFERS;
+  c.model = model;
+  c.can_execute = wave_task_can_execute;
+  c.name = name;
+  return c;
+}
+
 #ifdef STARWAVE_USE_CUDA
 /// Planes per interior run of the CUDA u and μ launches (ShotProblem::column_planes):
 /// STARWAVE_CUDA_COLUMN_PLANES, a tuning knob for benchmarks on a device (1: one cell a
@@ -101,6 +125,17 @@ ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
     a.d = layout;
   else
     a.f = layout;
+  return a;
+}
+
+/// The value argument of interval j's task of a split store (forward_interval,
+/// adjoint_interval): the layout with j, its buffers set at run time.
+template <typename T>
+ShotArgs interval_args(ShotProblem<T> l, int j, int order) {
+  l.store = l.final_state = l.checkpoints = nullptr;
+  l.store_interval = j;
+  ShotArgs a = shot_args(l, order);
+  a.keeps = kInterval;
   return a;
 }
 

@@ -85,6 +85,12 @@ void forward_cuda(void* buffers[], void* cl_arg) {
 }
 #endif
 
+#ifdef STARWAVE_USE_CUDA
+constexpr codelets::TaskFunction kForwardCuda = forward_cuda;
+#else
+constexpr codelets::TaskFunction kForwardCuda = nullptr;
+#endif
+
 /// `keep`: the forward of a gradient or an image, which also writes the store and the
 /// final state (docs/design.md §3); its own perf model, as it costs more; `checkpoints`: and
 /// the forward's states.
@@ -94,15 +100,10 @@ struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
                                               codelets::history_model("starwave_forward_checkpoints")};
   static struct starpu_codelet cls[3];
   static const bool ready = [] {
+    const char* names[3] = {"forward", "forward_keep", "forward_checkpoints"};
     for (int k = 0; k < 3; ++k) {
       struct starpu_codelet& c = cls[k];
-      starpu_codelet_init(&c);
-      c.cpu_funcs[0] = forward_cpu;
-      c.cpu_funcs_name[0] = "forward_cpu";
-#ifdef STARWAVE_USE_CUDA
-      c.cuda_funcs[0] = forward_cuda;
-      c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
+      c = codelets::wave_codelet(forward_cpu, "forward_cpu", kForwardCuda, &models[k], names[k]);
       c.nbuffers = k == 0 ? 5 : k == 1 ? 7 : 8;
       c.modes[0] = STARPU_R;
       c.modes[1] = STARPU_R;
@@ -112,9 +113,6 @@ struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
       c.modes[5] = STARPU_W;
       c.modes[6] = STARPU_W;
       c.modes[7] = STARPU_W;
-      c.model = &models[k];
-      c.can_execute = codelets::wave_task_can_execute;
-      c.name = k == 0 ? "forward" : k == 1 ? "forward_keep" : "forward_checkpoints";
     }
     return true;
   }();
@@ -127,21 +125,8 @@ struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
 /// task (insert_forward_interval); its own perf model.
 struct starpu_codelet* forward_interval_codelet() {
   static struct starpu_perfmodel model = codelets::history_model("starwave_forward_interval");
-  static struct starpu_codelet cl = [] {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = forward_cpu;
-    c.cpu_funcs_name[0] = "forward_cpu";
-#ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = forward_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-    c.nbuffers = STARPU_VARIABLE_NBUFFERS;
-    c.model = &model;
-    c.can_execute = codelets::wave_task_can_execute;
-    c.name = "forward_interval";
-    return c;
-  }();
+  static struct starpu_codelet cl =
+      codelets::wave_codelet(forward_cpu, "forward_cpu", kForwardCuda, &model, "forward_interval");
   return &cl;
 }
 
@@ -149,12 +134,8 @@ struct starpu_codelet* forward_interval_codelet() {
 
 template <typename T>
 void insert_forward_interval(const ForwardHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
-  ShotProblem<T> l = layout;
-  l.store = l.final_state = l.checkpoints = nullptr;
-  l.store_interval = j;
-  codelets::ShotArgs a = codelets::shot_args(l, order);
-  a.keeps = codelets::kInterval;
-  const bool first = j == 0, last = l.interval_end(j) == l.nsteps;
+  codelets::ShotArgs a = codelets::interval_args(layout, j, order);
+  const bool first = j == 0, last = layout.interval_end(j) == layout.nsteps;
   std::vector<struct starpu_data_descr> data = {
       {h.medium, STARPU_R},
       {h.nodes, STARPU_R},
