@@ -12,7 +12,6 @@ extern "C" {
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -41,7 +40,7 @@ std::string own_prefix() {
 
 std::mutex g_mutex;
 std::string g_dir;     // --scratch DIR
-std::string g_folder;  // DIR/starwave-scratch.PID while the disk node runs
+std::string g_folder;  // DIR/starwave-scratch.HOST.PID while the disk node runs
 std::uint64_t g_room = 0;
 
 /// The folders runs on this machine that are gone left in `dir` (starwave-scratch.HOST.PID,
@@ -54,9 +53,7 @@ void remove_stale(const std::string& dir) {
     if (name.rfind(prefix, 0) != 0 || e.is_symlink(ec) || !e.is_directory(ec)) continue;
     const std::string digits = name.substr(prefix.size());
     if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    const long pid = std::stol(digits);
-    if (pid > 0 && pid != long(getpid()) && kill(pid_t(pid), 0) != 0 && errno == ESRCH)
-      safety::remove_folder(e.path().string());
+    if (safety::process_gone(std::stol(digits))) safety::remove_folder(e.path().string());
   }
 }
 
@@ -137,11 +134,6 @@ std::string given() {
 bool active() {
   const std::lock_guard<std::mutex> lock(g_mutex);
   return !g_folder.empty();
-}
-
-std::string folder() {
-  const std::lock_guard<std::mutex> lock(g_mutex);
-  return g_folder;
 }
 
 std::uint64_t room() {

@@ -26,8 +26,7 @@ void start();
 void stop() noexcept;
 /// Whether the disk node runs (between start and stop).
 bool active();
-/// This process's scratch folder ("" when none), and the bytes StarPU may put there.
-std::string folder();
+/// The bytes StarPU may put in this process's scratch folder (0 when none).
 std::uint64_t room();
 
 /// The STARPU_LIMIT_CPU_MEM (MiB) to set before StarPU starts, when a run wants scratch and

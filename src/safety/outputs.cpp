@@ -51,7 +51,7 @@ void remove_stale_temporaries(const std::string& dir, const std::string& name) {
     const std::string file = e.path().filename().string();
     if (file.rfind(prefix, 0) != 0) continue;
     const long pid = std::strtol(file.c_str() + prefix.size(), nullptr, 10);
-    if (pid > 0 && pid != long(getpid()) && kill(pid_t(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
+    if (process_gone(pid)) fs::remove(e.path(), ec);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -100,6 +101,8 @@ void track(const std::string& path, bool empty_first) {
     return;
   }
 }
+
+bool process_gone(long pid) { return pid > 0 && pid != long(getpid()) && kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
 
 void remove_folder(const std::string& path) noexcept {
   empty_folder(path.c_str());

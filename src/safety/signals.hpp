@@ -25,6 +25,9 @@ void track(const std::string& path);
 /// `empty_first`: a folder whose contents are all removed before it, whoever named them
 /// (StarPU's scratch files, in folders of their own).
 void track(const std::string& path, bool empty_first);
+/// Whether `pid` names another process that no longer runs (what a run killed outright
+/// leaves behind is removed by the next one on that test).
+bool process_gone(long pid);
 /// Removes folder `path` and everything inside it (async-signal-safe; no links followed).
 void remove_folder(const std::string& path) noexcept;
 void untrack(const std::string& path);
