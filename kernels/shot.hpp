@@ -238,13 +238,15 @@ struct ShotProblem {
   }
 
   /// Rows of a 3-D CPU sweep tile: `tile_rows`, else as many as keep the (2·halo + 1)
-  /// planes a row's stencil reads, over the tile and halo rows either side, within
-  /// `cache_bytes` (a part of a core's L2); every row in 2-D (one). On the 3-D reference
-  /// case (200 padded cells a row, order 8, float) that is 31 rows: measured there, tiles
-  /// of 16–32 rows ran 10–12 % faster than none, and 57 rows no faster.
-  SW_HD int y_tile(long cache_bytes = 320 * 1024) const {
+  /// planes a row's stencil reads of each of `fields` fields, over the tile and halo rows
+  /// either side, within 320 KiB (a part of a core's L2); every row in 2-D (one). On the
+  /// 3-D reference case (200 padded cells a row, order 8, float) that is 32 rows for the
+  /// forward (one field; tiles of 16–32 rows ran 10–12 % faster than none, 57 rows no
+  /// faster) and 12 for the adjoint (μ and u: about 7 % faster than 32 rows).
+  SW_HD int y_tile(int fields = 1) const {
     if (tile_rows > 0) return tile_rows < ny ? tile_rows : ny;
     if (dim != 3) return ny;
+    const long cache_bytes = 320 * 1024 / fields;
     const long rows = cache_bytes / (long(sizeof(T)) * stride * (2 * halo + 1)) - 2 * halo;
     return rows < 4 ? 4 : rows < ny ? int(rows) : ny;
   }

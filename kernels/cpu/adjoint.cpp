@@ -61,8 +61,8 @@ void alpha_row(const StepArgs<T>& a, int z, int y, bool y_dim) {
 }
 
 /// The x part of the adjoint step over the side loop [x0, x1) of row z, all three passes
-/// (β_x, α_x, then C_x added to the output): each reads only row z, so they run one after
-/// the other over the loop's few vectors while those stay in L1. `j` indexes column x0 in
+/// (β_x, α_x, then C_x added to the output): each reads only row z, so they run over the
+/// loop's few vectors while those stay in L1, β_x first, then α_x and C_x together. `j` indexes column x0 in
 /// the compact x-layer arrays, whose guard vectors either side of the loop stay zero.
 template <int Order, typename T>
 void x_side_adjoint(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
@@ -80,6 +80,7 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) 
   const T* __restrict bx = a.b_x + x0;
   const T hx = a.inv_dx, hx2 = a.inv_dx2;
   const int n = x1 - x0;
+  if (n <= 0) return;
   // Lanes k < rim_l or k ≥ rim_r are rim cells (StepArgs::x_rim).
   const int halo = a.layout.halo;
   const int rim_l = a.xl > 0 ? a.xl + halo - x0 : -(1 << 30), rim_r = a.xr < a.nx ? a.xr - halo - x0 : 1 << 30;
@@ -94,20 +95,31 @@ void x_side_adjoint(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) 
     };
     for (int i = 0; i < n; i += W)
       S::store(be + i, S::load(ax + i) * S::load(be + i) + S::load(bx + i) * S::load(mu + i));
-    for (int i = 0; i < n; i += W) {
-      const V d = detail::d1x_vec<Order, T>(masked_mu(i - W), masked_mu(i), masked_mu(i + W), J) +
-                  detail::d1x_vec<Order, T>(S::load(be + i - W), S::load(be + i), S::load(be + i + W), J);
-      S::store(al + i, S::load(ax + i) * S::load(al + i) - S::load(bx + i) * (d * hx));
-    }
     // C_x goes to the rim lanes only, as in stencil::update_adjoint_point (beyond the rim it
     // is zero, and adding v·0 could turn a −0 into +0).
-    for (int i = 0; i < n; i += W) {
-      const V c = detail::d2x_vec<Order, T>(S::load(be + i - W), S::load(be + i), S::load(be + i + W), J) * hx2 -
-                  detail::d1x_vec<Order, T>(S::load(al + i - W), S::load(al + i), S::load(al + i + W), J) * hx;
+    auto add_c = [&](int i, V d2b, V al_l, V al_c, V al_r) {
+      const V c = d2b * hx2 - detail::d1x_vec<Order, T>(al_l, al_c, al_r, J) * hx;
       const typename S::mask at = lane + typename S::ivec(i);
       const V o = S::load(out + i);
       S::store(out + i, (at < typename S::ivec(rim_l) || at >= typename S::ivec(rim_r)) ? o + S::load(v + i) * c : o);
+    };
+    // α of vector i, then C of vector i − W, which reads α of i − 2W … i: one pass, with ∂_x β
+    // (for α) and ∂²_x β (for C) sharing their lane shifts, the vectors either side kept in
+    // registers (the guard vectors of α and β are zero).
+    V b_l = S::load(be - W), b_c = S::load(be), m_l = masked_mu(-W), m_c = masked_mu(0);
+    V a_ll{}, a_l = S::load(al - W), d2_l{};
+    for (int i = 0; i < n; i += W) {
+      const V b_r = S::load(be + i + W), m_r = masked_mu(i + W);
+      V d1b, d2b;
+      detail::d1d2x_vec<Order, T>(b_l, b_c, b_r, d1b, d2b, J);
+      const V d = detail::d1x_vec<Order, T>(m_l, m_c, m_r, J) + d1b;
+      const V a_c = S::load(ax + i) * S::load(al + i) - S::load(bx + i) * (d * hx);
+      S::store(al + i, a_c);
+      if (i > 0) add_c(i - W, d2_l, a_ll, a_l, a_c);
+      a_ll = a_l, a_l = a_c, d2_l = d2b;
+      b_l = b_c, b_c = b_r, m_l = m_c, m_c = m_r;
     }
+    add_c(n - W, d2_l, a_ll, a_l, S::load(al + n));
     return;
   }
 #pragma omp simd
@@ -354,7 +366,7 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m) {
 template <int Order, typename T, typename F>
 void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& row_done) {
   const StepArgs<T> a = stencil::make_step_args(p, mu, mu_prev_next);
-  const int R = p.halo, tile = p.y_tile();
+  const int R = p.halo, tile = p.y_tile(2);  // μ's planes and, in the model rows, u's
   // Tiles of rows in y (the one row in 2-D), each one sweep down the planes: β_z, then α_z
   // (reading β_z of planes z ± halo), then the μ rows (reading both of planes z ± halo):
   // each pass `halo` planes behind the one it reads. In y likewise: α_y reads β_y of rows

@@ -20,6 +20,7 @@
 namespace starwave::cpu::STARWAVE_CPU_LEVEL {
 namespace {
 
+using detail::d1d2x_vec;
 using detail::d1x_vec;
 using detail::d2x_vec;
 using detail::FlushSubnormals;
@@ -40,22 +41,6 @@ void row_correction(const StepArgs<T>& a, int z, int y, const T* __restrict ps, 
 #pragma omp simd
   for (int x = 0; x < a.nx; ++x)
     out[x] += v[x] * stencil::layer_correction<Order>(u + x, s, c, ps + x, s, h, ze + x, ac, bc);
-}
-
-/// ∂_x and ∂²_x (without 1/h, 1/h²) of the W cells in `c`, sharing the lane shifts.
-template <int Order, typename T, int... J>
-void d1d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r, typename Simd<T>::vec& d1,
-               typename Simd<T>::vec& d2, std::integer_sequence<int, J...>) {
-  using S = Simd<T>;
-  d2 = T(stencil::d2_coef<Order>(0)) * c;
-  d1 = typename Simd<T>::vec{};  // +0, as stencil::d1 starts
-  (
-      [&] {
-        const typename S::vec right = S::template at_right<J + 1>(c, r), left = S::template at_left<J + 1>(l, c);
-        d2 += T(stencil::d2_coef<Order>(J + 1)) * (right + left);
-        d1 += T(stencil::d1_coef<Order>(J + 1)) * (right - left);
-      }(),
-      ...);
 }
 
 /// The side loop [x0, x1) of row z: the ψ_x update and the x-layer correction, fused. Row

@@ -90,6 +90,22 @@ typename Simd<T>::vec d1x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, 
   return acc;
 }
 
+/// ∂_x and ∂²_x (without 1/h, 1/h²) of the W cells in `c`, sharing the lane shifts.
+template <int Order, typename T, int... J>
+void d1d2x_vec(typename Simd<T>::vec l, typename Simd<T>::vec c, typename Simd<T>::vec r, typename Simd<T>::vec& d1,
+               typename Simd<T>::vec& d2, std::integer_sequence<int, J...>) {
+  using S = Simd<T>;
+  d2 = T(stencil::d2_coef<Order>(0)) * c;
+  d1 = typename Simd<T>::vec{};  // +0, as stencil::d1 starts
+  (
+      [&] {
+        const typename S::vec right = S::template at_right<J + 1>(c, r), left = S::template at_left<J + 1>(l, c);
+        d2 += T(stencil::d2_coef<Order>(J + 1)) * (right + left);
+        d1 += T(stencil::d1_coef<Order>(J + 1)) * (right - left);
+      }(),
+      ...);
+}
+
 /// ∇²u (with the 1/h² factors) of the W cells at `p`, planes `sz` and rows `sy` apart
 /// (sy = 0: 2-D, no y term): stencil::laplacian's order. The one vector Laplacian of the
 /// CPU loops.
