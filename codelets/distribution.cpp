@@ -78,6 +78,15 @@ void Data::close() {
   handle_ = nullptr;
 }
 
+namespace {
+
+/// A handle StarPU allocates of `bytes`: one larger than kLargestDiskPiece never goes to disk.
+void keep_large_in_memory(starpu_data_handle_t h, std::size_t bytes) {
+  if (std::uint64_t(bytes) > kLargestDiskPiece) starpu_data_set_ooc_flag(h, 0);
+}
+
+}  // namespace
+
 Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   const uint32_t count = element_count(n, elem);
   starpu_data_handle_t h;
@@ -86,6 +95,7 @@ Data owned_vector(int owner, const void* host, std::size_t n, std::size_t elem) 
     starpu_vector_data_register(&h, STARPU_MAIN_RAM, uintptr_t(host), count, elem);
   else
     starpu_vector_data_register(&h, -1, 0, count, elem);
+  if (!callers) keep_large_in_memory(h, n * elem);
   mpi_register(h, owner);
   return Data(h, callers);
 }
@@ -107,6 +117,7 @@ Data shot_buffer(int owner, std::size_t n, std::size_t elem) {
   const std::size_t group = std::max<std::size_t>((n + UINT32_MAX - 1) / UINT32_MAX, 1);  // elements a group
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count((n + group - 1) / group, elem * group), elem * group);
+  keep_large_in_memory(h, n * elem);
   mpi_register(h, owner);
   return Data(h, false);
 }
@@ -114,6 +125,7 @@ Data shot_buffer(int owner, std::size_t n, std::size_t elem) {
 Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
+  keep_large_in_memory(h, n * elem);
   mpi_register(h, owner);
   Data d(h, false);  // handed back if the copy below fails
   if (owner == rank() && host) fill_from(h, host, n, elem);
@@ -123,6 +135,7 @@ Data input_vector(int owner, const void* host, std::size_t n, std::size_t elem) 
 Data per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
+  keep_large_in_memory(h, n * elem);
 #ifdef STARWAVE_USE_MPI
   mpi_register(h, STARPU_MPI_PER_NODE);
 #endif
@@ -134,6 +147,7 @@ Data per_rank_vector(const void* host, std::size_t n, std::size_t elem) {
 Data scratch_vector(std::size_t n, std::size_t elem) {
   starpu_data_handle_t h;
   starpu_vector_data_register(&h, -1, 0, element_count(n, elem), elem);
+  keep_large_in_memory(h, n * elem);
   return Data(h, false);
 }
 

@@ -90,6 +90,11 @@ class Data {
   bool callers_memory_ = false;
 };
 
+/// The largest piece of data StarPU may move to a disk memory node (out of core, --scratch):
+/// StarPU 1.3's unistd backend moves less than 2 GiB a call and does not retry the rest, so
+/// every handle StarPU allocates that is larger stays in memory (starpu_data_set_ooc_flag).
+constexpr std::uint64_t kLargestDiskPiece = std::uint64_t(1) << 30;
+
 /// A vector of `n` elements owned by rank `owner`: there backed by `host` (StarPU
 /// allocates it when `host` is null), elsewhere an empty placeholder that StarPU-MPI
 /// fills when a task there reads it. Call it on every rank, in the same order.

@@ -688,9 +688,28 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   // One shot's boundary store is ~113 MiB here: held whole, the peak is above it.
   EXPECT_LT(ooc_mb, whole_mb - 60) << "out of core, the store should leave main memory";
 #endif
-  // The plan says so; rtm (the shell store) and fwi likewise give the bits.
-  const Result plan = run("plan " + args + path("never.h5") + " --scratch " + scr);
+  // The plan goes out of core only where the whole store does not fit; StarPU's own
+  // STARPU_DISK_SWAP is a --scratch (the same bits, nothing left in the folder).
+  const Result plan = run("plan " + args + path("never.h5") + " --scratch " + scr, "STARPU_LIMIT_CPU_MEM=40");
   EXPECT_NE(plan.out.find("out of core: 32 intervals"), std::string::npos) << plan.out << plan.err;
+  const Result fits = run("plan " + args + path("never.h5") + " --scratch " + scr);
+  EXPECT_EQ(fits.status, 0) << fits.err;
+  EXPECT_EQ(fits.out.find("out of core"), std::string::npos) << "the whole store fits: " << fits.out;
+  const Result swap = run(args + path("ooc-g2.h5"), "STARPU_LIMIT_CPU_MEM=40 STARPU_DISK_SWAP=" + scr);
+  ASSERT_EQ(swap.status, 0) << swap.err;
+  EXPECT_NE(swap.out.find("out of core: 32 intervals"), std::string::npos) << swap.out;
+  EXPECT_TRUE(same_dataset(path("ooc-g0.h5"), path("ooc-g2.h5"), "/gradient"));
+  left = 0;
+  for (const auto& e : fs::directory_iterator(scr))
+    left += e.path() != live && e.path() != elsewhere && e.path().filename() != "notes.txt";
+  EXPECT_EQ(left, 0u) << "nothing of StarPU's own swap and no scratch folder left";
+  expect_refused(args + path("g3.h5"), path("g3.h5"), "STARPU_DISK_SWAP_BACKEND",
+                 "STARPU_DISK_SWAP=" + scr + " STARPU_DISK_SWAP_BACKEND=leveldb");
+  expect_refused(args + path("g3.h5"), path("g3.h5"), "STARPU_DISK_SWAP=" + path("nowhere"),
+                 "STARPU_DISK_SWAP=" + path("nowhere"));
+  expect_refused(args + path("g3.h5"), path("g3.h5"), "STARPU_DISK_SWAP_SIZE allows",
+                 "STARPU_LIMIT_CPU_MEM=40 STARPU_DISK_SWAP_SIZE=20 STARPU_DISK_SWAP=" + scr);
+  // rtm (the shell store) and fwi likewise give the bits.
   const std::string small = " --model " + model_ + " --data " + path("small-d.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, path("small-d.h5"))).status, 0);
   for (const std::string& cmd : {std::string("rtm") + small, "fwi" + small + " --iterations 1 --figures-every 0"}) {

@@ -233,6 +233,19 @@ Runtime::Runtime(const RuntimeOptions& o) {
     setenv("STARPU_LIMIT_CPU_MEM", std::to_string(scratch::cpu_limit_mib(room)).c_str(), 1);
     set_cpu_limit_ = true;
   };
+  // StarPU would start a disk node of its own for STARPU_DISK_SWAP: the run's is
+  // scratch::start's, in the folder scratch::set_folder took from it, so StarPU does not see
+  // the variable while it starts.
+  struct SwapHidden {
+    std::string value;
+    bool had = false;
+    SwapHidden() {
+      if (const char* v = std::getenv("STARPU_DISK_SWAP")) value = v, had = true, unsetenv("STARPU_DISK_SWAP");
+    }
+    ~SwapHidden() {
+      if (had) setenv("STARPU_DISK_SWAP", value.c_str(), 1);
+    }
+  } swap_hidden;
   // The disk node once StarPU runs; StarPU stopped again if it cannot start.
   auto start_scratch = [this] {
     try {

@@ -11,7 +11,9 @@ extern "C" {
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -39,8 +41,10 @@ std::string own_prefix() {
 }
 
 std::mutex g_mutex;
-std::string g_dir;     // --scratch DIR
-std::string g_folder;  // DIR/starwave-scratch.HOST.PID while the disk node runs
+std::string g_option;      // what gave DIR: "--scratch" or "STARPU_DISK_SWAP"
+std::uint64_t g_most = 0;  // STARPU_DISK_SWAP_SIZE, in bytes (0: no cap)
+std::string g_dir;         // --scratch DIR
+std::string g_folder;      // DIR/starwave-scratch.HOST.PID while the disk node runs
 std::uint64_t g_room = 0;
 
 /// The folders runs on this machine that are gone left in `dir` (starwave-scratch.HOST.PID,
@@ -62,18 +66,37 @@ void remove_stale(const std::string& dir) {
 void set_folder(const std::string& dir) {
   const std::lock_guard<std::mutex> lock(g_mutex);
   g_dir.clear();
-  if (dir.empty()) return;
+  g_most = 0;
+  g_option = "--scratch ";
+  std::string folder = dir;
+  if (folder.empty()) {  // StarPU's own setting for a disk to swap to, if the run gives none
+    const char* swap = std::getenv("STARPU_DISK_SWAP");
+    if (!swap || !*swap) return;
+    folder = swap;
+    g_option = "STARPU_DISK_SWAP=";
+    const char* backend = std::getenv("STARPU_DISK_SWAP_BACKEND");
+    if (backend && *backend && std::string(backend) != "unistd")
+      throw InputError("STARPU_DISK_SWAP_BACKEND=" + std::string(backend) +
+                       ": starwave's out of core uses StarPU's unistd backend; unset it or set it to unistd");
+    if (const char* size = std::getenv("STARPU_DISK_SWAP_SIZE"); size && *size) {
+      const std::string text = size;
+      if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos || std::stoul(text) == 0)
+        throw InputError("STARPU_DISK_SWAP_SIZE=" + text + ": must be a whole number of MiB, 1 or more");
+      g_most = std::uint64_t(std::stoul(text)) << 20;
+    }
+  }
+  const std::string name = g_option + folder;
   std::error_code ec;
-  const fs::file_status st = fs::status(dir, ec);
+  const fs::file_status st = fs::status(folder, ec);
   if (!fs::exists(st)) {
     if (ec && ec != std::errc::no_such_file_or_directory)
-      throw InputError("--scratch " + dir + ": cannot look at it (" + ec.message() + ")");
-    throw InputError("--scratch " + dir + ": no such folder");
+      throw InputError(name + ": cannot look at it (" + ec.message() + ")");
+    throw InputError(name + ": no such folder");
   }
-  if (!fs::is_directory(st)) throw InputError("--scratch " + dir + ": not a folder");
-  if (access(dir.c_str(), W_OK | X_OK) != 0)
-    throw InputError("--scratch " + dir + ": this process may not write there (" + os_cause(errno) + ")");
-  g_dir = dir;
+  if (!fs::is_directory(st)) throw InputError(name + ": not a folder");
+  if (access(folder.c_str(), W_OK | X_OK) != 0)
+    throw InputError(name + ": this process may not write there (" + os_cause(errno) + ")");
+  g_dir = folder;
 }
 
 bool wanted() {
@@ -96,14 +119,16 @@ void start() {
     const int err = errno;
     safety::untrack(folder);
     safety::remove_folder(folder);
-    throw RuntimeError("--scratch " + g_dir + ": cannot tell its free space: " + os_cause(err));
+    throw RuntimeError(g_option + g_dir + ": cannot tell its free space: " + os_cause(err));
   }
-  const std::uint64_t free = std::uint64_t(fsys.f_bavail) * std::uint64_t(fsys.f_frsize), room = free - free / 10;
+  const std::uint64_t free = std::uint64_t(fsys.f_bavail) * std::uint64_t(fsys.f_frsize);
+  const std::uint64_t room = g_most > 0 ? std::min(g_most, free - free / 10) : free - free / 10;
   if (room < STARPU_DISK_SIZE_MIN) {
     safety::untrack(folder);
     safety::remove_folder(folder);
-    throw RuntimeError("--scratch " + g_dir + ": " + bytes_text(double(free)) +
-                       " free there; StarPU's disk node needs 16 MiB at least, and the run leaves a tenth free");
+    throw RuntimeError(g_option + g_dir + ": " + bytes_text(double(free)) + " free there" +
+                       (g_most > 0 ? " (STARPU_DISK_SWAP_SIZE " + bytes_text(double(g_most)) + ")" : "") +
+                       "; StarPU's disk node needs 16 MiB at least, and the run leaves a tenth free");
   }
   // StarPU keeps the path it is given: a string that lives as long as the process.
   static std::string registered;
@@ -111,7 +136,7 @@ void start() {
   if (starpu_disk_register(&starpu_disk_unistd_ops, const_cast<char*>(registered.c_str()), starpu_ssize_t(room)) < 0) {
     safety::untrack(folder);
     safety::remove_folder(folder);
-    throw RuntimeError("--scratch " + g_dir + ": StarPU could not start a disk node there");
+    throw RuntimeError(g_option + g_dir + ": StarPU could not start a disk node there");
   }
   g_folder = folder;
   g_room = room;
@@ -128,7 +153,7 @@ void stop() noexcept {
 
 std::string given() {
   const std::lock_guard<std::mutex> lock(g_mutex);
-  return g_dir;
+  return g_dir.empty() ? std::string() : g_option + g_dir;
 }
 
 bool active() {
@@ -139,6 +164,13 @@ bool active() {
 std::uint64_t room() {
   const std::lock_guard<std::mutex> lock(g_mutex);
   return g_room;
+}
+
+std::string room_text() {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  return bytes_text(double(g_room)) + (g_most > 0 && g_room == g_most
+                                           ? " STARPU_DISK_SWAP_SIZE allows"
+                                           : " StarPU may use there (nine tenths of its free space)");
 }
 
 std::uint64_t cpu_limit_mib(std::uint64_t available) {

@@ -1,4 +1,4 @@
-// src/runtime/scratch.hpp — out of core (--scratch DIR, docs/design.md §3): a StarPU disk memory
+// src/runtime/scratch.hpp — out of core (--scratch DIR or STARPU_DISK_SWAP, docs/design.md §3): a StarPU disk memory
 // node in a folder of this process's own inside DIR (starwave-scratch.HOST.PID), to which StarPU may move the intervals
 // of a split store (ShotProblem::split_store) when main memory runs short, and from which it
 // brings them back for the adjoint. The folder and StarPU's files in it are removed when the
@@ -11,10 +11,13 @@
 
 namespace starwave::scratch {
 
-/// --scratch DIR (empty: none): checks that DIR is a folder this process may write, and
-/// keeps it for the next Runtime. Throws InputError naming the option otherwise.
+/// --scratch DIR: checks that DIR is a folder this process may write, and keeps it for the
+/// next Runtime. With no DIR (empty), StarPU's own STARPU_DISK_SWAP (a folder; with
+/// STARPU_DISK_SWAP_SIZE, MiB at most there; STARPU_DISK_SWAP_BACKEND unset or unistd) if
+/// set, else none. Throws InputError naming the option or variable otherwise.
 void set_folder(const std::string& dir);
-/// Whether a run asked for scratch (set_folder with a folder), and the DIR it gave.
+/// Whether a run asked for scratch (set_folder with a folder), and where: "--scratch DIR"
+/// or "STARPU_DISK_SWAP=DIR" (empty when none).
 bool wanted();
 std::string given();
 
@@ -26,8 +29,10 @@ void start();
 void stop() noexcept;
 /// Whether the disk node runs (between start and stop).
 bool active();
-/// The bytes StarPU may put in this process's scratch folder (0 when none).
+/// The bytes StarPU may put in this process's scratch folder (0 when none), and the same
+/// said with what sets it ("… StarPU may use there (nine tenths of its free space)").
 std::uint64_t room();
+std::string room_text();
 
 /// The STARPU_LIMIT_CPU_MEM (MiB) to set before StarPU starts, when a run wants scratch and
 /// none is set: StarPU moves data to disk only once its main-memory count reaches a limit.

@@ -39,9 +39,9 @@ namespace {
 
 /// Steps an interval of a split store (out of core) holds: a 32nd of the steps, so that the
 /// two intervals a shot holds in memory are a 16th of its store, each interval's buffer
-/// (L + 2 slots of `slot` bytes: the two at its edges kept twice) at most kIntervalBytes, so
-/// that StarPU moves it in one piece, under the 2 GiB its 1.3 disk backend moves per call.
-constexpr std::uint64_t kIntervalBytes = std::uint64_t(1) << 30;
+/// (L + 2 slots of `slot` bytes: the two at its edges kept twice) at most kIntervalBytes, a
+/// piece StarPU may move to disk (graph::kLargestDiskPiece).
+constexpr std::uint64_t kIntervalBytes = graph::kLargestDiskPiece;
 constexpr int kSplitIntervals = 32;
 int split_interval(int nsteps, std::uint64_t slot) {
   const std::uint64_t most = std::max<std::uint64_t>(kIntervalBytes / std::max<std::uint64_t>(slot, 1), 3) - 2;
@@ -144,11 +144,8 @@ class Evaluation {
   /// per CPU worker only holds memory: with 2 × workers the demo's gradient took 7 % longer
   /// and peaked at 335 MB instead of 196. Where one shot does not fit main memory the GPUs
   /// alone take shots, and the reverse (graph::take_shots_on).
-  /// Checkpoints (docs/design.md §9): with --checkpoint-every N, every N steps; by default
-  /// only when one shot with every step's store does not fit where shots would run (a GPU if
-  /// there is one), then at the interval that takes the least memory (never for --storage
-  /// full, whose point is the whole field). Sets run_.layout.checkpoint_every, the same on
-  /// every rank (rank 0's choice).
+  /// The store (whole, out of core or checkpointed at the interval that takes the least
+  /// memory) as choose_store picks it, judged where shots would run (a GPU if there is one).
   int plan_window() {
     ShotProblem<T>& layout = run_.layout;
     const std::uint64_t t = sizeof(T), count = shots_.size();
@@ -159,21 +156,13 @@ class Evaluation {
                        ": a ZFP store is written and read by CPU workers, and this run has none (STARPU_NCPU=0)");
     const std::vector<GpuRoom> gpus = cpu_only ? std::vector<GpuRoom>{} : gpu_rooms();
     layout.checkpoint_every = std::max(0, o_.checkpoint_every);
-    layout.split_store = scratch::active();
-    if (layout.split_store) split_intervals();
+    layout.split_store = false;
     MemoryNeed need = memory_need();
-    if (!layout.split_store && o_.checkpoint_every == NumericalOptions::kCheckpointAuto &&
-        layout.storage != ShotProblem<T>::kStoreFull) {
-      std::vector<double> every{0};
-      if (graph::rank() == 0 && !fits_one_shot(need, cpus, memory::memory_room(), gpus))
-        every[0] = checkpoint_interval(layout.nsteps, t * std::uint64_t(layout.slot_size()),
-                                       t * std::uint64_t(layout.checkpoint_size()));
-      if (graph::distributed()) mpi::broadcast(every);
-      layout.checkpoint_every = int(every[0]);
-      need = memory_need();
-    }
+    choose_store(need, cpus, gpus);
+    if (layout.split_store) split_intervals();
+    need = memory_need();
     // What the refusal suggests: out of core first where the store is what does not fit.
-    const std::string out_of_core = layout.split_store ? "" : "--scratch DIR (the store out of core), ";
+    const std::string out_of_core = scratch::active() ? "" : "--scratch DIR (the store out of core), ";
     ShotPlacement where =
         place_shots(need, cpus, memory::memory_room(), gpus, "this run",
                     run_.layout.storage == ShotProblem<T>::kStoreFull
@@ -200,6 +189,30 @@ class Evaluation {
     return most_shots;
   }
 
+  /// The fastest store that fits (docs/design.md §9), the same on every rank (rank 0's
+  /// choice): every step's slot in memory when a shot's whole store fits; else out of core
+  /// when the run has scratch (as fast as checkpoints or faster: docs/benchmarks.md), else
+  /// checkpoints (not for --storage full, whose point is the whole field). --checkpoint-every
+  /// N > 0 asks for intervals of N steps: out of core with scratch, else checkpoints; 0 for
+  /// the whole store. Sets run_.layout.split_store and checkpoint_every.
+  void choose_store(const MemoryNeed& need, int cpus, const std::vector<GpuRoom>& gpus) {
+    ShotProblem<T>& layout = run_.layout;
+    const bool automatic = o_.checkpoint_every == NumericalOptions::kCheckpointAuto;
+    layout.split_store = scratch::active() && o_.checkpoint_every > 0;
+    if (!automatic || (!scratch::active() && layout.storage == ShotProblem<T>::kStoreFull)) return;
+    std::vector<double> choice{0, 0};  // checkpoint interval, out of core
+    if (graph::rank() == 0 && !fits_one_shot(need, cpus, memory::memory_room(), gpus)) {
+      if (scratch::active())
+        choice[1] = 1;
+      else
+        choice[0] = checkpoint_interval(layout.nsteps, sizeof(T) * std::uint64_t(layout.slot_size()),
+                                        sizeof(T) * std::uint64_t(layout.checkpoint_size()));
+    }
+    if (graph::distributed()) mpi::broadcast(choice);
+    layout.checkpoint_every = int(choice[0]);
+    layout.split_store = choice[1] != 0;
+  }
+
   /// Out of core (--scratch): every slot kept, in intervals StarPU may move to disk. Sets
   /// run_.layout.checkpoint_every to the interval (--checkpoint-every's, else
   /// split_interval's); refuses one StarPU 1.3's disk backend cannot move in one piece.
@@ -210,13 +223,12 @@ class Evaluation {
     if (!asked) layout.checkpoint_every = split_interval(layout.nsteps, slot);
     if (t * layout.store_size() <= kIntervalBytes) return;
     const std::uint64_t most = kIntervalBytes / slot;
-    throw InputError(
-        std::string(asked ? "--checkpoint-every " + std::to_string(layout.checkpoint_every) : "--scratch") +
-        ": an interval of the store would take " + bytes_text(double(t * layout.store_size())) + ", more than the " +
-        bytes_text(double(kIntervalBytes)) +
-        " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
-        (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
-                   : "one step's store is too large for it: a smaller model, or no --scratch"));
+    throw InputError((asked ? "--checkpoint-every " + std::to_string(layout.checkpoint_every) : scratch::given()) +
+                     ": an interval of the store would take " + bytes_text(double(t * layout.store_size())) +
+                     ", more than the " + bytes_text(double(kIntervalBytes)) +
+                     " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
+                     (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
+                                : "one step's store is too large for it: a smaller model, or no --scratch"));
   }
 
   /// Where a split store's shots run, and how many are in flight: one kind of worker a shot
@@ -232,9 +244,8 @@ class Evaluation {
     }
     const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
     if (fit == 0)
-      throw InputError("--scratch " + scratch::given() + ": a shot's store takes " + bytes_text(double(need.scratch)) +
-                       ", more than the " + bytes_text(double(room)) +
-                       " StarPU may use there (nine tenths of its free space)");
+      throw InputError(scratch::given() + ": a shot's store takes " + bytes_text(double(need.scratch)) +
+                       ", more than the " + scratch::room_text());
     return int(std::min<std::uint64_t>(std::uint64_t(std::max(1, where.total())), fit));
   }
 
