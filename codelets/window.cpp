@@ -14,6 +14,8 @@ namespace starwave::graph {
 Window::Window(int size, int total, std::function<void(int, int)> progress)
     : size_(size), total_(total), unwinding_(std::uncaught_exceptions()), progress_(std::move(progress)) {
   if (size < 1) throw std::invalid_argument("graph::Window: a window holds at least one shot");
+  starpu_pthread_mutex_init(&mutex_, nullptr);
+  starpu_pthread_cond_init(&cv_, nullptr);
 }
 
 Window::~Window() {
@@ -21,12 +23,14 @@ Window::~Window() {
     wake();
     starpu_task_wait_for_all();  // callbacks included
   }
+  starpu_pthread_cond_destroy(&cv_);
+  starpu_pthread_mutex_destroy(&mutex_);
 }
 
 void Window::admit() {
   wake();  // the shots in flight finish only on running workers
-  std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] { return admitted_ - done_ < size_; });
+  const Lock lock(*this);
+  wait_until([&] { return admitted_ - done_ < size_; });
   ++admitted_;
   most_ = std::max(most_, admitted_ - done_);
 }
@@ -36,20 +40,20 @@ void Window::done(void* window) {
   // callback, so the submitting thread may be about to destroy the window, which it does
   // only after drain() has seen this shot (and thus after the lock is let go).
   Window* w = static_cast<Window*>(window);
-  std::lock_guard<std::mutex> lock(w->mutex_);
+  const Lock lock(*w);
   ++w->done_;
   if (w->progress_) w->progress_(w->done_, w->total_);
-  w->cv_.notify_all();
+  starpu_pthread_cond_broadcast(&w->cv_);
 }
 
 void Window::drain() {
   wake();
-  std::unique_lock<std::mutex> lock(mutex_);
-  cv_.wait(lock, [&] { return done_ == admitted_; });
+  const Lock lock(*this);
+  wait_until([&] { return done_ == admitted_; });
 }
 
 int Window::most_in_flight() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  const Lock lock(*this);
   return most_;
 }
 

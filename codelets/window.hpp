@@ -1,12 +1,14 @@
 // codelets/window.hpp — the submission window of docs/design.md §3: at most `size` of this rank's
 // shots in flight, so memory is bounded by the window and not by the number of shots. The
 // workflow admits a shot before it registers the shot's data (waiting while the window is
-// full) and gives the shot's last task the window's callback, which frees its place.
+// full) and gives the shot's last task the window's callback, which frees its place. Its lock
+// and condition are StarPU's (starpu_thread.h): POSIX threads' on a machine, and under
+// StarPU-SimGrid the simulation's, where a POSIX wait would stop every simulated worker.
 #pragma once
 
-#include <condition_variable>
+#include <starpu_thread.h>
+
 #include <functional>
-#include <mutex>
 
 namespace starwave::graph {
 
@@ -32,8 +34,25 @@ class Window {
   int most_in_flight() const;
 
  private:
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
+  /// Holds the window's lock for its lifetime.
+  class Lock {
+   public:
+    explicit Lock(const Window& w) : m_(&w.mutex_) { starpu_pthread_mutex_lock(m_); }
+    ~Lock() { starpu_pthread_mutex_unlock(m_); }
+    Lock(const Lock&) = delete;
+    Lock& operator=(const Lock&) = delete;
+
+   private:
+    starpu_pthread_mutex_t* m_;
+  };
+  /// Waits on the condition, the lock held, until `ready()`.
+  template <typename F>
+  void wait_until(F&& ready) {
+    while (!ready()) starpu_pthread_cond_wait(&cv_, &mutex_);
+  }
+
+  mutable starpu_pthread_mutex_t mutex_;
+  starpu_pthread_cond_t cv_;
   int size_, total_, admitted_ = 0, done_ = 0, most_ = 0;
   int unwinding_;  // exceptions in flight when the window was made
   std::function<void(int, int)> progress_;

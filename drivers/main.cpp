@@ -19,6 +19,11 @@
 #include "src/safety/signals.hpp"
 #include "starwave_version.hpp"
 
+#ifdef STARWAVE_SIMGRID
+// StarPU-SimGrid runs the application's main as a simulated actor: its header renames it.
+#include <starpu_simgrid_wrap.h>
+#endif
+
 namespace {
 
 const char* kUsage =

@@ -11,12 +11,12 @@
 #include "src/workflows/fwi.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
 
+#include "codelets/clock.hpp"
 #include "codelets/distribution.hpp"
 #include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
@@ -231,8 +231,7 @@ class Optimizer {
 
 /// What an iteration's report says: the state after it, and the time and evaluations since
 /// the last report.
-FwiProgress progress(const State& st, const FwiOptions& f, int evaluations,
-                     std::chrono::steady_clock::time_point since) {
+FwiProgress progress(const State& st, const FwiOptions& f, int evaluations, double since) {
   FwiProgress p;
   p.iteration = st.iteration;
   p.band = st.band;
@@ -243,7 +242,7 @@ FwiProgress progress(const State& st, const FwiOptions& f, int evaluations,
     if (st.history_band[k] == st.band) band_start = st.history[k];
   p.relative = band_start > 0 ? st.misfit / band_start : 0;  // data fitted from the start: 0, not 0/0
   p.model_error = f.true_model ? model_error(st.v, *f.true_model) : -1;
-  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  p.seconds = graph::clock_seconds() - since;
   p.evaluations = evaluations;
   p.model = &st.v;
   p.gradient = &st.g;
@@ -470,7 +469,7 @@ class Inversion {
   void report() {
     save_state();
     if (f_.on_iteration) f_.on_iteration(progress(st_, f_, evaluations_, t0_));
-    t0_ = std::chrono::steady_clock::now();
+    t0_ = graph::clock_seconds();
     evaluations_ = 0;
   }
 
@@ -482,9 +481,8 @@ class Inversion {
   State st_;
   Optimizer opt_;
   FwiResult result_;
-  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();  // of the iteration (and the band
-                                                                                 // start before it)
-  int evaluations_ = 0;                                                          // since the last report
+  double t0_ = graph::clock_seconds();  // of the iteration (and the band start before it)
+  int evaluations_ = 0;                 // since the last report
 };
 
 }  // namespace

@@ -4,9 +4,9 @@
 // on its rank, and the run's timing.
 #pragma once
 
-#include <chrono>
 #include <string>
 
+#include "codelets/clock.hpp"
 #include "codelets/distribution.hpp"
 #include "src/memory/plan.hpp"
 #include "src/memory/room.hpp"
@@ -18,7 +18,7 @@ namespace starwave {
 
 template <typename T>
 struct ShotRun {
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  double start = graph::clock_seconds();
   TimeStepping time;
   double f0 = 0;          // the dominant frequency of the first wavelet: the CPML's
   Medium<T> medium;       // the padded grid and its coefficients, shared by every shot
@@ -37,7 +37,7 @@ struct ShotRun {
     return out;
   }
 
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  double seconds() const { return graph::clock_seconds() - start; }
   /// Padded cells × internal steps × shots × propagations per shot.
   double cell_updates(int shots, int propagations) const {
     return double(propagations) * layout.nz * layout.ny * layout.nx * time.nsteps * shots;
