@@ -62,8 +62,9 @@ void alpha_row(const StepArgs<T>& a, int z, int y, bool y_dim) {
 
 /// The x part of the adjoint step over the side loop [x0, x1) of row z, all three passes
 /// (β_x, α_x, then C_x added to the output): each reads only row z, so they run over the
-/// loop's few vectors while those stay in L1, β_x first, then α_x and C_x together. `j` indexes column x0 in
-/// the compact x-layer arrays, whose guard vectors either side of the loop stay zero.
+/// loop's few vectors while those stay in L1, β_x first, then α_x and C_x together. `j`
+/// indexes column x0 in the compact x-layer arrays, whose guard vectors either side of the
+/// loop stay zero.
 template <int Order, typename T>
 void x_side_adjoint(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
   using S = Simd<T>;

@@ -41,7 +41,7 @@ std::string own_prefix() {
 }
 
 std::mutex g_mutex;
-std::string g_option;      // what gave DIR: "--scratch" or "STARPU_DISK_SWAP"
+std::string g_option;      // what gave DIR, as a message names it: "--scratch " or "STARPU_DISK_SWAP="
 std::uint64_t g_most = 0;  // STARPU_DISK_SWAP_SIZE, in bytes (0: no cap)
 std::string g_dir;         // --scratch DIR
 std::string g_folder;      // DIR/starwave-scratch.HOST.PID while the disk node runs

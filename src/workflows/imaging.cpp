@@ -228,7 +228,7 @@ class Evaluation {
                      ", more than the " + bytes_text(double(kIntervalBytes)) +
                      " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
                      (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
-                                : "one step's store is too large for it: a smaller model, or no --scratch"));
+                                : "one step's store is too large for it: a smaller model, or no out of core"));
   }
 
   /// Where a split store's shots run, and how many are in flight: one kind of worker a shot
