@@ -11,6 +11,15 @@
 
 namespace starwave::graph {
 
+/// Whether this is a StarPU-SimGrid build: its tasks take their modelled time and compute
+/// nothing, so what a run reads back from them is replaced by zeros (never the contents of
+/// buffers no kernel wrote).
+#ifdef STARWAVE_SIMGRID
+constexpr bool kSimulated = true;
+#else
+constexpr bool kSimulated = false;
+#endif
+
 inline double clock_seconds() {
 #ifdef STARWAVE_SIMGRID
   return starpu_timing_now() * 1e-6;

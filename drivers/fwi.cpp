@@ -346,7 +346,9 @@ class FwiReport {
     if (!c_.f.bands.empty()) std::printf("  band %d/%d (%g Hz)", p.band + 1, c_.bands(), p.frequency);
     std::printf("  misfit %.5g  relative %.4f", p.misfit, p.relative);
     if (p.model_error >= 0) std::printf("  model error %.4f", p.model_error);
-    std::printf("  %.1f s (%d gradients)  ETA %.0f s\n", p.seconds, p.evaluations, eta);
+    // Three digits below 100 s (a simulated run's iterations are compared with measured ones).
+    std::printf(p.seconds < 100 ? "  %.3g s" : "  %.0f s", p.seconds);
+    std::printf(" (%d gradients)  ETA %.0f s\n", p.evaluations, eta);
     std::fflush(stdout);
   }
 

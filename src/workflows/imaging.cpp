@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codelets/adjoint.hpp"
+#include "codelets/clock.hpp"
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
@@ -343,6 +344,11 @@ class Evaluation {
     for (graph::Data& h : misfit_data_) h.close();         // waits, brings the value home
     window.drain();                                        // every local callback has run
     if (graph::distributed()) mpi::sum_to_root(misfits_);  // one rank holds each: the sum is that value exactly
+    if constexpr (graph::kSimulated) {                     // no kernel ran: a simulated result is zeros
+      std::fill(result.values.begin(), result.values.end(), T(0));
+      std::fill(result.illumination.begin(), result.illumination.end(), T(0));
+      std::fill(misfits_.begin(), misfits_.end(), 0.0);
+    }
     for (double j : misfits_) result.misfit += j;
     return result;
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "codelets/clock.hpp"
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
@@ -53,7 +54,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     InFlight& f = in_flight.front();
     if (graph::rank() == 0) {
       const graph::Reading r(f.traces);
-      for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = float(r.values<T>()[i]);
+      for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = graph::kSimulated ? 0.0f : float(r.values<T>()[i]);
       // Receivers past the shot's count are padding: their traces are written as zeros.
       std::fill(shot_traces.begin() + long(std::size_t(s.count(f.shot)) * std::size_t(s.nt)), shot_traces.end(), 0.0f);
     }
