@@ -17,8 +17,8 @@ Nodes are not simulated (the simulation build has no MPI): a run on N nodes is t
 time of the busiest node's shots on its GPUs plus the reduction's network time after them —
 the gradient (∂Φ/∂v and the illumination, 8 bytes a model cell) sent along each edge of the
 reduction tree whose halves live on different nodes, at the given bandwidth and latency, the
-busiest node's receives one after another. Both shot layouts are projected: shot s on node
-s mod N (starwave's), and contiguous blocks of shots per node.
+busiest node's receives one after another. Both shot layouts are projected: blocks of
+consecutive shots per node (starwave's, graph::owner) and round-robin (shot s on node s mod N).
 """
 import argparse
 import math
@@ -187,13 +187,13 @@ def main():
                     t = node + net
                     rows.append(("nodes", n, t, contiguous, f))
                     print("%-6d %-6d %-11s %-10s %12.4f %9.2f %10.1f%% %8.2f" % (
-                        n, n * o.gpus_per_node, "blocks" if contiguous else "s mod N", "%.0f%%" % (100 * f), t,
+                        n, n * o.gpus_per_node, "blocks" if contiguous else "round-robin", "%.0f%%" % (100 * f), t,
                         base / t, 100 * base / t / n, 1e3 * net))
         for contiguous in (False, True):
             good = [r[1] for r in rows if r[0] == "nodes" and r[3] == contiguous and r[4] == 1.0
                     and base / r[2] / r[1] >= 0.8]
             print("%s: ≥ 80 %% efficient up to %d nodes of those projected" % (
-                "contiguous blocks" if contiguous else "shot s on node s mod N", max(good or [1])))
+                "blocks (starwave's)" if contiguous else "round-robin", max(good or [1])))
         if o.svg:
             draw(o, rows, one, base)
 
@@ -245,7 +245,8 @@ def draw(o, rows, one, base):
             xs.update(x for x, _ in pts)
             series.append((colour, 2 if f == 1.0 else 0.8, pts))
     panel(w / 2 + pad / 2, "%d shots, nodes × %d GPUs, network %s" % (o.node_shots, g, o.network), series, sorted(xs),
-          [("#d62728", "shot s on node s mod N"), ("#2ca02c", "contiguous blocks of shots")])
+          [("#2ca02c", "blocks of consecutive shots per node (starwave's)"),
+           ("#d62728", "round-robin: shot s on node s mod N")])
     parts.append('<text x="%d" y="%d" fill="#666" font-size="10">%s — %s, %s</text>' % (
         pad, h - 8, time.strftime("%Y-%m-%d"), "bench/project.py " + " ".join(sys.argv[1:]),
         "projected from the calibration in " + os.path.basename(os.path.normpath(o.calibration))))

@@ -47,6 +47,17 @@ int world_size() { return g_world_size; }
 int rank() { return g_local_scopes > 0 ? 0 : g_world_rank; }
 int size() { return g_local_scopes > 0 ? 1 : g_world_size; }
 
+std::vector<int> interleaved_shots(int nshots) {
+  std::vector<std::vector<int>> blocks(static_cast<std::size_t>(size()));
+  for (int shot = 0; shot < nshots; ++shot) blocks[std::size_t(owner(shot, nshots))].push_back(shot);
+  std::vector<int> order;
+  order.reserve(std::size_t(std::max(0, nshots)));
+  for (std::size_t k = 0; order.size() < std::size_t(std::max(0, nshots)); ++k)
+    for (const std::vector<int>& b : blocks)
+      if (k < b.size()) order.push_back(b[k]);
+  return order;
+}
+
 LocalScope::LocalScope() { ++g_local_scopes; }
 LocalScope::~LocalScope() { --g_local_scopes; }
 

@@ -2,7 +2,8 @@
 // starwave runs as several MPI ranks (starpu-mpi), and the one way data enters a graph.
 //
 // Every rank builds the same graph in the same order. A handle is registered on every
-// rank, owned by one: shot s's data by rank s mod size (round-robin), the model side
+// rank, owned by one: shot s's data by the rank whose block of consecutive shots holds s
+// (owner(): the reduction tree over shot index then crosses ranks only near its root), the model side
 // (the reduction's root, the model the optimiser writes) by rank 0. A task runs where
 // the data it writes lives; StarPU-MPI sends whatever it reads from elsewhere. Read-only
 // inputs every rank computes for itself (the padded medium, the velocity) are per-rank
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <stdexcept>
+#include <vector>
 
 namespace starwave::graph {
 
@@ -31,9 +33,19 @@ int world_size();  // 1 without MPI
 int rank();
 int size();
 inline bool distributed() { return size() > 1; }
-/// The rank that owns shot s (round-robin), and whether that is this one.
-inline int owner(int shot) { return shot % size(); }
-inline bool mine(int shot) { return owner(shot) == rank(); }
+/// The rank that owns shot s of a survey of `nshots`, and whether that is this one: rank r owns
+/// the consecutive shots ⌈r·nshots/N⌉ … ⌈(r+1)·nshots/N⌉ − 1 (N ranks; their counts differ by one
+/// at most). The reduction tree sums neighbouring shots first, so with blocks only the merges
+/// near its root cross ranks: log₂ N messages per rank, where shot s on rank s mod N sent half
+/// of all the shots' contributions to rank 0 (docs/cluster.md, "What travels").
+inline int owner(int shot, int nshots) {
+  return int((static_cast<long long>(shot) * size()) / (nshots > 0 ? nshots : 1));
+}
+inline bool mine(int shot, int nshots) { return owner(shot, nshots) == rank(); }
+/// Shots 0 … nshots − 1 in the order that starts every rank's shots alike: the first shot of
+/// each rank's block, then the second of each, …; shot order with one process. A workflow that
+/// waits on its shots in submission order (rank 0 writing modeled data) submits them so.
+std::vector<int> interleaved_shots(int nshots);
 
 /// Within its lifetime, graphs are built for this process alone (rank 0 of 1): for work
 /// that only one rank does (rank 0's pictures), which must not advance the shared tags.

@@ -4,6 +4,7 @@
 // exception leaves a half-built graph).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -64,6 +65,63 @@ TEST(ReductionTree, SumsInItsOwnOrderNotTheArrivalOrder) {
 TEST(ReductionTree, RefusesToSumNothing) {
   graph::ReductionTree<int> tree([](int& left, int&& right) { left += right; });
   EXPECT_THROW(tree.finish(), std::logic_error);
+}
+
+/// For the duration of a test, graphs are built as if for rank 0 of `size` ranks.
+struct PretendWorld {
+  explicit PretendWorld(int size) { graph::set_world(0, size); }
+  ~PretendWorld() { graph::set_world(0, 1); }
+};
+
+TEST(ShotOwners, BlocksOfConsecutiveShotsWhoseReductionCrossesRanksRarely) {
+  for (int ranks = 1; ranks <= 8; ++ranks) {
+    const PretendWorld world(ranks);
+    for (int shots = 1; shots <= 200; ++shots) {
+      std::vector<int> count(std::size_t(ranks), 0);
+      for (int s = 0; s < shots; ++s) {
+        const int r = graph::owner(s, shots);
+        ASSERT_TRUE(r >= 0 && r < ranks) << s << " of " << shots;
+        if (s > 0) {
+          ASSERT_GE(r, graph::owner(s - 1, shots)) << "not a block: " << s << " of " << shots;
+        }
+        ++count[std::size_t(r)];
+      }
+      const auto [least, most] = std::minmax_element(count.begin(), count.end());
+      EXPECT_LE(*most - *least, 1) << shots << " shots on " << ranks << " ranks";
+      // The tree's merges whose halves live on different ranks: each is one message to the
+      // left half's rank. Round-robin sent shots / 2 to rank 0; blocks at most log2(shots).
+      std::vector<int> received(std::size_t(ranks), 0);
+      graph::ReductionTree<int> tree([&](int& left, int&& right) {
+        if (graph::owner(left, shots) != graph::owner(right, shots)) ++received[std::size_t(graph::owner(left, shots))];
+      });  // a part is its first shot; a sum keeps its left part's
+      for (int s = 0; s < shots; ++s) tree.add(int(s));
+      tree.finish();
+      int depth = 0;
+      while ((1 << depth) < shots) ++depth;
+      EXPECT_LE(*std::max_element(received.begin(), received.end()), depth) << shots << " shots, " << ranks << " ranks";
+      // Submission order: every shot once, each rank's k-th shot before any rank's (k+1)-th.
+      const std::vector<int> order = graph::interleaved_shots(shots);
+      ASSERT_EQ(order.size(), std::size_t(shots));
+      std::vector<int> seen(std::size_t(ranks), 0), place(std::size_t(shots), -1);
+      for (std::size_t i = 0; i < order.size(); ++i) {
+        ASSERT_EQ(place[std::size_t(order[i])], -1) << "shot " << order[i] << " twice";
+        place[std::size_t(order[i])] = int(i);
+        const int r = graph::owner(order[i], shots);
+        ++seen[std::size_t(r)];
+        for (int q = 0; q < ranks; ++q) {  // every rank with shots left has started as many, or one fewer
+          if (seen[std::size_t(q)] < count[std::size_t(q)]) {
+            ASSERT_LE(seen[std::size_t(r)], seen[std::size_t(q)] + 1);
+          }
+        }
+      }
+      for (int s = 1; s < shots; ++s) {
+        if (graph::owner(s, shots) == graph::owner(s - 1, shots)) {
+          EXPECT_LT(place[std::size_t(s - 1)], place[std::size_t(s)]) << "a rank's shots out of order";
+        }
+      }
+      for (int s = 0; s < shots && ranks == 1; ++s) EXPECT_EQ(order[std::size_t(s)], s);
+    }
+  }
 }
 
 TEST(Window, AdmitsNoMoreThanItsSizeAndReportsEachShotDone) {

@@ -1,6 +1,6 @@
 // tests/test_mpi.cpp — starwave under an MPI launcher (label `mpi`), oversubscribed on this
-// machine's cores with one CPU worker per rank. docs/design.md §3 "With MPI": shots round-robin
-// over ranks, the model side on rank 0, every rank submitting the same graph. What must
+// machine's cores with one CPU worker per rank. docs/design.md §3 "With MPI": blocks of
+// consecutive shots per rank, the model side on rank 0, every rank submitting the same graph. What must
 // hold: modeled data, gradient, RTM image and an inversion are bit-for-bit the single
 // process's whatever the number of ranks (the reduction tree does not change shape), and
 // a failure on one rank ends every rank promptly with that rank's message.

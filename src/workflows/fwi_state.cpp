@@ -42,12 +42,13 @@ std::string traces_checksum(const Survey& s, const FwiOptions& f) {
   for (int k = 0; k < s.nshots(); ++k) {
     std::vector<float> streamed;
     const float* d = s.observed(k);
-    if (!d && graph::mine(k) && std::size_t(k) < f.observed_checksums.size()) {  // as checked when first read
+    if (!d && graph::mine(k, s.nshots()) &&
+        std::size_t(k) < f.observed_checksums.size()) {  // as checked when first read
       halves[2 * std::size_t(k)] = double(f.observed_checksums[std::size_t(k)] >> 32);
       halves[2 * std::size_t(k) + 1] = double(f.observed_checksums[std::size_t(k)] & 0xFFFFFFFFull);
       continue;
     }
-    if (!d && f.observed && graph::mine(k)) {  // streamed: read one shot at a time
+    if (!d && f.observed && graph::mine(k, s.nshots())) {  // streamed: read one shot at a time
       streamed = f.observed(k);
       d = streamed.data();
     }

@@ -118,7 +118,7 @@ class Evaluation {
     misfits_.assign(shots_.size(), 0.0);
 
     int local = 0;
-    for (int shot : shots_) local += graph::mine(shot) ? 1 : 0;
+    for (int shot : shots_) local += graph::mine(shot, s_.nshots()) ? 1 : 0;
     graph::Window window(window_size, local, hooks_.on_shot_done);
     Tree tree([](graph::Data& sum, graph::Data&& part) { insert_reduce(sum, part); });  // sum += part
     for (std::size_t i = 0; i < shots_.size(); ++i) submit_shot(i, d, window, tree);
@@ -284,7 +284,7 @@ class Evaluation {
   /// Shot i of the evaluation: its observed traces (read now when streamed, copied into its
   /// handle, then dropped), and its tasks, r = F(m) − d, g_s = Fᵀ-correlation of r, into the tree.
   void submit_shot(std::size_t i, Shared& d, graph::Window& window, Tree& tree) {
-    const int shot = shots_[i], owner = graph::owner(shot);
+    const int shot = shots_[i], owner = graph::owner(shot, s_.nshots());
     if (owner == graph::rank()) window.admit();  // a place in the window before the shot's inputs
     const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
     const ShotProblem<T>& p = x.problem;
@@ -420,12 +420,12 @@ StreamedData stream_observed_data(const std::string& path, const Survey& s, int 
   StreamedData out;
   out.checksums.assign(std::size_t(s.nshots()), 0);
   for (int shot = 0; shot < s.nshots(); ++shot) {
-    if (!graph::mine(shot) && shot != keep) continue;
+    if (!graph::mine(shot, s.nshots()) && shot != keep) continue;
     std::vector<float> d = io::read_slice(path, "/data", shot).values;  // refuses NaN/Inf
     if (d.size() != traces) throw InputError(path + ": /data shot " + std::to_string(shot) + " is not nrec × nt");
     Checksum c;
     c.add_bytes(d.data(), traces * sizeof(float));
-    if (graph::mine(shot)) out.checksums[std::size_t(shot)] = c.value();
+    if (graph::mine(shot, s.nshots())) out.checksums[std::size_t(shot)] = c.value();
     if (shot == keep) out.kept = std::move(d);
   }
   // Each shot was checked above: a read that fails during the run (memory taken meanwhile,
@@ -443,7 +443,7 @@ StreamedData stream_observed_data(const std::string& path, const Survey& s, int 
 void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOptions& o, bool streamed) {
   check_modeling_inputs(m, s, o);
   for (int shot = 0; shot < s.nshots() && !streamed; ++shot)  // this rank's shots (every shot with one process)
-    if (graph::mine(shot) && !s.observed(shot))
+    if (graph::mine(shot, s.nshots()) && !s.observed(shot))
       throw InputError("--data: the survey carries no observed data of shape (nshots, nrec, nt) = (" +
                        std::to_string(s.nshots()) + ", " + std::to_string(s.nrec()) + ", " + std::to_string(s.nt) +
                        ") for shot " + std::to_string(shot));

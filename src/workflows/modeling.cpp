@@ -42,8 +42,8 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   graph::Data medium = graph::per_rank_vector(run.medium.buffer.data(), run.medium.buffer.size(), sizeof(T));
   graph::Data work = graph::scratch_vector(layout.work_size(), sizeof(T));
 
-  // Shots in flight, in shot order (the window above). Rank 0 receives every shot's
-  // traces and hands them on in shot order; the other ranks just compute their own.
+  // Shots in flight, in submission order (the window above). Rank 0 receives every shot's
+  // traces and hands them on in that order; the other ranks just compute their own.
   struct InFlight {
     int shot;
     graph::Data traces;
@@ -67,8 +67,10 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     }
   };
 
-  for (int shot = 0; shot < nshots; ++shot) {  // d ← F(m), shot by shot
-    const int owner = graph::owner(shot);
+  // d ← F(m), shot by shot: each rank's first shot, then each rank's second … (rank 0 hands the
+  // traces on in this order; in shot order it would wait on its own block before the others').
+  for (const int shot : graph::interleaved_shots(nshots)) {
+    const int owner = graph::owner(shot, nshots);
     const typename ShotRun<T>::Shot x = run.shot(m, s, shot);
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) reads = {x.inputs.nodes.data(), x.inputs.signals.data()};

@@ -21,7 +21,8 @@ struct ModelingReport {
 using ShotSink = std::function<void(int shot, const float* traces)>;
 
 /// Models every shot, handing each shot's traces to `sink` as the shot completes (in shot
-/// order), so that memory does not grow with the number of shots. Needs a running Runtime.
+/// order with one process; under MPI in graph::interleaved_shots' order), so that memory does
+/// not grow with the number of shots. Needs a running Runtime.
 /// Under several MPI ranks every rank calls it and computes its own shots; `sink` and
 /// `on_shot_done` are called on rank 0 only, with every shot.
 void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink,

@@ -32,7 +32,7 @@ struct ShotRun {
   };
   Shot shot(const Model& m, const Survey& s, int k) const {
     Shot out{layout, {}};
-    if (graph::owner(k) == graph::rank()) out.inputs = shot_inputs(medium, m, s, time, k);
+    if (graph::mine(k, s.nshots())) out.inputs = shot_inputs(medium, m, s, time, k);
     point_counts(medium, m, s, k, out.inputs).apply(out.problem);  // the handles' sizes, on every rank
     return out;
   }
