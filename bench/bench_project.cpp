@@ -8,6 +8,7 @@
 //   usage: bench_project [--3d] [steps] [shots]
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 #include "bench/reference_case.hpp"
 #include "src/runtime/runtime.hpp"
@@ -20,7 +21,9 @@
 
 using namespace starwave;
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   const bool three_d = bench::take_flag(argc, argv, "--3d");
   const int steps = argc > 1 ? std::atoi(argv[1]) : three_d ? 100 : 2000;
   const int shots = argc > 2 ? std::atoi(argv[2]) : 32;
@@ -39,4 +42,15 @@ int main(int argc, char** argv) {
   std::printf("gradient of %d shots, %d steps, %s, on %d CPU + %d CUDA workers (%d GPUs): %.6f s\n", shots, steps,
               m.shape_text().c_str(), rt.cpu_workers(), rt.cuda_workers(), rt.gpus(), g.seconds);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_project: %s\n", e.what());
+    return 1;
+  }
 }

@@ -11,7 +11,8 @@ reference case's gradient task graph on a machine of G GPUs made from one measur
 link as in a real run; each task takes its calibrated time. The GPU's concurrency (8 CUDA
 workers run 8 shots at once; StarPU 1.3.10's simulation runs one) is one factor K, found by
 matching the simulated one-GPU run to the measured one (--measured: seconds of a gradient of
-SHOTS shots on the calibrated GPU).
+SHOTS shots on the calibrated GPU; by default the calibration folder's `measured` file, which
+bench/calibrate.sh writes).
 
 Nodes are not simulated (the simulation build has no MPI): a run on N nodes is the simulated
 time of the busiest node's shots on its GPUs plus the reduction's network time after them —
@@ -33,9 +34,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simulated_machine  # noqa: E402
 
 CASES = {
-    # steps, model cells (the reduction's message is 8 bytes a cell), calibration's measured run
-    "2d": {"steps": 2000, "cells": 600 * 250, "measured": "0.642@32", "flag": []},
-    "3d": {"steps": 100, "cells": 160**3, "measured": "0.336@4", "flag": ["--3d"]},
+    # steps, model cells (the reduction's message is 8 bytes a cell)
+    "2d": {"steps": 2000, "cells": 600 * 250, "flag": []},
+    "3d": {"steps": 100, "cells": 160**3, "flag": ["--3d"]},
 }
 
 
@@ -147,7 +148,15 @@ def main():
         fail("at most %d GPUs on a simulated node (StarPU's STARPU_MAXCUDADEVS)" % simulated_machine.MAX_GPUS)
     if min(o.shots, o.node_shots, o.gpus_per_node) < 1:
         fail("--shots, --node-shots and --gpus-per-node must be ≥ 1")
-    m = re.fullmatch(r"([0-9.]+)@([0-9]+)", o.measured or case["measured"])
+    path = os.path.join(o.calibration, "measured")
+    if not o.measured and os.path.isfile(path):  # the calibration's own measurement (bench/calibrate.sh)
+        with open(path) as f:
+            for line in f:
+                if line.split()[:1] == [o.case]:
+                    o.measured = line.split()[1]
+    if not o.measured:
+        fail("%s has no %s gradient time: give --measured SECONDS@SHOTS" % (path, o.case))
+    m = re.fullmatch(r"([0-9.]+)@([0-9]+)", o.measured)
     if not m:
         fail("--measured: SECONDS@SHOTS like 0.642@32, not %r" % o.measured)
     measured, measured_shots = float(m.group(1)), int(m.group(2))

@@ -68,20 +68,23 @@ fwi_iteration() {  # fwi_iteration BINARY STARPU_HOME WORKERS: seconds of one it
 
 # Calibrated when every history entry of every codelet has 10 measurements (a task that runs
 # once a gradient needs 10 runs).
-calibrated() {
+calibrated() {  # calibrated [LEAST]: every entry of every model has LEAST (10) measurements
   local f
   for f in "$work/cal/.starpu/sampling/codelets/45/"*".$host"; do
     [ -f "$f" ] || return 1
-    awk '/^# hash/ { getline; if ($NF < 10) bad = 1 } END { exit bad }' "$f" || return 1
+    awk -v least="${1:-10}" '/^# hash/ { table = 1; next } /^#/ { table = 0 }
+      table && NF == 8 && $8 > 0 && $8 < least { bad = 1 } END { exit bad }' "$f" || return 1
   done
 }
 for run in $(seq 20); do
   gradient "$real" "$work/cal" 2 STARPU_CALIBRATE=1 >/dev/null
   # fwi's pictures model the middle shot: the forward codelet too
-  [ "$run" -gt 3 ] || run "$real" "$work/cal" 2 STARPU_CALIBRATE=1 -- model --model "$work/sm.h5" \
-    --survey "$work/s.h5" --out "$work/g.h5"
+  run "$real" "$work/cal" 2 STARPU_CALIBRATE=1 -- model --model "$work/sm.h5" --survey "$work/s.h5" --out "$work/g.h5"
   if calibrated; then break; fi
-  [ "$run" -lt 20 ] || { echo "bench/simulate.sh: the models are not calibrated after 20 runs" >&2; exit 1; }
+  if [ "$run" -eq 20 ]; then  # StarPU records most runs' tasks, not always every one
+    calibrated 5 || { echo "bench/simulate.sh: the models are not calibrated after 20 runs" >&2; exit 1; }
+    echo "bench/simulate.sh: some task sizes have 5–9 measurements after 20 runs; simulating with them" >&2
+  fi
 done
 
 row() {  # row WHAT MEASURED… -- SIMULATED

@@ -176,6 +176,12 @@ void note_memory() {
   }
   if (restore) cudaSetDevice(current);
 #endif
+#ifdef STARWAVE_SIMGRID
+  // A simulated GPU is one worker standing for a real GPU's kDefaultWorkersPerGpu (StarPU 1.3.10
+  // simulates one; its task times are those workers' throughput, bench/project.py): it holds and
+  // admits the shots they would.
+  for (GpuRoom& g : gpus) g.workers *= kDefaultWorkersPerGpu;
+#endif
   set_gpu_rooms(std::move(gpus));
 }
 
