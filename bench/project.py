@@ -105,13 +105,11 @@ def reduction_receives(shots, nodes, contiguous):
         return s * nodes // shots if contiguous else s % nodes
 
     received = [0] * nodes
-    cross_depth = 0
 
     def tree(lo, hi):  # the root's shot: the lowest index, as in the task graph; returns the depth in messages
-        nonlocal cross_depth
         if hi - lo <= 1:
             return 0
-        half = 1 << (int(math.log2(hi - lo - 1)))
+        half = 1 << ((hi - lo - 1).bit_length() - 1)  # the largest power of two below hi − lo
         left, right = tree(lo, lo + half), tree(lo + half, hi)
         cross = owner(lo) != owner(lo + half)
         if cross:

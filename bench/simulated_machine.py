@@ -114,16 +114,13 @@ def platform(path, version, gpus, cpus, memsize, up, down, lat_up, lat_down, hos
             '   <link id="CUDA%d-RAM" bandwidth="%fBps" latency="%fs"/>' % (g, up, lat_up),
         ]
     for g in range(gpus):
-        lines += [
-            '   <route src="CUDA%d" dst="RAM" symmetrical="NO">' % g,
-            '    <link_ctn id="CUDA%d-RAM"/>' % g,
-            '    <link_ctn id="Host"/>',
-            "   </route>",
-            '   <route src="RAM" dst="CUDA%d" symmetrical="NO">' % g,
-            '    <link_ctn id="RAM-CUDA%d"/>' % g,
-            '    <link_ctn id="Host"/>',
-            "   </route>",
-        ]
+        for src, dst in (("CUDA%d" % g, "RAM"), ("RAM", "CUDA%d" % g)):
+            lines += [
+                '   <route src="%s" dst="%s" symmetrical="NO">' % (src, dst),
+                '    <link_ctn id="%s-%s"/>' % (src, dst),
+                '    <link_ctn id="Host"/>',
+                "   </route>",
+            ]
     lines += [" </AS>", " </platform>", ""]
     with open(path, "w") as f:
         f.write("\n".join(lines))
