@@ -3,23 +3,19 @@
 
   bench/project.py [--case 2d|3d] [--shots S] [--gpus 1,2,4,8] [--nodes 1,2,4,16]
                    [--gpus-per-node 4] [--network 25GB/s,2us] [--measured SECONDS@SHOTS]
-                   [--calibration DIR --host NAME] [--sim-build build-sim] [--svg FILE]
+                   [--calibration DIR --host NAME] [--build build] [--sim-build build-sim] [--svg FILE]
 
-One node is simulated by StarPU-SimGrid: bench_project of the simulation build runs the
-reference case's gradient task graph on a machine of G GPUs made from one measured GPU
-(bench/simulated_machine.py): StarPU schedules the tasks and moves the data over each GPU's
-link as in a real run; each task takes its calibrated time. The GPU's concurrency (8 CUDA
-workers run 8 shots at once; StarPU 1.3.10's simulation runs one) is one factor K, found by
-matching the simulated one-GPU run to the measured one (--measured: seconds of a gradient of
-SHOTS shots on the calibrated GPU; by default the calibration folder's `measured` file, which
-bench/calibrate.sh writes).
+The reference case's gradient (bench_project --write: its model and a data file of S shots)
+projected by `starwave plan gradient … --gpus … --nodes …` (drivers/project.cpp): one node
+simulated by StarPU-SimGrid on a machine of G copies of the calibrated GPU, its concurrency
+fitted to the measured one-GPU time (--measured: seconds of a gradient of SHOTS shots on the
+calibrated GPU; by default the calibration folder's `measured` file, which bench/calibrate.sh
+writes; K is fitted on a case of SHOTS shots, then given to the projections with --concurrency);
+nodes as the busiest node's simulated shots plus the reduction's messages.
 
-Nodes are not simulated (the simulation build has no MPI): a run on N nodes is the simulated
-time of the busiest node's shots on its GPUs plus the reduction's network time after them —
-the gradient (∂Φ/∂v and the illumination, 8 bytes a model cell) sent along each edge of the
-reduction tree whose halves live on different nodes, at the given bandwidth and latency, the
-busiest node's receives one after another. Both shot layouts are projected: blocks of
-consecutive shots per node (starwave's, graph::owner) and round-robin (shot s on node s mod N).
+Besides starwave's layout of shots on nodes (blocks of consecutive shots, graph::owner), this
+script projects round-robin (shot s on node s mod N) from the same simulated node times, for
+comparison, and draws the picture (--svg).
 """
 import argparse
 import math
@@ -30,14 +26,12 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import simulated_machine  # noqa: E402
-
 CASES = {
     # steps, model cells (the reduction's message is 8 bytes a cell)
     "2d": {"steps": 2000, "cells": 600 * 250, "flag": []},
     "3d": {"steps": 100, "cells": 160**3, "flag": ["--3d"]},
 }
+MAX_GPUS = 16  # STARPU_MAXCUDADEVS of the simulation build
 
 
 def fail(message):
@@ -63,42 +57,6 @@ def network(text):
     return float(m.group(1)) * 1e9, float(m.group(2)) * 1e-6
 
 
-class Simulator:
-    def __init__(self, o, home):
-        self.o, self.home, self.k, self.cache, self.spread = o, home, 1.0, {}, {}
-        self.binary = os.path.join(o.sim_build, "bench", "bench_project")
-        if not os.access(self.binary, os.X_OK):
-            fail("%s: no such program (build the simulation build's bench_project: docs/cluster.md)" % self.binary)
-
-    def seconds(self, gpus, shots):
-        """The median of three simulations, the task times scaled by K and K ± 1 %: a schedule can
-        flip on a tiny change of a task's time (one GPU ending with a shot more than another)."""
-        runs = sorted(self.one(gpus, shots, self.k * f) for f in (0.99, 1.0, 1.01))
-        self.spread[(gpus, shots)] = (runs[0], runs[-1])
-        return runs[1]
-
-    def one(self, gpus, shots, k):
-        key = (gpus, shots, k)
-        if key in self.cache:
-            return self.cache[key]
-        made = subprocess.run([sys.executable, simulated_machine.__file__, self.o.calibration, self.o.host, self.home,
-                               str(gpus), "--throughput", repr(k)])
-        if made.returncode != 0:
-            sys.exit(2)  # simulated_machine.py said why
-        env = dict(os.environ, STARPU_SILENT="1", STARPU_HOME=self.home, STARPU_HOSTNAME="simulated",
-                   STARPU_PERF_MODEL_HOMOGENEOUS_CUDA="1", STARPU_NCPU="0", STARPU_NCUDA=str(gpus),
-                   STARPU_NWORKER_PER_CUDA="1")
-        case = CASES[self.o.case]
-        r = subprocess.run([self.binary] + case["flag"] + [str(self.o.steps), str(shots)], env=env,
-                           capture_output=True, text=True, timeout=1200)
-        m = re.search(r": ([0-9.e+-]+) s$", r.stdout.strip())
-        if r.returncode != 0 or not m:
-            tail = [l for l in r.stderr.splitlines() if "xbt_cfg" not in l and "surf_parse" not in l][-5:]
-            fail("the simulated run of %d shots on %d GPUs failed:\n%s" % (shots, gpus, "\n".join(tail)))
-        self.cache[key] = float(m.group(1))
-        return self.cache[key]
-
-
 def reduction_receives(shots, nodes, contiguous):
     """Messages each node receives in the reduction tree over shot index (halves split at powers of two)."""
     def owner(s):
@@ -120,6 +78,30 @@ def reduction_receives(shots, nodes, contiguous):
     return max(received), cross_depth
 
 
+def plan(o, shots, extra):
+    """starwave plan gradient on the reference case of `shots` shots; its output's lines."""
+    with tempfile.TemporaryDirectory(prefix="starwave-project.") as work:
+        subprocess.run([os.path.join(o.build, "bench", "bench_project")] + CASES[o.case]["flag"] +
+                       ["--write", work, str(o.steps), str(shots)], check=True, stdout=subprocess.DEVNULL)
+        command = [os.path.join(o.build, "bin", "starwave"), "plan", "gradient", "--model", work + "/model.h5",
+                   "--data", work + "/data.h5", "--calibration", o.calibration, "--host", o.host,
+                   "--simulator", os.path.join(o.sim_build, "bin", "starwave-sim")] + extra
+        r = subprocess.run(command, capture_output=True, text=True)
+    if r.returncode != 0:
+        fail("starwave plan failed: %s" % (r.stderr.strip().splitlines() or ["(no message)"])[-1])
+    return r.stdout.splitlines()
+
+
+def concurrency(o, seconds, shots):
+    """K fitted on the measured run itself (a survey of `shots` shots: the first shots of a larger
+    survey sit elsewhere, and a 3-D source off the grid has task sizes of its own)."""
+    for line in plan(o, shots, ["--gpus", "1", "--measured", "%s@%d" % (seconds, shots)]):
+        m = re.search(r"concurrency K = ([0-9.e+-]+)", line)
+        if m:
+            return m.group(1)
+    fail("starwave plan did not say the GPU's concurrency K")
+
+
 def main():
     a = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     a.add_argument("--case", choices=sorted(CASES), default="2d")
@@ -134,6 +116,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     a.add_argument("--calibration", default=os.path.join(here, "calibration", "h200-2026-11-27"))
     a.add_argument("--host", default="vm")
+    a.add_argument("--build", default="build")
     a.add_argument("--sim-build", default="build-sim")
     a.add_argument("--svg")
     o = a.parse_args()
@@ -142,10 +125,8 @@ def main():
     o.node_shots = o.node_shots or o.shots
     gpus, nodes = int_list(o.gpus, "--gpus"), int_list(o.nodes, "--nodes")
     bandwidth, latency = network(o.network)
-    if max(gpus + [o.gpus_per_node]) > simulated_machine.MAX_GPUS:
-        fail("at most %d GPUs on a simulated node (StarPU's STARPU_MAXCUDADEVS)" % simulated_machine.MAX_GPUS)
-    if min(o.shots, o.node_shots, o.gpus_per_node) < 1:
-        fail("--shots, --node-shots and --gpus-per-node must be ≥ 1")
+    if max(gpus + [o.gpus_per_node]) > MAX_GPUS:
+        fail("at most %d GPUs on a simulated node (StarPU's STARPU_MAXCUDADEVS)" % MAX_GPUS)
     path = os.path.join(o.calibration, "measured")
     if not o.measured and os.path.isfile(path):  # the calibration's own measurement (bench/calibrate.sh)
         with open(path) as f:
@@ -157,52 +138,56 @@ def main():
     m = re.fullmatch(r"([0-9.]+)@([0-9]+)", o.measured)
     if not m:
         fail("--measured: SECONDS@SHOTS like 0.642@32, not %r" % o.measured)
-    measured, measured_shots = float(m.group(1)), int(m.group(2))
 
-    with tempfile.TemporaryDirectory(prefix="starwave-project.") as home:
-        sim = Simulator(o, home)
-        unscaled = sim.one(1, measured_shots, 1.0)
-        sim.k = unscaled / measured
-        print("# %s reference case, %d steps, %d shots; one GPU: %s (%s); K = %.2f (simulated %.3f s unscaled "
-              "against %.3f s measured for %d shots)" % (o.case, o.steps, o.shots, o.calibration, o.host, sim.k,
-                                                         unscaled, measured, measured_shots))
-        one = sim.seconds(1, o.shots)
-        rows = []
-        print("\n%-6s %12s %17s %9s %11s" % ("GPUs", "gradient s", "(K ± 1 %)", "speed-up", "efficiency"))
-        for g in gpus:
-            t = sim.seconds(g, o.shots)
-            lo, hi = sim.spread[(g, o.shots)]
-            rows.append(("gpus", g, t))
-            print("%-6d %12.4f %8.4f–%-8.4f %9.2f %10.1f%%" % (g, t, lo, hi, one / t, 100 * one / t / g))
-        paying = [g for g in gpus if one / sim.seconds(g, o.shots) / g >= 0.8]
-        if max(paying or [1]) == max(gpus):
-            print("every one-node configuration is ≥ 80 %% efficient, up to %d GPUs" % max(gpus))
-        else:
-            print("more GPUs stop paying (< 80 %% efficiency) beyond %d GPUs on one node" % max(paying or [1]))
+    number = r"([0-9.e+-]+)"
+    k = concurrency(o, m.group(1), int(m.group(2)))
+    lines = plan(o, o.shots, ["--gpus", o.gpus, "--concurrency", k])
+    print("# %s reference case, %d steps, %d shots (starwave plan gradient, the calibration in %s); K = %s from "
+          "%s s measured for a gradient of %s shots" % (o.case, o.steps, o.shots, o.calibration, k, m.group(1),
+                                                          m.group(2)))
+    print("\n".join(lines))
+    rows = []
+    for line in lines:
+        r = re.fullmatch(r"\s*(\d+)\s+%s\s+%s\s+%s %%" % (number, number, number), line)
+        if r:
+            rows.append(("gpus", int(r.group(1)), float(r.group(2))))
+    one = {g: t for _, g, t in rows}.get(1)
+    if one is None or len(rows) != len(set(gpus)):
+        fail("starwave plan's one-node table is not what this script reads (give --gpus with 1)")
 
-        print("\n%d shots on nodes of %d GPUs; efficiency against one node" % (o.node_shots, o.gpus_per_node))
-        print("%-6s %-6s %-11s %-10s %12s %9s %11s %8s" % ("nodes", "GPUs", "layout", "network", "gradient s",
-                                                            "speed-up", "efficiency", "net ms"))
-        base = sim.seconds(o.gpus_per_node, o.node_shots)  # one node
-        bytes_ = 8.0 * case["cells"]
-        for n in nodes:
-            node = sim.seconds(o.gpus_per_node, -(-o.node_shots // n))
-            for contiguous in (False, True):
-                received, depth = reduction_receives(o.node_shots, n, contiguous)
-                for f in (0.5, 1.0, 1.5):
-                    net = received * bytes_ / (bandwidth * f) + depth * latency if n > 1 else 0.0
-                    t = node + net
-                    rows.append(("nodes", n, t, contiguous, f))
-                    print("%-6d %-6d %-11s %-10s %12.4f %9.2f %10.1f%% %8.2f" % (
-                        n, n * o.gpus_per_node, "blocks" if contiguous else "round-robin", "%.0f%%" % (100 * f), t,
-                        base / t, 100 * base / t / n, 1e3 * net))
+    lines = plan(o, o.node_shots, ["--gpus", str(o.gpus_per_node), "--nodes", o.nodes, "--concurrency", k,
+                                   "--gpus-per-node", str(o.gpus_per_node), "--network", o.network])
+    node_seconds = {}
+    for line in lines:
+        r = re.fullmatch(r"\s*(\d+)\s+(\d+)\s+%s\s+%s\s+%s\s*/\s*%s\s*/\s*%s %%\s+%s" % ((number,) * 6), line.rstrip())
+        if r:  # the simulated node's time: the row's time less its network milliseconds
+            node_seconds[int(r.group(1))] = float(r.group(3)) - float(r.group(8)) * 1e-3
+    if sorted(node_seconds) != sorted(set(nodes)):
+        fail("starwave plan's nodes table is not what this script reads")
+    base = node_seconds[1] if 1 in node_seconds else None
+    if base is None:
+        fail("--nodes must include 1 (the efficiency is against one node)")
+    print("\n%d shots on nodes of %d GPUs; efficiency against one node" % (o.node_shots, o.gpus_per_node))
+    print("%-6s %-6s %-11s %-10s %12s %9s %11s %8s" % ("nodes", "GPUs", "layout", "network", "gradient s",
+                                                        "speed-up", "efficiency", "net ms"))
+    bytes_ = 8.0 * case["cells"]
+    for n in nodes:
         for contiguous in (False, True):
-            good = [r[1] for r in rows if r[0] == "nodes" and r[3] == contiguous and r[4] == 1.0
-                    and base / r[2] / r[1] >= 0.8]
-            print("%s: ≥ 80 %% efficient up to %d nodes of those projected" % (
-                "blocks (starwave's)" if contiguous else "round-robin", max(good or [1])))
-        if o.svg:
-            draw(o, rows, one, base)
+            received, depth = reduction_receives(o.node_shots, n, contiguous)
+            for f in (0.5, 1.0, 1.5):
+                net = received * bytes_ / (bandwidth * f) + depth * latency if n > 1 else 0.0
+                t = node_seconds[n] + net
+                rows.append(("nodes", n, t, contiguous, f))
+                print("%-6d %-6d %-11s %-10s %12.4f %9.2f %10.1f%% %8.2f" % (
+                    n, n * o.gpus_per_node, "blocks" if contiguous else "round-robin", "%.0f%%" % (100 * f), t,
+                    base / t, 100 * base / t / n, 1e3 * net))
+    for contiguous in (False, True):
+        good = [r[1] for r in rows if r[0] == "nodes" and r[3] == contiguous and r[4] == 1.0
+                and base / r[2] / r[1] >= 0.8]
+        print("%s: ≥ 80 %% efficient up to %d nodes of those projected" % (
+            "blocks (starwave's)" if contiguous else "round-robin", max(good or [1])))
+    if o.svg:
+        draw(o, rows, one, base)
 
 
 def draw(o, rows, one, base):

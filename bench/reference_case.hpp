@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "src/model/model.hpp"
@@ -38,6 +39,18 @@ inline Model reference_model() {
   for (int z = 0; z < m.nz; ++z)
     for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1500 + 2500.0 * z / (m.nz - 1);
   return m;
+}
+
+/// The value after `option` among the arguments ("" when absent); removes both.
+inline std::string take_option(int& argc, char** argv, const char* option) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], option) == 0) {
+      std::string value = argv[i + 1];
+      for (int j = i; j + 2 < argc; ++j) argv[j] = argv[j + 2];
+      argc -= 2;
+      return value;
+    }
+  return "";
 }
 
 /// `shots` sources 200 m apart from x = 80 m, `steps` + 1 samples at 0.9 × the stable step.

@@ -21,7 +21,7 @@ shots="${3:-4}"
 nz="${4:-100}"
 nx="${5:-200}"
 real="$build/bin/starwave"
-simulated="$sim/bin/starwave"
+simulated="$sim/bin/starwave-sim"
 for b in "$real" "$simulated"; do
   [ -x "$b" ] || { echo "bench/simulate.sh: $b: no such program (build it first)" >&2; exit 2; }
 done

@@ -1,6 +1,9 @@
 // drivers/gradient.cpp — `starwave gradient --model vp.h5 --data obs.h5 --out grad.h5`,
 // `starwave rtm --model vp.h5 --data obs.h5 --out image.h5`, and `starwave plan gradient|rtm …`
-// (the same options; the memory plan printed, nothing run, nothing written).
+// (the same options; the memory plan printed, nothing run, nothing written; with --gpus or
+// --nodes the run projected to more GPUs and nodes, drivers/project.hpp).
+#include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -8,6 +11,7 @@
 
 #include "drivers/commands.hpp"
 #include "drivers/config.hpp"
+#include "drivers/project.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/runtime/runtime.hpp"
@@ -42,6 +46,19 @@ void finish_rtm_options(RtmOptions& rtm_options, const std::string& direct) {
     throw InputError("--direct-smooth: only with --direct-wave smooth");
 }
 
+/// The run's last line: what it wrote, the misfit, the time step and the seconds.
+void say_written(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
+                 const ImagingResult& r, const Runtime& rt) {
+  std::cout << "wrote " << out << ": " << (rtm ? "image" : "gradient") << " of " << s.nshots() << " shots";
+  if (!rtm) std::cout << ", misfit " << r.misfit;
+  if (rtm && rtm_options.direct == DirectWave::kSmooth)
+    std::cout << " less the data modeled in the model smoothed over " << direct_wave_smoothing(m, s, rtm_options)
+              << " m";
+  std::cout << "; internal dt = " << r.time.dt << " s (k = " << r.time.k << "); " << r.seconds << " s on "
+            << rt.cpu_workers() << " CPU + " << rt.cuda_workers() << " CUDA workers"
+            << (rt.size() > 1 ? " on rank 0 of " + std::to_string(rt.size()) : "") << "\n";
+}
+
 int run(const std::string& command, int argc, char** argv, bool plan_only = false) {
   const bool rtm = command == "rtm";
   NumericalOptions o;
@@ -70,10 +87,13 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
         "mean velocity)");
   cli::add_numerical_options(desc, o, numerical);
   cli::add_common_flags(desc, flags);
+  Projection projection;
+  if (plan_only) add_projection_options(desc, projection);
   cli::po::variables_map vm;
   cli::parse(plan_only ? "plan " + command : command, argc, argv, desc, vm);
   cli::finish_numerical_options(o, numerical);
   if (rtm) finish_rtm_options(rtm_options, direct);
+  if (plan_only) check_projection_options(vm, projection);
   std::optional<safety::OutputClaim> claim;  // a plan writes nothing
   if (!plan_only) {
     claim.emplace(out, "--out", flags.overwrite, std::vector<std::string>{model_path, data_path}, mpi::rank() == 0);
@@ -90,31 +110,32 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   hooks.inputs_checked = true;
   if (rtm && rtm_options.direct == DirectWave::kSmooth)
     check_smoothing_length(m, rtm_options.smooth, "--direct-smooth");
+  // A projection (plan --gpus/--nodes) simulates this run; the simulation build's starwave,
+  // started by it, runs the first shots of the run itself (projection_shots) on its machine.
+  const int simulated_shots = projection.wanted() ? projection_shots() : 0;
+  if (projection.wanted() && simulated_shots == 0)
+    return project(command, projection, m, s, o.precision == Precision::kDouble ? 8 : 4, argc, argv);
+  for (int shot = 0; shot < std::min(simulated_shots, s.nshots()); ++shot) hooks.shots.push_back(shot);
 
   Runtime rt;
-  hooks.plan_only = plan_only;
-  if (!flags.quiet || plan_only)
+  hooks.plan_only = plan_only && simulated_shots == 0;
+  if ((!flags.quiet || plan_only) && simulated_shots == 0)
     hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
       std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
                 << plan_text(need, full_store, where, shots) << std::endl;
     };
   const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks, rtm_options) : misfit_gradient(m, s, o, hooks);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
+  if (simulated_shots > 0) {
+    std::printf("simulated: %.9g s\n", r.seconds);
+    return 0;
+  }
   if (plan_only) {
     say_planned(r, rt);
     return 0;
   }
   write_result(rtm, out, m, s, rtm_options, r);
-  if (!flags.quiet) {
-    std::cout << "wrote " << out << ": " << (rtm ? "image" : "gradient") << " of " << s.nshots() << " shots";
-    if (!rtm) std::cout << ", misfit " << r.misfit;
-    if (rtm && rtm_options.direct == DirectWave::kSmooth)
-      std::cout << " less the data modeled in the model smoothed over " << direct_wave_smoothing(m, s, rtm_options)
-                << " m";
-    std::cout << "; internal dt = " << r.time.dt << " s (k = " << r.time.k << "); " << r.seconds << " s on "
-              << rt.cpu_workers() << " CPU + " << rt.cuda_workers() << " CUDA workers"
-              << (rt.size() > 1 ? " on rank 0 of " + std::to_string(rt.size()) : "") << "\n";
-  }
+  if (!flags.quiet) say_written(rtm, out, m, s, rtm_options, r, rt);
   return 0;
 }
 

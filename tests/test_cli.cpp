@@ -440,6 +440,71 @@ TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
   for (const char* name : {"f.h5", "f.h5.state", "f_figures"}) EXPECT_FALSE(fs::exists(path(name))) << name;
 }
 
+TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
+  // `plan gradient … --gpus/--nodes` (drivers/project.cpp) with a stand-in for the simulation
+  // build: a script that answers as a simulated run does, its time the calibrated forward task's
+  // mean (as the plan scaled it into the machine it wrote) × shots / GPUs^0.8. The one-GPU row
+  // is then the measured time by construction (K fitted to it), efficiency falls below 80 %
+  // after 2 GPUs, and the bad inputs are refused in one line with no folder left behind.
+  const std::string data = path("data.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  const fs::path cal = dir_ / "cal";
+  fs::create_directories(cal / "bus");
+  fs::create_directories(cal / "codelets" / "45");
+  std::ofstream(cal / "bus" / "box.bandwidth") << "# to 0\tto 1\n0\t20000\n25000\t0\n";
+  std::ofstream(cal / "bus" / "box.latency") << "# to 0\tto 1\n0\t10\n12\t0\n";
+  std::ofstream(cal / "bus" / "box.platform.v4.xml") << "<host id=\"CPU0\" speed=\"1f\"/>\n";
+  std::ofstream(cal / "codelets" / "45" / "starwave_forward.box")
+      << "# device type (CPU - 0, CUDA - 1)\n1\n# hash\tsize\tflops\tmean (us)\tdev (us)\tsum\tsum2\tn\n"
+      << "0badf00d\t1000\t0.000000e+00\t2.000000e+05\t1.000000e+03\t2.000000e+06\t4.000000e+11\t10\n";
+  const std::string sim = path("sim.sh");
+  std::ofstream(sim)
+      << "#!/bin/sh\n"
+      << "[ -n \"$FAIL\" ] && { echo 'Codelet starwave_forward is not calibrated enough' >&2; exit 1; }\n"
+      << "f=$STARPU_HOME/.starpu/sampling/codelets/45/starwave_forward.simulated\n"
+      << "awk -v s=\"$STARWAVE_PROJECTION_SHOTS\" -v g=\"$STARPU_NCUDA\" "
+      << "'/^[0-9a-f]+\t/ { printf \"simulated: %.9g s\\n\", $4 * 1e-6 * s / g ^ 0.8 }' \"$f\"\n";
+  fs::permissions(sim, fs::perms::owner_all);
+  const std::string base = "plan gradient --model " + model_ + " --data " + data + " --calibration " + cal.string();
+  const std::string env = "TMPDIR=" + dir_.string();
+  const Result r =
+      run(base + " --simulator " + sim + " --gpus 1,2,4 --nodes 1,2 --gpus-per-node 1 --measured 0.3", env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  // K = 0.2 s × 2 shots / 0.3 s: the one-GPU row is the measured 0.3 s; 2 GPUs 2^0.8 × faster.
+  EXPECT_NE(r.out.find("K = 1.33"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("     1         0.3      1.00      100.0 %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("     2      0.1723      1.74       87.1 %"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more GPUs stop paying at 2 GPUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      2     2        0.15"), std::string::npos) << r.out;  // a shot a node, + the network
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find("starwave-plan."), std::string::npos) << e.path();
+  // K given: every GPU task's time / 2.
+  const Result given = run(base + " --simulator " + sim + " --gpus 1 --concurrency 2", env);
+  ASSERT_EQ(given.status, 0) << given.err;
+  EXPECT_NE(given.out.find("     1         0.2      1.00      100.0 %"), std::string::npos) << given.out;
+  const std::string out = path("none.h5");
+  expect_refused(base + " --gpus 1 --concurrency 2 --measured 0.3", out,
+                 "--concurrency: has no effect with --measured");
+  expect_refused(base + " --gpus 1 --concurrency -1", out, "--concurrency: must be > 0");
+  expect_refused("plan gradient --model " + model_ + " --data " + data + " --concurrency 2", out,
+                 "--concurrency: has no effect without --gpus or --nodes");
+  expect_refused("plan gradient --model " + model_ + " --data " + data + " --gpus 1,2", out, "--calibration: required");
+  expect_refused(base + " --gpus 0,2", out, "--gpus: every entry must be a whole number 1 … 16");
+  expect_refused(base + " --gpus 1,17", out, "--gpus: every entry");
+  expect_refused(base + " --gpus 1 --network 3", out, "--network: BANDWIDTH,LATENCY");
+  expect_refused(base + " --gpus 1 --gpus-per-node 0", out, "--gpus-per-node: 1 … 16");
+  expect_refused(base + " --gpus 1 --measured 1@99 --simulator " + sim, out, "--measured: SHOTS must be 1 …");
+  expect_refused(base + " --gpus 1 --measured fast --simulator " + sim, out, "--measured: SECONDS or SECONDS@SHOTS");
+  expect_refused(base + " --gpus 1 --simulator " + path("nothing"), out, "--simulator: ");
+  expect_refused(base + " --gpus 1 --host other --simulator " + sim, out, "bus/other.bandwidth: no such file", env);
+  expect_refused(base + " --gpus 1 --simulator " + sim, out, "has no GPU measurement of this run's tasks",
+                 env + " FAIL=1");
+  expect_refused("plan gradient --model " + model_ + " --data " + data + " --gpus 1 --calibration " + dir_.string(),
+                 out, "not a StarPU calibration");
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find("starwave-plan."), std::string::npos) << e.path();
+}
+
 /// A task that fails on its worker (a CUDA error; here injected, as a machine without a
 /// GPU cannot make one) ends the run with one line naming the task, exit 1, no output file
 /// (docs/design.md §3) — not an abort, whichever task it is.
