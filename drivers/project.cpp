@@ -33,7 +33,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -69,16 +68,35 @@ struct Network {
   double bandwidth = 0, latency = 0;  // bytes/s, s
 };
 
+/// `text` without the spaces around it.
+std::string trimmed(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+  return first == std::string::npos ? std::string() : text.substr(first, last - first + 1);
+}
+
+/// A positive number followed by one of `units` ("25GB/s"), times that unit's factor; 0 if
+/// `text` is not one.
+double with_unit(const std::string& text, const std::vector<std::pair<std::string, double>>& units) {
+  const std::string t = trimmed(text);
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  const std::string unit = trimmed(end ? std::string(end) : std::string());
+  for (const auto& [name, factor] : units)
+    if (unit == name && std::isfinite(v) && v > 0 && end != t.c_str()) return v * factor;
+  return 0;
+}
+
 /// "25GB/s,2us": a bandwidth in GB/s, Gb/s or MB/s and a latency in us, ms or ns.
 Network parse_network(const std::string& text) {
-  static const std::regex form(R"(\s*([0-9]*\.?[0-9]+)\s*(GB/s|Gb/s|MB/s)\s*,\s*([0-9]*\.?[0-9]+)\s*(us|ms|ns)\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, form) || !(std::stod(m[1].str()) > 0))
+  const std::size_t comma = text.find(',');
+  const Network n{
+      comma == std::string::npos ? 0
+                                 : with_unit(text.substr(0, comma), {{"GB/s", 1e9}, {"Gb/s", 1.25e8}, {"MB/s", 1e6}}),
+      comma == std::string::npos ? 0 : with_unit(text.substr(comma + 1), {{"us", 1e-6}, {"ms", 1e-3}, {"ns", 1e-9}})};
+  if (!(n.bandwidth > 0 && n.latency > 0))
     throw InputError("--network: BANDWIDTH,LATENCY like 25GB/s,2us (GB/s, Gb/s or MB/s; us, ms or ns), not '" + text +
                      "'");
-  const double unit = m[2] == "GB/s" ? 1e9 : m[2] == "Gb/s" ? 1.25e8 : 1e6;
-  const double lat = m[4] == "us" ? 1e-6 : m[4] == "ms" ? 1e-3 : 1e-9;
-  return {std::stod(m[1].str()) * unit, std::stod(m[3].str()) * lat};
+  return n;
 }
 
 /// The simulation build's starwave: --simulator, else $STARWAVE_SIMULATOR, else starwave-sim
@@ -104,18 +122,20 @@ std::string find_simulator(const std::string& given) {
 /// --measured SECONDS[@SHOTS]: the time of the run's first SHOTS shots (all by default) on one
 /// GPU of the calibrated machine.
 std::pair<double, int> parse_measured(const std::string& text, int nshots) {
-  static const std::regex form(R"(\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(?:@\s*([0-9]+))?\s*)");
-  std::smatch m;
-  if (!std::regex_match(text, m, form) || !(std::stod(m[1].str()) > 0))
+  const std::size_t at = text.find('@');
+  const double seconds = with_unit(text.substr(0, at) + "s", {{"s", 1}});
+  const std::string count = at == std::string::npos ? std::string() : trimmed(text.substr(at + 1));
+  const bool digits = !count.empty() && count.size() < 9 && count.find_first_not_of("0123456789") == std::string::npos;
+  if (!(seconds > 0) || (at != std::string::npos && !digits))
     throw InputError(
         "--measured: SECONDS or SECONDS@SHOTS like 0.642@32 (the run's time on one GPU of the "
         "calibrated machine), not '" +
         text + "'");
-  const int shots = m[2].matched ? std::atoi(m[2].str().c_str()) : nshots;
+  const int shots = digits ? std::atoi(count.c_str()) : nshots;
   if (shots < 1 || shots > nshots)
     throw InputError("--measured: SHOTS must be 1 … the run's " + std::to_string(nshots) + " shots (got '" + text +
                      "')");
-  return {std::stod(m[1].str()), shots};
+  return {seconds, shots};
 }
 
 /// A folder of this process's own, removed on every exit path.
@@ -195,10 +215,10 @@ class Simulator {
           std::string(kShotsVariable) + "=" + std::to_string(shots)})
       env.push_back(v);
     const int status = spawn(env, out, err);
-    std::smatch m;
     const std::string said = read_all(out);
-    static const std::regex line(R"(simulated: ([0-9.eE+-]+) s)");
-    if (status != 0 || !std::regex_search(said, m, line)) {
+    const std::size_t at = said.find("simulated: ");
+    const double seconds = at == std::string::npos ? -1 : std::strtod(said.c_str() + at + 11, nullptr);
+    if (status != 0 || !(seconds >= 0)) {
       const std::string why = read_all(err);
       if (why.find("perfmodel") != std::string::npos || why.find("calibrated") != std::string::npos)
         throw InputError("--calibration: " + sampling_ + " (host " + host_ +
@@ -213,7 +233,7 @@ class Simulator {
       throw RuntimeError("the simulated run of " + std::to_string(shots) + " shots on " + std::to_string(gpus) +
                          " GPUs failed" + (tail.empty() ? std::string() : ": " + tail));
     }
-    return cache_[key] = std::stod(m[1].str());
+    return cache_[key] = seconds;
   }
 
  private:

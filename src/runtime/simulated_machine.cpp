@@ -3,11 +3,11 @@
 #include "src/runtime/simulated_machine.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "src/base/error.hpp"
@@ -79,7 +79,12 @@ class Writer {
 void scale_models(const fs::path& from, const fs::path& to, const std::string& host, double k) {
   fs::create_directories(to);
   const std::string suffix = "." + host;
-  static const std::regex entry("^[0-9a-f]{8}\t.*");
+  // A history entry: its footprint (8 hex digits), a tab, then the numbers.
+  const auto entry = [](const std::string& line) {
+    if (line.size() < 9 || line[8] != '\t') return false;
+    return std::all_of(line.begin(), line.begin() + 8,
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
+  };
   int copied = 0;
   for (const auto& e : fs::directory_iterator(from)) {
     const std::string name = e.path().filename().string();
@@ -94,7 +99,7 @@ void scale_models(const fs::path& from, const fs::path& to, const std::string& h
       } else if (type_next && !line.empty() && line[0] != '#') {
         device = std::atoi(line.c_str());
         type_next = false;
-      } else if (device == 1 && std::regex_match(line, entry)) {
+      } else if (device == 1 && entry(line)) {
         std::istringstream words(line);
         std::vector<std::string> v;
         for (std::string x; words >> x;) v.push_back(x);
@@ -207,14 +212,16 @@ void write_machine(const std::string& sampling, const std::string& host, const s
                      ".bandwidth: no measured bandwidth between main memory and a GPU (calibrate on a machine "
                      "with a GPU)");
   const std::string platform = read_text(bus / (host + ".platform.v4.xml"));
-  std::smatch m;
-  long long memsize = 80LL << 30;
-  if (std::regex_search(platform, m, std::regex("<host id=\"CUDA0\"[^>]*>\\s*<prop id=\"memsize\" value=\"(\\d+)\"")))
-    memsize = std::stoll(m[1].str());
+  long long memsize = 80LL << 30;  // GPU 0's memory, as StarPU measured it
+  const std::size_t gpu0 = platform.find("<host id=\"CUDA0\"");
+  const std::string key = "<prop id=\"memsize\" value=\"";
+  const std::size_t at = gpu0 == std::string::npos ? gpu0 : platform.find(key, gpu0);
+  if (at != std::string::npos && platform.find("</host>", gpu0) > at)
+    memsize = std::atoll(platform.c_str() + at + key.size());
   int cpus = 0;
-  const std::regex cpu("<host id=\"CPU\\d+\"");
-  for (auto it = std::sregex_iterator(platform.begin(), platform.end(), cpu); it != std::sregex_iterator(); ++it)
-    ++cpus;
+  for (std::size_t p = platform.find("<host id=\"CPU"); p != std::string::npos;
+       p = platform.find("<host id=\"CPU", p + 1))
+    if (std::isdigit(static_cast<unsigned char>(platform[p + 13]))) ++cpus;
 
   const fs::path out = fs::path(starpu_home) / ".starpu" / "sampling";
   if (fs::exists(out) && !fs::exists(out / kMarker))

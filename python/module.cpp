@@ -1,0 +1,190 @@
+// python/module.cpp — `import starwave`: the engine from Python (starwave._starwave; the
+// package's __init__.py documents and re-exports it). The same library the command line runs:
+// numpy arrays become a Model and a Survey, the same checks refuse bad input (InputError →
+// ValueError, naming the argument), the same task graph runs on every CPU core and GPU StarPU
+// finds. StarPU starts at the first call and stops at exit (or starwave.shutdown()); the GIL is
+// released while it works, and calls from several Python threads run one at a time.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cctype>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "python/arrays.hpp"
+#include "src/base/error.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
+#include "src/workflows/imaging.hpp"
+#include "src/workflows/modeling.hpp"
+
+namespace py = pybind11;
+using namespace starwave;
+
+namespace {
+
+std::mutex& call_lock() {
+  static std::mutex m;
+  return m;
+}
+std::unique_ptr<Runtime>& runtime() {
+  static std::unique_ptr<Runtime> rt;
+  return rt;
+}
+/// The running Runtime, started at the first call (with the GIL released: StarPU's start
+/// takes a moment and its threads never call Python).
+Runtime& started() {
+  if (!runtime()) runtime() = std::make_unique<Runtime>();
+  return *runtime();
+}
+
+/// `work()` with the GIL released, one call at a time, StarPU started.
+template <typename Work>
+auto working(Work&& work) {
+  const py::gil_scoped_release free;
+  const std::lock_guard<std::mutex> one(call_lock());
+  started();
+  return work();
+}
+
+/// The numerical options of every call, checked as the command line checks its own.
+NumericalOptions options(const py::object& vp, int order, int pml_width, bool free_surface, double internal_dt) {
+  NumericalOptions o;
+  o.order = order;
+  o.pml_width = pml_width;
+  o.free_surface = free_surface;
+  o.internal_dt = internal_dt;
+  o.precision = python::precision_of(vp);
+  o.validate();
+  return o;
+}
+
+/// The command line's option names in a message, as the Python call names its arguments
+/// ("--pml-width: …" → "pml_width: …", "--data" → "observed").
+std::string pythonic(std::string message) {
+  static const std::pair<const char*, const char*> names[] = {{"--data", "observed"},
+                                                              {"--model", "vp"},
+                                                              {"--survey", "the survey"},
+                                                              {"--direct-smooth", "direct_smooth"},
+                                                              {"--direct-wave", "direct_wave"},
+                                                              {"--internal-dt", "internal_dt"},
+                                                              {"--pml-width", "pml_width"},
+                                                              {"--free-surface", "free_surface"},
+                                                              {"--order", "order"},
+                                                              {"--precision", "vp's dtype"}};
+  for (const auto& [cli, py_name] : names)
+    for (std::size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at)) {
+      const std::size_t end = at + std::string(cli).size();
+      if (end < message.size() && (std::isalnum(static_cast<unsigned char>(message[end])) || message[end] == '-')) {
+        at = end;
+        continue;
+      }
+      message.replace(at, end - at, py_name);
+      at += std::string(py_name).size();
+    }
+  return message;
+}
+
+py::array_t<float> model(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+                         const py::object& sources, const py::object& receivers, const py::object& origin,
+                         const py::object& receiver_counts, int order, int pml_width, bool free_surface,
+                         double internal_dt) {
+  const NumericalOptions o = options(vp, order, pml_width, free_surface, internal_dt);
+  const Model m = python::to_model(vp, spacing, origin);
+  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
+  check_modeling_inputs(m, s, o);
+  const std::vector<float> traces = working([&] { return model_shots(m, s, o, nullptr); });
+  py::array_t<float> out({py::ssize_t(s.nshots()), py::ssize_t(s.nrec()), py::ssize_t(s.nt)});
+  std::copy(traces.begin(), traces.end(), out.mutable_data());
+  return out;
+}
+
+/// What a gradient or RTM call runs on: its options, model and survey with the observed data,
+/// checked as `starwave gradient` checks its files.
+struct ImagingRun {
+  NumericalOptions o;
+  Model m;
+  Survey s;
+};
+ImagingRun imaging_run(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+                       const py::object& sources, const py::object& receivers, const py::object& observed,
+                       const py::object& origin, const py::object& receiver_counts, const py::object& weights,
+                       int order, int pml_width, bool free_surface, double internal_dt) {
+  ImagingRun run{options(vp, order, pml_width, free_surface, internal_dt), python::to_model(vp, spacing, origin), {}};
+  run.s = python::to_survey(run.m, dt, wavelet, sources, receivers, receiver_counts, weights);
+  python::set_observed(run.s, observed);
+  check_imaging_inputs(run.m, run.s, run.o);
+  return run;
+}
+
+py::tuple gradient(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+                   const py::object& sources, const py::object& receivers, const py::object& observed,
+                   const py::object& origin, const py::object& receiver_counts, const py::object& weights, int order,
+                   int pml_width, bool free_surface, double internal_dt) {
+  const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
+                                     weights, order, pml_width, free_surface, internal_dt);
+  const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o); });
+  return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
+}
+
+py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+                        const py::object& sources, const py::object& receivers, const py::object& observed,
+                        const py::object& origin, const py::object& receiver_counts, const py::object& weights,
+                        const std::string& direct_wave, double direct_smooth, int order, int pml_width,
+                        bool free_surface, double internal_dt) {
+  const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
+                                     weights, order, pml_width, free_surface, internal_dt);
+  const Model& m = run.m;
+  RtmOptions rtm_options;
+  rtm_options.direct = parse_direct_wave(direct_wave);
+  rtm_options.smooth = direct_smooth;
+  if (!(direct_smooth >= 0)) throw InputError("direct_smooth: must be 0 (the default length) or a length in m");
+  if (direct_smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
+    throw InputError("direct_smooth: only with direct_wave='smooth'");
+  if (rtm_options.direct == DirectWave::kSmooth) check_smoothing_length(m, rtm_options.smooth, "direct_smooth");
+  const ImagingResult r = working([&] { return rtm_stack(m, run.s, run.o, {}, rtm_options); });
+  const auto [acquisition, mute] = rtm_mute(m, run.s);
+  const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
+  check_rtm_image(image, rtm_options);
+  return python::model_array(m, image);
+}
+
+void shutdown() {
+  const py::gil_scoped_release free;
+  const std::lock_guard<std::mutex> one(call_lock());
+  runtime().reset();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_starwave, mod) {
+  mod.doc() = "starwave's engine (see the starwave package)";
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, pythonic(e.what()).c_str());
+    }
+  });
+  using py::arg;
+  mod.def("model", &model,
+          "Synthetic data of every shot: float32 (nshots, nrec, nt), sample n at t = n·dt (see the package's "
+          "help for the arguments).",
+          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
+          arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("order") = 8, arg("pml_width") = 20,
+          arg("free_surface") = false, arg("internal_dt") = 0.0);
+  mod.def("gradient", &gradient,
+          "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
+          "shaped as vp.",
+          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
+          py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
+          arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0);
+  mod.def("rtm", &rtm,
+          "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
+          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
+          py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
+          arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0, arg("order") = 8, arg("pml_width") = 20,
+          arg("free_surface") = false, arg("internal_dt") = 0.0);
+  mod.def("shutdown", &shutdown, "Stops StarPU now (the next call starts it again; at exit it stops by itself).");
+}

@@ -1,0 +1,33 @@
+"""starwave — seismic modelling, exact gradients and reverse-time migration on StarPU.
+
+The engine of the `starwave` command line, called with numpy arrays. Units are the command
+line's: velocities in m/s, spacings and positions in m ([z, x] in 2-D, [z, y, x] in 3-D,
+anywhere inside the model: off the grid too), times in s. The dtype of ``vp`` (float32 or
+float64) is the run's precision. Every call runs on all the CPU cores and GPUs StarPU finds
+(``STARPU_NCPU``, ``STARPU_NCUDA`` choose), the shots of one call spread over them; bad input
+raises ``ValueError`` naming the argument.
+
+    model(vp, spacing, dt, wavelet, sources, receivers, *, origin=None, receiver_counts=None,
+          order=8, pml_width=20, free_surface=False, internal_dt=0.0)
+        -> data, float32 (nshots, nrec, nt): sample n at t = n·dt
+    gradient(vp, spacing, dt, wavelet, sources, receivers, observed, *, origin=None,
+             receiver_counts=None, weights=None, order=8, pml_width=20, free_surface=False,
+             internal_dt=0.0)
+        -> (misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² and ∂Φ/∂v (shaped as vp, float64)
+    rtm(vp, spacing, dt, wavelet, sources, receivers, observed, *, direct_wave="smooth",
+        direct_smooth=0.0, ... as gradient)
+        -> image (shaped as vp, float64): the image `starwave rtm` writes as /image
+    shutdown()
+        stops StarPU (it starts again at the next call; at exit it stops by itself)
+
+``wavelet`` is (nt,) for every shot or (nshots, nt); ``receivers`` (nrec, ndim) for every shot
+or (nshots, nrec, ndim); ``receiver_counts`` (nshots,) lets shot s record with its first
+counts[s] receivers only (ragged acquisitions); ``weights`` (nrec,) or (nshots, nrec) multiply
+the residual (0: a dead trace).
+"""
+import atexit as _atexit
+
+from ._starwave import gradient, model, rtm, shutdown
+
+__all__ = ["model", "gradient", "rtm", "shutdown"]
+_atexit.register(shutdown)
