@@ -18,6 +18,8 @@ enum class Mode : int {
                      // wave, is removed); image v² × correlation: −∂Φ/∂m for m = 1/v² (the
                      // Born scattering potential), where the velocity should increase
   kRtmObserved = 2,  // the observed data themselves as the adjoint source; image as kRtm
+  kAdjoint = 3,      // the observed data are the adjoint source, a caller's ∂L/∂d: the result
+                     // Jᵀ(∂L/∂d) = ∂L/∂v, 2/v × correlation as kGradient (a vector-Jacobian product)
 };
 
 /// Adjoint source at one trace sample, by mode (above).
@@ -30,7 +32,8 @@ SW_HD T adjoint_source(T synthetic, float observed, Mode mode) {
 template <typename T>
 SW_HD void contribution_point(const T* correlation, const T* illumination, const T* velocity, T* out, long n, Mode mode,
                               long k) {
-  out[k] = mode == Mode::kGradient ? T(2) * correlation[k] / velocity[k] : velocity[k] * velocity[k] * correlation[k];
+  out[k] = mode == Mode::kGradient || mode == Mode::kAdjoint ? T(2) * correlation[k] / velocity[k]
+                                                             : velocity[k] * velocity[k] * correlation[k];
   out[n + k] = illumination[k];
 }
 

@@ -145,20 +145,20 @@ Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py:
   return s;
 }
 
-void set_observed(Survey& s, const py::object& observed) {
+void set_observed(Survey& s, const py::object& observed, const std::string& name) {
   const py::array arr = py::array::ensure(observed);
   if (!arr || (arr.dtype().kind() != 'f' && arr.dtype().kind() != 'i'))
-    throw InputError("observed: an array of real numbers");
+    throw InputError(name + ": an array of real numbers");
   if (arr.dtype().kind() == 'f' && arr.dtype().itemsize() < 4)
-    throw InputError("observed: dtype " + dtype_name(arr.dtype()) + " is not supported: float32 or float64");
+    throw InputError(name + ": dtype " + dtype_name(arr.dtype()) + " is not supported: float32 or float64");
   const auto d = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(arr);
   if (d.ndim() != 3 || d.shape(0) != s.nshots() || d.shape(1) != s.nrec() || d.shape(2) != s.nt)
-    throw InputError("observed: an (nshots, nrec, nt) = (" + std::to_string(s.nshots()) + ", " +
+    throw InputError(name + ": an (nshots, nrec, nt) = (" + std::to_string(s.nshots()) + ", " +
                      std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ") array, not of shape " + shape_text(d));
   s.data.assign(d.data(), d.data() + d.size());
   for (std::size_t i = 0; i < s.data.size(); ++i)
     if (!std::isfinite(s.data[i]))
-      throw InputError("observed: NaN or Inf in shot " + std::to_string(i / (std::size_t(s.nrec()) * s.nt)));
+      throw InputError(name + ": NaN or Inf in shot " + std::to_string(i / (std::size_t(s.nrec()) * s.nt)));
 }
 
 py::array_t<double> model_array(const Model& m, const std::vector<double>& values) {

@@ -30,8 +30,9 @@ Precision precision_of(const py::object& vp);
 /// `weights` (nrec,) or (nshots, nrec) trace weights ≥ 0.
 Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py::object& sources,
                  const py::object& receivers, const py::object& receiver_counts, const py::object& weights);
-/// `observed` (nshots, nrec, nt) into the survey's data: finite values only.
-void set_observed(Survey& s, const py::object& observed);
+/// `observed` (nshots, nrec, nt) into the survey's data: finite values only; `name` names the
+/// argument in a refusal.
+void set_observed(Survey& s, const py::object& observed, const std::string& name = "observed");
 
 /// A (nz, nx) or (nz, ny, nx) float64 array of a model's shape holding `values`.
 py::array_t<double> model_array(const Model& m, const std::vector<double>& values);

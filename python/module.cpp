@@ -49,8 +49,10 @@ auto working(Work&& work) {
 }
 
 /// The numerical options of every call, checked as the command line checks its own.
-NumericalOptions options(const py::object& vp, int order, int pml_width, bool free_surface, double internal_dt) {
+NumericalOptions options(const py::object& vp, int order, int pml_width, bool free_surface, double internal_dt,
+                         double pml_velocity) {
   NumericalOptions o;
+  o.pml_velocity = pml_velocity;
   o.order = order;
   o.pml_width = pml_width;
   o.free_surface = free_surface;
@@ -86,18 +88,25 @@ std::string pythonic(std::string message) {
   return message;
 }
 
-py::array_t<float> model(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
-                         const py::object& sources, const py::object& receivers, const py::object& origin,
-                         const py::object& receiver_counts, int order, int pml_width, bool free_surface,
-                         double internal_dt) {
-  const NumericalOptions o = options(vp, order, pml_width, free_surface, internal_dt);
+/// (nshots, nrec, nt) traces of `values` as an array of dtype V.
+template <typename V>
+py::array traces_array(const Survey& s, const std::vector<V>& values) {
+  py::array_t<V> out({py::ssize_t(s.nshots()), py::ssize_t(s.nrec()), py::ssize_t(s.nt)});
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return std::move(out);
+}
+
+py::array model(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+                const py::object& sources, const py::object& receivers, const py::object& origin,
+                const py::object& receiver_counts, int order, int pml_width, bool free_surface, double internal_dt,
+                double pml_velocity) {
+  const NumericalOptions o = options(vp, order, pml_width, free_surface, internal_dt, pml_velocity);
   const Model m = python::to_model(vp, spacing, origin);
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
   check_modeling_inputs(m, s, o);
-  const std::vector<float> traces = working([&] { return model_shots(m, s, o, nullptr); });
-  py::array_t<float> out({py::ssize_t(s.nshots()), py::ssize_t(s.nrec()), py::ssize_t(s.nt)});
-  std::copy(traces.begin(), traces.end(), out.mutable_data());
-  return out;
+  if (o.precision == Precision::kDouble)  // the traces as computed, to differentiate them (vjp)
+    return traces_array(s, working([&] { return model_shots_exact(m, s, o); }));
+  return traces_array(s, working([&] { return model_shots(m, s, o, nullptr); }));  // the command line's bits
 }
 
 /// What a gradient or RTM call runs on: its options, model and survey with the observed data,
@@ -110,10 +119,13 @@ struct ImagingRun {
 ImagingRun imaging_run(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
                        const py::object& sources, const py::object& receivers, const py::object& observed,
                        const py::object& origin, const py::object& receiver_counts, const py::object& weights,
-                       int order, int pml_width, bool free_surface, double internal_dt) {
-  ImagingRun run{options(vp, order, pml_width, free_surface, internal_dt), python::to_model(vp, spacing, origin), {}};
+                       int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
+                       const char* data_name = "observed") {
+  ImagingRun run{options(vp, order, pml_width, free_surface, internal_dt, pml_velocity),
+                 python::to_model(vp, spacing, origin),
+                 {}};
   run.s = python::to_survey(run.m, dt, wavelet, sources, receivers, receiver_counts, weights);
-  python::set_observed(run.s, observed);
+  python::set_observed(run.s, observed, data_name);
   check_imaging_inputs(run.m, run.s, run.o);
   return run;
 }
@@ -121,20 +133,30 @@ ImagingRun imaging_run(const py::object& vp, const py::object& spacing, double d
 py::tuple gradient(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
                    const py::object& sources, const py::object& receivers, const py::object& observed,
                    const py::object& origin, const py::object& receiver_counts, const py::object& weights, int order,
-                   int pml_width, bool free_surface, double internal_dt) {
+                   int pml_width, bool free_surface, double internal_dt, double pml_velocity) {
   const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt);
+                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity);
   const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o); });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
+}
+
+py::array_t<double> vjp(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+                        const py::object& sources, const py::object& receivers, const py::object& cotangent,
+                        const py::object& origin, const py::object& receiver_counts, const py::object& weights,
+                        int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity) {
+  const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts,
+                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity, "cotangent");
+  const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o); });
+  return python::model_array(run.m, r.values);
 }
 
 py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
                         const py::object& sources, const py::object& receivers, const py::object& observed,
                         const py::object& origin, const py::object& receiver_counts, const py::object& weights,
                         const std::string& direct_wave, double direct_smooth, int order, int pml_width,
-                        bool free_surface, double internal_dt) {
+                        bool free_surface, double internal_dt, double pml_velocity) {
   const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt);
+                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity);
   const Model& m = run.m;
   RtmOptions rtm_options;
   rtm_options.direct = parse_direct_wave(direct_wave);
@@ -169,22 +191,30 @@ PYBIND11_MODULE(_starwave, mod) {
   });
   using py::arg;
   mod.def("model", &model,
-          "Synthetic data of every shot: float32 (nshots, nrec, nt), sample n at t = n·dt (see the package's "
-          "help for the arguments).",
+          "Synthetic data of every shot: (nshots, nrec, nt) of vp's dtype, sample n at t = n·dt (see the "
+          "package's help for the arguments).",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
           arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("order") = 8, arg("pml_width") = 20,
-          arg("free_surface") = false, arg("internal_dt") = 0.0);
+          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0);
   mod.def("gradient", &gradient,
           "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
           "shaped as vp.",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-          arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0);
+          arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0,
+          arg("pml_velocity") = 0.0);
+  mod.def("vjp", &vjp,
+          "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
+          "cotangent (nshots, nrec, nt) enters in float32).",
+          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
+          py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
+          arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0,
+          arg("pml_velocity") = 0.0);
   mod.def("rtm", &rtm,
           "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
           arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0, arg("order") = 8, arg("pml_width") = 20,
-          arg("free_surface") = false, arg("internal_dt") = 0.0);
+          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0);
   mod.def("shutdown", &shutdown, "Stops StarPU now (the next call starts it again; at exit it stops by itself).");
 }

@@ -8,12 +8,14 @@ float64) is the run's precision. Every call runs on all the CPU cores and GPUs S
 raises ``ValueError`` naming the argument.
 
     model(vp, spacing, dt, wavelet, sources, receivers, *, origin=None, receiver_counts=None,
-          order=8, pml_width=20, free_surface=False, internal_dt=0.0)
-        -> data, float32 (nshots, nrec, nt): sample n at t = n·dt
+          order=8, pml_width=20, free_surface=False, internal_dt=0.0, pml_velocity=0.0)
+        -> data (nshots, nrec, nt) of vp's dtype: sample n at t = n·dt
     gradient(vp, spacing, dt, wavelet, sources, receivers, observed, *, origin=None,
              receiver_counts=None, weights=None, order=8, pml_width=20, free_surface=False,
              internal_dt=0.0)
         -> (misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² and ∂Φ/∂v (shaped as vp, float64)
+    vjp(vp, spacing, dt, wavelet, sources, receivers, cotangent, *, ... as gradient)
+        -> Jᵀ·cotangent: ∂/∂vp of Σ cotangent · model(vp, …) (shaped as vp, float64)
     rtm(vp, spacing, dt, wavelet, sources, receivers, observed, *, direct_wave="smooth",
         direct_smooth=0.0, ... as gradient)
         -> image (shaped as vp, float64): the image `starwave rtm` writes as /image
@@ -23,11 +25,13 @@ raises ``ValueError`` naming the argument.
 ``wavelet`` is (nt,) for every shot or (nshots, nt); ``receivers`` (nrec, ndim) for every shot
 or (nshots, nrec, ndim); ``receiver_counts`` (nshots,) lets shot s record with its first
 counts[s] receivers only (ragged acquisitions); ``weights`` (nrec,) or (nshots, nrec) multiply
-the residual (0: a dead trace).
+the residual (0: a dead trace). ``pml_velocity`` (m/s; 0: the model's largest) and
+``internal_dt`` (s; 0: from the model's largest velocity) fix the absorbing layers and the time
+step, which the gradient holds fixed. ``starwave.torch`` puts ``model`` under PyTorch's autograd.
 """
 import atexit as _atexit
 
-from ._starwave import gradient, model, rtm, shutdown
+from ._starwave import gradient, model, rtm, shutdown, vjp
 
-__all__ = ["model", "gradient", "rtm", "shutdown"]
+__all__ = ["model", "gradient", "vjp", "rtm", "shutdown"]
 _atexit.register(shutdown)

@@ -88,8 +88,9 @@ class Evaluation {
         throw RuntimeError("imaging: the reference model's grid differs from the migration model's");
     }
     // An image needs no exact edges: by default RTM keeps the rim alone, a gradient the layers too.
+    const bool image = mode == imaging::Mode::kRtm || mode == imaging::Mode::kRtmObserved;
     run_.layout.storage = o.storage != NumericalOptions::kStorageDefault ? o.storage
-                          : mode != imaging::Mode::kGradient             ? ShotProblem<T>::kStoreShell
+                          : image                                        ? ShotProblem<T>::kStoreShell
                                                                          : ShotProblem<T>::kStoreBoundary;
     run_.layout.compression = o.store_compression;
     if (std::size_t(run_.layout.model_cells()) != region_)
@@ -451,6 +452,10 @@ void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOption
 
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
   return run_any(m, s, o, imaging::Mode::kGradient, hooks);
+}
+
+ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
+  return run_any(m, s, o, imaging::Mode::kAdjoint, hooks);
 }
 
 double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& rtm) {

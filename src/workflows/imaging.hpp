@@ -61,6 +61,12 @@ struct GradientHooks {
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o,
                               const GradientHooks& hooks = {});
 
+/// The vector-Jacobian product Jᵀ r of the modeling F (traces as model_shots gives them, J = ∂F/∂v)
+/// with r the survey's data (nshots × nrec × nt, weighted by its trace weights): ∂L/∂v for any
+/// loss L of the modeled traces whose ∂L/∂d is r (values: (nz, nx) or (nz, ny, nx); misfit:
+/// ½ Σ w r², of no use). misfit_gradient is this with r = F(v) − d. Needs a running Runtime.
+ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks = {});
+
 /// How RTM keeps the direct wave (and whatever else the background explains) out of the
 /// image: the data back-propagated are the observed data less those modeled in
 ///   kSmooth — a copy of the migration model smoothed below the acquisition

@@ -19,15 +19,19 @@
 namespace starwave {
 namespace {
 
+/// Receives one shot's traces in the run's precision as doubles (nrec × nt).
+using ExactSink = std::function<void(int shot, const double* traces)>;
+
 template <typename T>
-void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, ModelingReport* report,
-         const std::function<void(int, int)>& on_shot_done) {
+void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, const ExactSink& exact_sink,
+         ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
   const graph::Resting resting;  // the workers run this graph, and rest once it is done
   const ShotRun<T> run = set_up_shots<T>(m, s, o);
   const ShotProblem<T>& layout = run.layout;
   const int nshots = s.nshots();
   const std::size_t per_shot = std::size_t(layout.nrec) * std::size_t(s.nt);
   std::vector<float> shot_traces(per_shot);
+  std::vector<double> exact_traces(exact_sink ? per_shot : 0);
 
   // Shots in flight: 2 × workers per rank, fewer if memory is short.
   MemoryNeed need;
@@ -55,14 +59,19 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     if (graph::rank() == 0) {
       const graph::Reading r(f.traces);
       for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = graph::kSimulated ? 0.0f : float(r.values<T>()[i]);
+      for (std::size_t i = 0; i < exact_traces.size(); ++i)
+        exact_traces[i] = graph::kSimulated ? 0.0 : double(r.values<T>()[i]);
       // Receivers past the shot's count are padding: their traces are written as zeros.
-      std::fill(shot_traces.begin() + long(std::size_t(s.count(f.shot)) * std::size_t(s.nt)), shot_traces.end(), 0.0f);
+      const long used = long(std::size_t(s.count(f.shot)) * std::size_t(s.nt));
+      std::fill(shot_traces.begin() + used, shot_traces.end(), 0.0f);
+      if (exact_sink) std::fill(exact_traces.begin() + used, exact_traces.end(), 0.0);
     }
     f.traces.close();  // on the shot's rank: waits for its task (and the send)
     const int shot = f.shot;
     in_flight.pop_front();
     if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
-      sink(shot, shot_traces.data());
+      if (sink) sink(shot, shot_traces.data());
+      if (exact_sink) exact_sink(shot, exact_traces.data());
       if (on_shot_done) on_shot_done(++done, nshots);
     }
   };
@@ -109,7 +118,7 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
 void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink,
                      ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
   check_modeling_inputs(m, s, o);
-  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, sink, report, on_shot_done); });
+  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, sink, {}, report, on_shot_done); });
 }
 
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
@@ -122,6 +131,17 @@ std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalO
         std::copy(traces, traces + per_shot, data.begin() + long(shot * per_shot));
       },
       report, on_shot_done);
+  return data;
+}
+
+std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o) {
+  check_modeling_inputs(m, s, o);
+  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  std::vector<double> data(std::size_t(s.nshots()) * per_shot);
+  const ExactSink keep = [&](int shot, const double* traces) {
+    std::copy(traces, traces + per_shot, data.begin() + long(std::size_t(shot) * per_shot));
+  };
+  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, {}, keep, nullptr, {}); });
   return data;
 }
 

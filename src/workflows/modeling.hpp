@@ -33,6 +33,10 @@ void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o,
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
                                const std::function<void(int, int)>& on_shot_done = {});
 
+/// model_shots(), the traces in the run's precision (float32 or float64 values, as doubles): what
+/// a caller that differentiates them needs (data_vjp). Needs a running Runtime.
+std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o);
+
 /// model_shots() by this process alone, whatever the ranks (a graph only it builds: rank
 /// 0's pictures while the other ranks wait for the next evaluation).
 std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o);
