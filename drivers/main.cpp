@@ -91,8 +91,9 @@ int main(int argc, char** argv) {
   const std::string cmd = argv[1];
   starwave::set_command(cmd);
   starwave::host_memory::one_arena_under_address_limit();  // before any thread
-  starwave::safety::install_signal_handlers();             // temporaries and locks go with any signal
-  starwave::memory::name_failed_allocations();             // "out of memory" says what for
+  starwave::host_memory::map_large_blocks();
+  starwave::safety::install_signal_handlers();  // temporaries and locks go with any signal
+  starwave::memory::name_failed_allocations();  // "out of memory" says what for
   try {
     starwave::mpi::start_if_launched();  // first: from here on any failure can end every rank
     if (starwave::mpi::size() > 1) std::set_terminate(on_terminate);

@@ -223,4 +223,6 @@ void one_arena_under_address_limit() {
   if (getrlimit(RLIMIT_AS, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) mallopt(M_ARENA_MAX, 1);
 }
 
+void map_large_blocks() { mallopt(M_MMAP_THRESHOLD, 1 << 20); }  // a fixed threshold: no longer raised
+
 }  // namespace starwave::host_memory

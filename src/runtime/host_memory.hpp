@@ -106,4 +106,10 @@ void install();
 /// Called first in main, before any thread exists.
 void one_arena_under_address_limit();
 
+/// Blocks of 1 MiB or more (a shot's observed traces, a model) are mapped for themselves and
+/// returned to the system when freed: glibc otherwise raises its mmap threshold to the largest
+/// block freed and from then on serves such blocks from heaps it keeps, so that a run reading
+/// shot after shot could grow its peak with the number of shots. Called first in main.
+void map_large_blocks();
+
 }  // namespace starwave::host_memory
