@@ -216,9 +216,9 @@ class Simulator {
       env.push_back(v);
     const int status = spawn(env, out, err);
     const std::string said = read_all(out);
-    const std::size_t at = said.find("simulated: ");
+    const std::size_t at = said.rfind("simulated: ");
     const double seconds = at == std::string::npos ? -1 : std::strtod(said.c_str() + at + 11, nullptr);
-    if (status != 0 || !(seconds >= 0)) {
+    if (status != 0 || !(std::isfinite(seconds) && seconds > 0)) {
       const std::string why = read_all(err);
       if (why.find("perfmodel") != std::string::npos || why.find("calibrated") != std::string::npos)
         throw InputError("--calibration: " + sampling_ + " (host " + host_ +
@@ -356,11 +356,18 @@ void check_projection_options(const cli::po::variables_map& vm, const Projection
 }
 
 int projection_shots() {
-#ifdef STARWAVE_SIMGRID
   const char* v = std::getenv(kShotsVariable);
-  return v ? std::max(0, std::atoi(v)) : 0;
+  if (!v) return 0;
+#ifdef STARWAVE_SIMGRID
+  const std::string text = v;
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos || std::atoi(v) < 1)
+    throw InputError(std::string(kShotsVariable) + ": a number of shots, not '" + text + "'");
+  return std::atoi(v);
 #else
-  return 0;  // only a simulation runs a projection's share
+  // A projection started this build as its simulator: it would project again, for ever.
+  throw InputError(
+      "--simulator: this starwave is not the simulation build (cmake -DSTARWAVE_SIMGRID=ON: "
+      "starwave-sim), but a projection started it as one");
 #endif
 }
 
@@ -398,6 +405,9 @@ int project(const std::string& command, const Projection& p, const Model& m, con
   // refused with nothing printed.
   const double unscaled = measured.first > 0 ? sim.once(1, measured.second, 1.0) : 0.0;
   sim.k = measured.first > 0 ? unscaled / measured.first : p.concurrency > 0 ? p.concurrency : 1.0;
+  if (!(sim.k >= 1e-3 && sim.k <= 1e3))  // a GPU's concurrent shots as one worker: 1 … a few
+    throw InputError(std::string(measured.first > 0 ? "--measured" : "--concurrency") +
+                     ": gives K = " + number_text(sim.k) + ", outside 0.001 … 1000: is it the run's time on one GPU?");
   const double one = sim.median(1, nshots);
   std::cout << "plan: " << command << " of " << nshots << (nshots == 1 ? " shot" : " shots")
             << " projected with StarPU-SimGrid from " << p.calibration << " (host " << host << ")\n";

@@ -35,7 +35,11 @@ std::unique_ptr<Runtime>& runtime() {
 /// The running Runtime, started at the first call (with the GIL released: StarPU's start
 /// takes a moment and its threads never call Python).
 Runtime& started() {
-  if (!runtime()) runtime() = std::make_unique<Runtime>();
+  if (!runtime()) {
+    RuntimeOptions alone;
+    alone.alone = true;  // under mpirun or srun, each process its own calls (docs/python.md)
+    runtime() = std::make_unique<Runtime>(alone);
+  }
   return *runtime();
 }
 

@@ -486,6 +486,9 @@ TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
   expect_refused(base + " --gpus 1 --concurrency 2 --measured 0.3", out,
                  "--concurrency: has no effect with --measured");
   expect_refused(base + " --gpus 1 --concurrency -1", out, "--concurrency: must be > 0");
+  expect_refused(base + " --gpus 1 --concurrency 1e6 --simulator " + sim, out, "outside 0.001 … 1000");
+  // The normal build given as the simulator refuses to project again (it would, for ever).
+  expect_refused(base + " --gpus 1 --simulator " + std::string(STARWAVE_BIN), out, "not the simulation build", env);
   expect_refused("plan gradient --model " + model_ + " --data " + data + " --concurrency 2", out,
                  "--concurrency: has no effect without --gpus or --nodes");
   expect_refused("plan gradient --model " + model_ + " --data " + data + " --gpus 1,2", out, "--calibration: required");

@@ -267,7 +267,7 @@ Runtime::Runtime(const RuntimeOptions& o) {
     }
   };
 #ifdef STARWAVE_USE_MPI
-  if (mpi::launched_ranks() > 1) {
+  if (!o.alone && mpi::launched_ranks() > 1) {
     mpi::ensure_started();
     MPI_Comm node;  // the ranks of this node
     if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {

@@ -27,6 +27,9 @@ struct RuntimeOptions {
   // kDefaultWorkersPerGpu or fewer, so that driver threads take at most half the cores.
   int workers_per_gpu = -1;
   std::string scheduler;  // empty = $STARPU_SCHED or dmda
+  // One process whatever launched it (the Python module: under mpirun or srun each process runs
+  // its own calls; the ranks' shots are spread by the command line alone).
+  bool alone = false;
 };
 
 /// Shots in flight per GPU by default (docs/benchmarks.md "GPUs": measured on an H100, 8 gave the

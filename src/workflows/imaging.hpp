@@ -33,7 +33,7 @@ struct GradientHooks {
   /// short, no StarPU calls.
   std::function<void(int done, int total)> on_shot_done;
   /// The shots of this evaluation (a mini-batch), ascending; empty = every shot. Each
-  /// keeps its owner (shot mod ranks): that rank holds its observed data.
+  /// keeps its owner (graph::owner: a block of consecutive shots per rank), which holds its observed data.
   std::vector<int> shots;
   /// Called once on rank 0 before any work: what one shot in flight holds (`need.store` of
   /// it the forward wavefield kept for the adjoint), what keeping the whole wavefield
