@@ -223,6 +223,8 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
                   "propagator time step in s (0 = automatic); must divide dt and be stable")(
       "pml-velocity", po::value<double>(&o.pml_velocity)->default_value(0),
       "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)")(
+      "pml-frequency", po::value<double>(&o.pml_frequency)->default_value(0),
+      "frequency in Hz the absorbing layers are tuned to (0 = the first wavelet's dominant frequency)")(
       "checkpoint-every", po::value<std::string>(&text.checkpoint_every),
       "keep the forward's whole state every N steps instead of the store of every step, and re-run the forward "
       "between them for the adjoint (the same results; 0 = never; default: only when a shot's store does not fit)")(

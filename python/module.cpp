@@ -8,6 +8,8 @@
 #include <pybind11/pybind11.h>
 
 #include <cctype>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +17,7 @@
 #include "python/arrays.hpp"
 #include "src/base/error.hpp"
 #include "src/runtime/runtime.hpp"
+#include "src/safety/signals.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
 #include "src/workflows/modeling.hpp"
@@ -43,20 +46,46 @@ Runtime& started() {
   return *runtime();
 }
 
-/// `work()` with the GIL released, one call at a time, StarPU started.
+/// `work()` with the GIL released, one call at a time, StarPU started. The work runs on a thread
+/// of its own while the calling thread looks for signals every 50 ms: Ctrl-C (Python's
+/// KeyboardInterrupt, or any exception a signal handler raises) stops the run once the shots
+/// under way have finished (safety::request_interrupt) and is raised here, nothing returned.
 template <typename Work>
 auto working(Work&& work) {
-  const py::gil_scoped_release free;
-  const std::lock_guard<std::mutex> one(call_lock());
-  started();
-  return work();
+  using Result = decltype(work());
+  std::future<Result> result;
+  bool raised = false;
+  {
+    const py::gil_scoped_release free;
+    const std::lock_guard<std::mutex> one(call_lock());
+    started();
+    safety::clear_interrupt();
+    result = std::async(std::launch::async, [&work] { return work(); });
+    while (result.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      if (raised) continue;
+      const py::gil_scoped_acquire held;
+      if (PyErr_CheckSignals() != 0) {
+        raised = true;  // the exception stays set on this thread until it is raised below
+        safety::request_interrupt();
+      }
+    }
+  }
+  if (raised) {
+    try {
+      result.get();
+    } catch (...) {  // Interrupted, or whatever the stopped run said: the signal's exception wins
+    }
+    throw py::error_already_set();
+  }
+  return result.get();
 }
 
 /// The numerical options of every call, checked as the command line checks its own.
 NumericalOptions options(const py::object& vp, int order, int pml_width, bool free_surface, double internal_dt,
-                         double pml_velocity) {
+                         double pml_velocity, double pml_frequency) {
   NumericalOptions o;
   o.pml_velocity = pml_velocity;
+  o.pml_frequency = pml_frequency;
   o.order = order;
   o.pml_width = pml_width;
   o.free_surface = free_surface;
@@ -75,6 +104,8 @@ std::string pythonic(std::string message) {
                                                               {"--direct-smooth", "direct_smooth"},
                                                               {"--direct-wave", "direct_wave"},
                                                               {"--internal-dt", "internal_dt"},
+                                                              {"--pml-frequency", "pml_frequency"},
+                                                              {"--pml-velocity", "pml_velocity"},
                                                               {"--pml-width", "pml_width"},
                                                               {"--free-surface", "free_surface"},
                                                               {"--order", "order"},
@@ -103,8 +134,8 @@ py::array traces_array(const Survey& s, const std::vector<V>& values) {
 py::array model(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
                 const py::object& sources, const py::object& receivers, const py::object& origin,
                 const py::object& receiver_counts, int order, int pml_width, bool free_surface, double internal_dt,
-                double pml_velocity) {
-  const NumericalOptions o = options(vp, order, pml_width, free_surface, internal_dt, pml_velocity);
+                double pml_velocity, double pml_frequency) {
+  const NumericalOptions o = options(vp, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency);
   const Model m = python::to_model(vp, spacing, origin);
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
   check_modeling_inputs(m, s, o);
@@ -124,8 +155,8 @@ ImagingRun imaging_run(const py::object& vp, const py::object& spacing, double d
                        const py::object& sources, const py::object& receivers, const py::object& observed,
                        const py::object& origin, const py::object& receiver_counts, const py::object& weights,
                        int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
-                       const char* data_name = "observed") {
-  ImagingRun run{options(vp, order, pml_width, free_surface, internal_dt, pml_velocity),
+                       double pml_frequency, const char* data_name = "observed") {
+  ImagingRun run{options(vp, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency),
                  python::to_model(vp, spacing, origin),
                  {}};
   run.s = python::to_survey(run.m, dt, wavelet, sources, receivers, receiver_counts, weights);
@@ -137,9 +168,9 @@ ImagingRun imaging_run(const py::object& vp, const py::object& spacing, double d
 py::tuple gradient(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
                    const py::object& sources, const py::object& receivers, const py::object& observed,
                    const py::object& origin, const py::object& receiver_counts, const py::object& weights, int order,
-                   int pml_width, bool free_surface, double internal_dt, double pml_velocity) {
+                   int pml_width, bool free_surface, double internal_dt, double pml_velocity, double pml_frequency) {
   const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity);
+                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency);
   const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o); });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
 }
@@ -147,9 +178,11 @@ py::tuple gradient(const py::object& vp, const py::object& spacing, double dt, c
 py::array_t<double> vjp(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
                         const py::object& sources, const py::object& receivers, const py::object& cotangent,
                         const py::object& origin, const py::object& receiver_counts, const py::object& weights,
-                        int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity) {
-  const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity, "cotangent");
+                        int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
+                        double pml_frequency) {
+  const ImagingRun run =
+      imaging_run(vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts, weights, order,
+                  pml_width, free_surface, internal_dt, pml_velocity, pml_frequency, "cotangent");
   const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o); });
   return python::model_array(run.m, r.values);
 }
@@ -158,9 +191,9 @@ py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double 
                         const py::object& sources, const py::object& receivers, const py::object& observed,
                         const py::object& origin, const py::object& receiver_counts, const py::object& weights,
                         const std::string& direct_wave, double direct_smooth, int order, int pml_width,
-                        bool free_surface, double internal_dt, double pml_velocity) {
+                        bool free_surface, double internal_dt, double pml_velocity, double pml_frequency) {
   const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity);
+                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency);
   const Model& m = run.m;
   RtmOptions rtm_options;
   rtm_options.direct = parse_direct_wave(direct_wave);
@@ -199,26 +232,26 @@ PYBIND11_MODULE(_starwave, mod) {
           "package's help for the arguments).",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
           arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("order") = 8, arg("pml_width") = 20,
-          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0);
+          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
   mod.def("gradient", &gradient,
           "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
           "shaped as vp.",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
           arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0,
-          arg("pml_velocity") = 0.0);
+          arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
   mod.def("vjp", &vjp,
           "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
           "cotangent (nshots, nrec, nt) enters in float32).",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
           arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0,
-          arg("pml_velocity") = 0.0);
+          arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
   mod.def("rtm", &rtm,
           "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
           arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0, arg("order") = 8, arg("pml_width") = 20,
-          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0);
+          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
   mod.def("shutdown", &shutdown, "Stops StarPU now (the next call starts it again; at exit it stops by itself).");
 }

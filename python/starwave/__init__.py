@@ -8,7 +8,8 @@ float64) is the run's precision. Every call runs on all the CPU cores and GPUs S
 raises ``ValueError`` naming the argument.
 
     model(vp, spacing, dt, wavelet, sources, receivers, *, origin=None, receiver_counts=None,
-          order=8, pml_width=20, free_surface=False, internal_dt=0.0, pml_velocity=0.0)
+          order=8, pml_width=20, free_surface=False, internal_dt=0.0, pml_velocity=0.0,
+          pml_frequency=0.0)
         -> data (nshots, nrec, nt) of vp's dtype: sample n at t = n·dt
     gradient(vp, spacing, dt, wavelet, sources, receivers, observed, *, origin=None,
              receiver_counts=None, weights=None, order=8, pml_width=20, free_surface=False,
@@ -27,7 +28,8 @@ or (nshots, nrec, ndim); ``receiver_counts`` (nshots,) lets shot s record with i
 counts[s] receivers only (ragged acquisitions); ``weights`` (nrec,) or (nshots, nrec) multiply
 the residual (0: a dead trace). ``pml_velocity`` (m/s; 0: the model's largest) and
 ``internal_dt`` (s; 0: from the model's largest velocity) fix the absorbing layers and the time
-step, which the gradient holds fixed. ``starwave.torch`` puts ``model`` under PyTorch's autograd.
+step, which the gradient holds fixed; ``pml_frequency`` (Hz; 0: the first wavelet's dominant
+frequency) tunes the layers. ``starwave.torch`` puts ``model`` under PyTorch's autograd.
 """
 import atexit as _atexit
 

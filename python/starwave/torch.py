@@ -1,6 +1,10 @@
 """starwave.torch — starwave's modelling under PyTorch's autograd.
 
     starwave.torch.model(v, spacing, dt, wavelet, sources, receivers, **options) -> data
+    starwave.torch.scalar(v, grid_spacing, dt, source_amplitudes, source_locations,
+                          receiver_locations, accuracy=4, pml_width=20, pml_freq=None, max_vel=None, ...)
+        -> Deepwave 0.0.27's tuple, the receiver data [shot, receiver, time] last
+    starwave.torch.Scalar(v, grid_spacing, v_requires_grad=False)(dt, source_amplitudes, ...)
 
 `v` is a tensor (nz, nx) or (nz, ny, nx) of float32 or float64 on any device; the data come back
 (nshots, nrec, nt) of the same dtype on the same device, and `loss.backward()` fills `v.grad`
@@ -10,13 +14,26 @@ the time step and the absorbing layers' velocity (`internal_dt`, `pml_velocity`)
 they follow the model's largest velocity, which the gradient holds fixed. Gradients with respect
 to the wavelet are not computed. The computation runs where StarPU runs it (every CPU core and
 GPU it finds), whatever the tensor's device.
+
+`scalar` and `Scalar` take Deepwave's call: locations are cell indices, a source adds −v²Δt²·s at
+its cell, a receiver records its cell before each step, `dt` is cut into inner steps at Courant
+number 0.6 with Deepwave's frequency-domain resampling (`freq_taper_frac`, `time_pad_frac`,
+`time_taper`), `pml_freq` defaults to 25 Hz. They return the receiver data only (the tuple's
+other places, the final wavefields, are None); initial wavefields, `survey_pad`, `origin`,
+callbacks, a model per shot, different PML widths per edge and gradients with respect to the
+source amplitudes raise NotImplementedError. `import starwave.torch as deepwave` also gives
+`deepwave.wavelets.ricker`, `deepwave.common.cosine_taper_end` and `deepwave.IGNORE_LOCATION`.
 """
+import types as _types
+
 import numpy as _np
 import torch as _torch
 
 from . import _starwave
+from ._deepwave import IGNORE_LOCATION, Scalar, cosine_taper_end, ricker, scalar
 
-_OPTIONS = ("origin", "receiver_counts", "order", "pml_width", "free_surface", "internal_dt", "pml_velocity")
+_OPTIONS = ("origin", "receiver_counts", "order", "pml_width", "free_surface", "internal_dt", "pml_velocity",
+            "pml_frequency")
 
 
 def _array(x):
@@ -55,3 +72,8 @@ def model(v, spacing, dt, wavelet, sources, receivers, **options):
                                   (unknown[0], ", ".join(_OPTIONS)))
     options = {k: _array(x) for k, x in options.items()}
     return _Model.apply(v, _array(spacing), float(dt), _array(wavelet), _array(sources), _array(receivers), options)
+
+
+wavelets = _types.SimpleNamespace(ricker=ricker)
+common = _types.SimpleNamespace(cosine_taper_end=cosine_taper_end, IGNORE_LOCATION=IGNORE_LOCATION)
+__all__ = ["model", "scalar", "Scalar", "IGNORE_LOCATION", "wavelets", "common"]

@@ -25,6 +25,12 @@ struct TaskError : RuntimeError {
   using RuntimeError::RuntimeError;
 };
 
+/// The caller asked the run to stop (safety::request_interrupt: Ctrl-C in Python): no new shot
+/// was started, the shots under way finished, their results dropped.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 /// A number as a person writes it in a message: 1e+10, 0.0007, 2990.
 inline std::string number_text(double x) {
   char buf[32];

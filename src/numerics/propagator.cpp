@@ -27,6 +27,8 @@ void NumericalOptions::validate() const {
     throw InputError("--internal-dt: must be positive (or 0 for automatic)");
   if (pml_velocity < 0 || !std::isfinite(pml_velocity))
     throw InputError("--pml-velocity: must be positive m/s (or 0 for the model's fastest velocity)");
+  if (pml_frequency < 0 || !std::isfinite(pml_frequency))
+    throw InputError("--pml-frequency: must be positive Hz (or 0 for the wavelet's dominant frequency)");
   if (checkpoint_every < kCheckpointAuto)
     throw InputError("--checkpoint-every: must be a whole number of steps, 0 or more");
 }

@@ -40,8 +40,9 @@ struct NumericalOptions {
   Precision precision = Precision::kSingle;
   double internal_dt = 0;  // s; 0 = choose from the stability bound
   double pml_reflection = 1e-3;
-  double pml_velocity = 0;  // m/s, the CPML profile's speed; 0 = the model's v_max (docs/design.md §2)
-  double cfl_safety = 0.9;  // automatic step = safety × stability bound (at most)
+  double pml_velocity = 0;   // m/s, the CPML profile's speed; 0 = the model's v_max (docs/design.md §2)
+  double pml_frequency = 0;  // Hz, the CPML's α frequency; 0 = the first wavelet's dominant frequency
+  double cfl_safety = 0.9;   // automatic step = safety × stability bound (at most)
   static constexpr int kStorageDefault = -1;  // boundary for gradients, shell for RTM
   int storage = kStorageDefault;  // gradient/RTM: what the forward keeps, a ShotProblem::kStore* (--storage)
   static constexpr int kCheckpointAuto = -1;  // checkpoints only when a shot's store does not fit (docs/design.md §9)

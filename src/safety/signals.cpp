@@ -61,6 +61,7 @@ void empty_folder(const char* path) noexcept {
 }
 std::atomic<bool> g_graceful{false};
 std::atomic<int> g_signal{0};
+std::atomic<bool> g_interrupt{false};
 
 extern "C" void on_stop_signal(int sig) {
   if (g_graceful.load() && g_signal.load() == 0) {  // fwi: finish the evaluation, save, stop
@@ -87,6 +88,10 @@ void install_signal_handlers() {
 void arm_graceful_stop(bool armed) { g_graceful.store(armed); }
 bool stop_requested() { return g_signal.load() != 0; }
 int stop_signal() { return g_signal.load(); }
+
+void request_interrupt() { g_interrupt.store(true); }
+void clear_interrupt() { g_interrupt.store(false); }
+bool interrupt_requested() { return g_interrupt.load(); }
 
 void track(const std::string& path) { track(path, false); }
 

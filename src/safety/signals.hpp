@@ -19,6 +19,13 @@ void arm_graceful_stop(bool armed);
 bool stop_requested();
 int stop_signal();
 
+/// A stop asked by the caller, not by a signal (Ctrl-C under Python, whose own handler keeps
+/// SIGINT): the shot loops start no new shot once it is set and throw Interrupted when their
+/// shots under way have finished. Cleared by the caller before its next run.
+void request_interrupt();
+void clear_interrupt();
+bool interrupt_requested();
+
 /// Paths removed on every exit path (async-signal-safe removal): files, and folders
 /// (removed after the files, and only when empty).
 void track(const std::string& path);

@@ -82,6 +82,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
     add("store_compression", "--store-compression", compression_name(o.store_compression));
   add("internal_dt", "--internal-dt", exact(o.internal_dt));
   add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
+  if (o.pml_frequency > 0)  // recorded when set, so that states made without it still resume
+    add("pml_frequency", "--pml-frequency", exact(o.pml_frequency));
   add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
   add("optimizer", "--optimizer", f.optimizer);
   if (f.optimizer == "lbfgs") {

@@ -13,6 +13,7 @@
 #include "src/model/model.hpp"
 #include "src/model/survey.hpp"
 #include "src/numerics/propagator.hpp"
+#include "src/safety/signals.hpp"
 
 namespace starwave {
 
@@ -20,7 +21,7 @@ template <typename T>
 struct ShotRun {
   double start = graph::clock_seconds();
   TimeStepping time;
-  double f0 = 0;          // the dominant frequency of the first wavelet: the CPML's
+  double f0 = 0;          // the CPML's α frequency: --pml-frequency, else the first wavelet's dominant one
   Medium<T> medium;       // the padded grid and its coefficients, shared by every shot
   ShotProblem<T> layout;  // one shot's problem, its buffers unattached (nrec: the survey's)
 
@@ -49,11 +50,19 @@ template <typename T>
 ShotRun<T> set_up_shots(const Model& m, const Survey& s, const NumericalOptions& o) {
   ShotRun<T> r;
   r.time = choose_time_step(m, s, o);
-  r.f0 = dominant_frequency(s.wavelet(0), s.dt);
+  r.f0 = o.pml_frequency > 0 ? o.pml_frequency : dominant_frequency(s.wavelet(0), s.dt);
   r.medium = build_medium<T>(m, o, r.time, int(s.nt), r.f0);
   r.layout = r.medium.layout;
   r.layout.nrec = s.nrec();
   return r;
+}
+
+/// Whether the caller asked the run to stop (safety::request_interrupt, Python's Ctrl-C): the
+/// shot loops start no new shot after the first. Alone only: ranks must agree on their shots.
+inline bool interrupted() { return graph::size() == 1 && safety::interrupt_requested(); }
+/// Throws Interrupted if the run was asked to stop: once the shots under way have finished.
+inline void throw_if_interrupted() {
+  if (interrupted()) throw Interrupted("interrupted: the shots under way finished, the rest not started");
 }
 
 /// Shots in flight on this rank: `wanted`, fewer when the memory room is short; a run that

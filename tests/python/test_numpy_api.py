@@ -65,6 +65,17 @@ def test_model_is_the_cli_bits(files):
     assert np.all(d[1, 40:] == 0) and np.abs(d[1, :40]).max() > 0  # ragged: padding traces are zero
 
 
+def test_pml_frequency_is_the_command_lines(files):
+    """The layers tuned to 4 Hz instead of the wavelet's 15: other data (the edges' reflections),
+    the bits of `starwave model --pml-frequency 4`."""
+    out = str(files["dir"] / "d4.h5")
+    cli("model", "--model", files["vp"], "--survey", files["survey"], "--out", out, "--pml-frequency", "4")
+    with h5py.File(out, "r") as f:
+        expected = f["/data"][...]
+    d = call(files, starwave.model, pml_frequency=4.0)
+    assert np.array_equal(d, expected) and not np.array_equal(d, files["observed"])
+
+
 def test_gradient_and_rtm_are_the_cli_bits(files):
     smooth = str(files["dir"] / "smooth.h5")
     with h5py.File(files["vp"], "r") as f, h5py.File(smooth, "w") as g:
@@ -182,11 +193,12 @@ def test_the_gil_is_released(files):
     (dict(counts=np.array([50, 60, 1])), "receiver_counts: each a whole number 1"),
     (dict(order=5), "order"),
     (dict(pml_width=-3), "pml_width"),
+    (dict(pml_frequency=-5.0), "pml_frequency: must be positive Hz"),
 ])
 def test_bad_input_is_one_value_error(files, change, message):
     f = dict(files)
     kw = {}
-    for k in ("order", "pml_width"):
+    for k in ("order", "pml_width", "pml_frequency"):
         if k in change:
             kw[k] = change.pop(k)
     f.update(change)

@@ -1,0 +1,233 @@
+"""Deepwave 0.0.27's scalar call on starwave's engine (starwave.torch.scalar, starwave.torch.Scalar).
+
+The call takes Deepwave's arguments and conventions and turns them into one starwave.torch.model
+call: cell indices become positions in m, the input interval `dt` is cut into Deepwave's inner
+steps (Courant number 0.6 at `max_vel`) with the amplitudes band-limited-resampled in the
+frequency domain, a source adds −v²Δt²·s to the field at its cell (starwave's point source with
+the cell's volume folded in), and a receiver records the field at its cell before each step. The
+resampling, the several sources of one shot and the ignored locations are torch operations, so
+autograd differentiates through them into starwave's exact adjoint.
+"""
+import math
+
+import torch
+
+IGNORE_LOCATION = -1 << 31
+
+# Deepwave's options that starwave does not model, with the value that means "not used".
+_UNSUPPORTED = {
+    "survey_pad": None,
+    "wavefield_0": None,
+    "wavefield_m1": None,
+    "psiz_m1": None,
+    "psiy_m1": None,
+    "psix_m1": None,
+    "zetaz_m1": None,
+    "zetay_m1": None,
+    "zetax_m1": None,
+    "origin": None,
+    "model_gradient_sampling_interval": 1,
+    "forward_callback": None,
+    "backward_callback": None,
+    "callback_frequency": 1,
+    "python_backend": False,
+    "storage_compression": False,
+}
+_STORAGE_MODES = ("device", "cpu", "disk", "none")
+
+
+def _fail(message, error=ValueError):
+    raise error("starwave.torch.scalar: " + message)
+
+
+def _check_unsupported(options):
+    for name, value in options.items():
+        if name not in _UNSUPPORTED:
+            _fail("unexpected keyword argument '%s'" % name, TypeError)
+        default = _UNSUPPORTED[name]
+        if value is not default and not (default is not None and value == default):
+            _fail("%s is not supported (starwave models the wave from rest, the whole model, each shot's sources "
+                  "and receivers, and plans its own memory)" % name, NotImplementedError)
+
+
+def _hann(n, like):
+    return torch.hann_window(n, periodic=False, dtype=like.dtype, device=like.device)
+
+
+def _taper_top(spectrum, fraction):
+    """The highest `fraction` of the frequencies cosine-tapered to zero, or else the Nyquist bin zeroed."""
+    n = spectrum.shape[-1]
+    k = int(fraction * n) if fraction > 0 else 0
+    weights = torch.ones(n, dtype=spectrum.real.dtype, device=spectrum.device)
+    if k > 0:
+        weights[n - k:] = (1 + torch.cos(math.pi * torch.arange(1, k + 1, device=spectrum.device) / k)) / 2
+    elif n > 1:
+        weights[-1] = 0
+    return spectrum * weights
+
+
+def upsample(signal, ratio, freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=False):
+    """`signal`'s last axis at `ratio` times the rate, with no frequency above the input's Nyquist."""
+    if ratio == 1 or signal.numel() == 0:
+        return signal
+    pad = int(time_pad_frac * signal.shape[-1])
+    if pad:
+        signal = torch.nn.functional.pad(signal, (0, pad))
+    n = signal.shape[-1]
+    spectrum = _taper_top(torch.fft.rfft(signal, norm="ortho"), freq_taper_frac) * math.sqrt(ratio)
+    out = torch.fft.irfft(spectrum, n=n * ratio, norm="ortho")
+    if pad:
+        out = out[..., :out.shape[-1] - pad * ratio]
+    return out * _hann(out.shape[-1], out) if time_taper else out
+
+
+def downsample(signal, ratio, freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=False):
+    """`signal`'s last axis at 1/`ratio` of the rate, the frequencies above the new Nyquist removed first."""
+    if ratio == 1 or signal.numel() == 0:
+        return signal
+    if time_taper:
+        signal = signal * _hann(signal.shape[-1], signal)
+    pad = int(time_pad_frac * (signal.shape[-1] // ratio))
+    if pad:
+        signal = torch.nn.functional.pad(signal, (0, pad * ratio))
+    n = signal.shape[-1] // ratio
+    spectrum = _taper_top(torch.fft.rfft(signal, norm="ortho")[..., :n // 2 + 1], freq_taper_frac)
+    out = torch.fft.irfft(spectrum, n=n, norm="ortho") / math.sqrt(ratio)
+    return out[..., :out.shape[-1] - pad] if pad else out
+
+
+def _locations(name, locations, shots, ndim, shape, device):
+    """Integer [shot, n, ndim] cell indices checked against the model; (cells, kept mask)."""
+    if not isinstance(locations, torch.Tensor) or locations.dtype != torch.long:
+        _fail("%s must be a torch.long tensor [shot, n, %d] of cell indices" % (name, ndim), TypeError)
+    if locations.ndim != 3 or locations.shape[0] != shots or locations.shape[2] != ndim:
+        _fail("%s has shape %s; expected [%d, n, %d]" % (name, list(locations.shape), shots, ndim))
+    cells = locations.detach().to("cpu")
+    ignored = cells == IGNORE_LOCATION
+    kept = ~ignored.all(dim=2)
+    if (ignored.any(dim=2) & kept).any():
+        _fail("%s: a location ignored in one dimension must be ignored in every dimension" % name)
+    limit = torch.tensor(shape)
+    inside = ((cells >= 0) & (cells < limit)).all(dim=2)
+    if (kept & ~inside).any():
+        bad = cells[kept & ~inside][0].tolist()
+        _fail("%s: cell %s is outside the model of shape %s" % (name, bad, list(shape)))
+    return cells.masked_fill(~kept.unsqueeze(2), 0), kept
+
+
+def _spacing(grid_spacing, ndim):
+    try:
+        h = [float(grid_spacing)] * ndim
+    except TypeError:
+        h = [float(x) for x in grid_spacing]
+    if len(h) != ndim or not all(math.isfinite(x) and x > 0 for x in h):
+        _fail("grid_spacing must be a positive number or %d of them (got %r)" % (ndim, grid_spacing))
+    return h
+
+
+def _pml_width(pml_width, ndim):
+    widths = [pml_width] * (2 * ndim) if isinstance(pml_width, int) else list(pml_width)
+    if len(widths) != 2 * ndim or not all(isinstance(w, int) and w >= 0 for w in widths):
+        _fail("pml_width must be a whole number of cells ≥ 0 or %d of them (got %r)" % (2 * ndim, pml_width))
+    if len(set(widths)) > 1:
+        _fail("pml_width with different widths on different edges is not supported", NotImplementedError)
+    return widths[0]
+
+
+def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, receiver_locations=None, accuracy=4,
+           pml_width=20, pml_freq=None, max_vel=None, *, nt=None, freq_taper_frac=0.0, time_pad_frac=0.0,
+           time_taper=False, storage_mode="device", storage_path=".", **options):
+    """Deepwave 0.0.27's `scalar` (help(starwave.torch) and docs/python.md say what differs)."""
+    from .torch import model  # noqa: PLC0415 (the two modules import each other)
+
+    _check_unsupported(options)
+    if not isinstance(v, torch.Tensor) or v.dtype not in (torch.float32, torch.float64):
+        _fail("v must be a float32 or float64 torch.Tensor", TypeError)
+    if source_amplitudes is None or source_locations is None:
+        _fail("source_amplitudes and source_locations are needed (starwave models the wave from rest)",
+              NotImplementedError)
+    ndim = source_locations.shape[-1] if isinstance(source_locations, torch.Tensor) else v.ndim
+    if v.ndim != ndim:
+        _fail("v has %d dimensions for %d-D locations (a model per shot is not supported)" % (v.ndim, ndim),
+              NotImplementedError)
+    if ndim not in (2, 3):
+        _fail("%d-D models are not supported (2-D and 3-D are)" % ndim, NotImplementedError)
+    if accuracy not in (2, 4, 6, 8):
+        _fail("accuracy must be 2, 4, 6 or 8 (got %r)" % (accuracy,))
+    if storage_mode not in _STORAGE_MODES:
+        _fail("storage_mode must be one of %s (got %r)" % (", ".join(_STORAGE_MODES), storage_mode))
+    h = _spacing(grid_spacing, ndim)
+    width = _pml_width(pml_width, ndim)
+    if not isinstance(source_amplitudes, torch.Tensor) or source_amplitudes.ndim != 3:
+        _fail("source_amplitudes must be a torch.Tensor [shot, source, time]", TypeError)
+    if source_amplitudes.dtype != v.dtype or source_amplitudes.device != v.device:
+        _fail("source_amplitudes must have v's dtype and device (%s on %s)" % (v.dtype, v.device))
+    if source_amplitudes.requires_grad:
+        _fail("gradients with respect to source_amplitudes are not computed", NotImplementedError)
+    shots, nsrc, steps = source_amplitudes.shape
+    if nt is not None and nt != steps:
+        _fail("nt = %r differs from source_amplitudes' %d samples" % (nt, steps))
+    src, src_kept = _locations("source_locations", source_locations, shots, ndim, v.shape, v.device)
+    if src.shape[1] != nsrc:
+        _fail("source_locations has %d sources a shot, source_amplitudes %d" % (src.shape[1], nsrc))
+    if receiver_locations is None:
+        return (None,) * (2 + 2 * ndim) + (torch.empty(0, dtype=v.dtype, device=v.device),)
+    rec, rec_kept = _locations("receiver_locations", receiver_locations, shots, ndim, v.shape, v.device)
+
+    fastest = float(v.detach().abs().max()) if max_vel is None else abs(float(max_vel))
+    if not (math.isfinite(float(dt)) and dt > 0 and math.isfinite(fastest) and fastest > 0):
+        _fail("dt and max_vel (or v's largest value) must be positive (dt = %r, max_vel = %r)" % (dt, fastest))
+    ratio = math.ceil(dt / (0.6 / math.sqrt(sum(1 / x ** 2 for x in h)) / fastest))
+    inner_dt = dt / ratio
+
+    # One starwave shot per kept (shot, source): its wavelet −(cell volume)·s, then the shots'
+    # traces summed back into Deepwave's shots.
+    pairs = src_kept.nonzero()
+    wavelets = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper)
+    out_shape = (shots, rec.shape[1], steps * ratio)
+    traces = torch.zeros(out_shape, dtype=v.dtype, device=v.device)
+    if len(pairs):
+        volume = math.prod(h)
+        wavelet = -volume * wavelets[pairs[:, 0], pairs[:, 1]].cpu().numpy()
+        where = lambda cells: (cells.to(torch.float64) * torch.tensor(h, dtype=torch.float64)).numpy()  # noqa: E731
+        data = model(v, h, inner_dt, wavelet, where(src[pairs[:, 0], pairs[:, 1]]), where(rec[pairs[:, 0]]),
+                     order=accuracy, pml_width=width, internal_dt=inner_dt, pml_velocity=fastest,
+                     pml_frequency=25.0 if pml_freq is None else float(pml_freq))
+        traces = traces.index_add(0, pairs[:, 0].to(v.device), data)
+    traces = traces * rec_kept.unsqueeze(2).to(device=v.device, dtype=v.dtype)
+    receivers = downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper)
+    return (None,) * (2 + 2 * ndim) + (receivers,)
+
+
+class Scalar(torch.nn.Module):
+    """Deepwave 0.0.27's `Scalar` module: holds `v` (a Parameter) and `grid_spacing`."""
+
+    def __init__(self, v, grid_spacing, v_requires_grad=False, storage_mode="device", storage_path=".",
+                 storage_compression=False):
+        super().__init__()
+        if not isinstance(v, torch.Tensor):
+            raise TypeError("starwave.torch.Scalar: v must be a torch.Tensor")
+        self.v = torch.nn.Parameter(v, requires_grad=bool(v_requires_grad))
+        self.grid_spacing = grid_spacing
+        self.storage = {"storage_mode": storage_mode, "storage_path": storage_path,
+                        "storage_compression": storage_compression}
+
+    def forward(self, dt, *args, **kwargs):
+        return scalar(self.v, self.grid_spacing, dt, *args, **kwargs, **self.storage)
+
+
+def ricker(freq, length, dt, peak_time, dtype=None):
+    """A Ricker wavelet of peak frequency `freq` (Hz): `length` samples at `dt` (s), peaking at `peak_time` (s)."""
+    t = torch.arange(float(length), dtype=torch.float64) * dt - peak_time
+    a = (math.pi * freq * t) ** 2
+    y = (1 - 2 * a) * torch.exp(-a)
+    return y.to(torch.get_default_dtype() if dtype is None else dtype)
+
+
+def cosine_taper_end(signal, n_taper):
+    """`signal`'s last `n_taper` samples (last axis) multiplied by a half cosine from 1 to 0, in place."""
+    n = min(int(n_taper), signal.shape[-1])
+    if n > 0:
+        ramp = (1 + torch.cos(math.pi * torch.arange(1, n + 1, device=signal.device) / n)) / 2
+        signal[..., -n:] *= ramp.to(signal.dtype)
+    return signal

@@ -1,0 +1,54 @@
+"""Ctrl-C stops a long call (pytest): KeyboardInterrupt once the shots under way have finished,
+long before the call would have ended, and the next call runs. In a child Python, which the
+test interrupts with SIGINT as a terminal would."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+CHILD = r"""
+import os, signal, sys, threading, time
+import numpy as np
+import starwave
+v = np.full((80, 100), 2000.0, np.float32)
+t = np.arange(500) * 0.001
+w = (1 - 2 * (np.pi * 15 * (t - 0.08)) ** 2) * np.exp(-(np.pi * 15 * (t - 0.08)) ** 2)
+rec = np.stack([np.full(90, 10.0), np.arange(90) * 10.0], 1)
+def shots(n):
+    return np.stack([np.full(n, 20.0), np.linspace(50, 900, n)], 1)
+observed = starwave.model(v, 10.0, 0.001, w, shots(2), rec)
+call = {
+    "model": lambda n: starwave.model(v, 10.0, 0.001, w, shots(n), rec),
+    "gradient": lambda n: starwave.gradient(v * 1.02, 10.0, 0.001, w, shots(n), rec,
+                                            np.repeat(observed[:1], n, axis=0)),
+}[sys.argv[1]]
+start = time.perf_counter()
+call(4)
+per_shot = (time.perf_counter() - start) / 4
+n = 400
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.perf_counter()
+try:
+    call(n)
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted after %.2f s; the whole call: about %.1f s" % (time.perf_counter() - start, n * per_shot))
+    print("shots %.1f" % ((time.perf_counter() - start) / per_shot))
+call(2)
+print("next call ran")
+"""
+
+
+@pytest.mark.parametrize("what", ["model", "gradient"])
+def test_ctrl_c_stops_a_long_call(what):
+    out = subprocess.run([sys.executable, "-c", CHILD, what], capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, STARPU_SILENT="1"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("interrupted after"), out.stdout
+    assert lines[-1] == "next call ran"
+    # Stopped within the time of a few windows of shots, not the 400 shots' time (all shots after
+    # the signal at 1 s are never started).
+    shots = float(lines[1].split()[1])
+    assert shots < 200, out.stdout
