@@ -14,7 +14,7 @@
         file is generated and the survey smaller (the substitutions below, the same for both).
     ... --time [--repeat N]
         the median time of one gradient (scalar + backward) of each on the same case, in one
-        process, with the starwave.gradient call and its ratio.
+        process, and their ratio.
 
 DW is where bench/deepwave.sh built Deepwave. matplotlib and scipy (python3-matplotlib,
 python3-scipy) are needed by Deepwave's examples only.

@@ -35,6 +35,12 @@ void Window::admit() {
   most_ = std::max(most_, admitted_ - done_);
 }
 
+void Window::wait_for_room() {
+  wake();
+  const Lock lock(*this);
+  wait_until([&] { return admitted_ - done_ < size_; });
+}
+
 void Window::done(void* window) {
   // It notifies under the lock: StarPU releases a task's data before it runs the task's
   // callback, so the submitting thread may be about to destroy the window, which it does

@@ -24,6 +24,8 @@ class Window {
 
   /// Waits until a place is free, then takes it for the next shot.
   void admit();
+  /// Waits until a place is free, without taking it (what admit() would wait for).
+  void wait_for_room();
   /// The callback (and its argument, the window) of a shot's last task: frees its place.
   static void done(void* window);
   /// Waits until every admitted shot is done.

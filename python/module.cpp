@@ -7,12 +7,14 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "python/arrays.hpp"
 #include "src/base/error.hpp"
@@ -27,10 +29,33 @@ using namespace starwave;
 
 namespace {
 
-std::mutex& call_lock() {
-  static std::mutex m;
-  return m;
-}
+/// One call at a time: a call holds this for its whole run. A call from a Python signal handler
+/// run while the same thread's call looks for signals would wait for itself: refused instead.
+class OneCall {
+ public:
+  OneCall() {
+    if (holder().load() == std::this_thread::get_id())
+      throw std::runtime_error("starwave: called from a signal handler during a starwave call on the same thread");
+    lock().lock();
+    holder().store(std::this_thread::get_id());
+  }
+  ~OneCall() {
+    holder().store(std::thread::id());
+    lock().unlock();
+  }
+  OneCall(const OneCall&) = delete;
+  OneCall& operator=(const OneCall&) = delete;
+
+ private:
+  static std::mutex& lock() {
+    static std::mutex m;
+    return m;
+  }
+  static std::atomic<std::thread::id>& holder() {
+    static std::atomic<std::thread::id> id;
+    return id;
+  }
+};
 std::unique_ptr<Runtime>& runtime() {
   static std::unique_ptr<Runtime> rt;
   return rt;
@@ -57,7 +82,7 @@ auto working(Work&& work) {
   bool raised = false;
   {
     const py::gil_scoped_release free;
-    const std::lock_guard<std::mutex> one(call_lock());
+    const OneCall one;
     started();
     safety::clear_interrupt();
     result = std::async(std::launch::async, [&work] { return work(); });
@@ -211,7 +236,7 @@ py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double 
 
 void shutdown() {
   const py::gil_scoped_release free;
-  const std::lock_guard<std::mutex> one(call_lock());
+  const OneCall one;
   runtime().reset();
 }
 

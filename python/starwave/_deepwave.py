@@ -9,7 +9,9 @@ resampling, the several sources of one shot and the ignored locations are torch 
 autograd differentiates through them into starwave's exact adjoint.
 """
 import math
+import operator
 
+import numpy as np
 import torch
 
 IGNORE_LOCATION = -1 << 31
@@ -55,21 +57,23 @@ def _hann(n, like):
 
 
 def _taper_top(spectrum, fraction):
-    """The highest `fraction` of the frequencies cosine-tapered to zero, or else the Nyquist bin zeroed."""
+    """The highest `fraction` of the frequencies cosine-tapered to zero; with no fraction, the Nyquist bin zeroed."""
     n = spectrum.shape[-1]
-    k = int(fraction * n) if fraction > 0 else 0
+    k = int(fraction * n)
     weights = torch.ones(n, dtype=spectrum.real.dtype, device=spectrum.device)
     if k > 0:
         weights[n - k:] = (1 + torch.cos(math.pi * torch.arange(1, k + 1, device=spectrum.device) / k)) / 2
-    elif n > 1:
+    elif fraction == 0 and n > 1:
         weights[-1] = 0
     return spectrum * weights
 
 
 def upsample(signal, ratio, freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=False):
     """`signal`'s last axis at `ratio` times the rate, with no frequency above the input's Nyquist."""
-    if ratio == 1 or signal.numel() == 0:
+    if ratio == 1:
         return signal
+    if signal.numel() == 0:
+        return signal.new_zeros(signal.shape[:-1] + (signal.shape[-1] * ratio,))
     pad = int(time_pad_frac * signal.shape[-1])
     if pad:
         signal = torch.nn.functional.pad(signal, (0, pad))
@@ -83,8 +87,10 @@ def upsample(signal, ratio, freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=F
 
 def downsample(signal, ratio, freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=False):
     """`signal`'s last axis at 1/`ratio` of the rate, the frequencies above the new Nyquist removed first."""
-    if ratio == 1 or signal.numel() == 0:
+    if ratio == 1:
         return signal
+    if signal.numel() == 0:
+        return signal.new_zeros(signal.shape[:-1] + (signal.shape[-1] // ratio,))
     if time_taper:
         signal = signal * _hann(signal.shape[-1], signal)
     pad = int(time_pad_frac * (signal.shape[-1] // ratio))
@@ -96,7 +102,7 @@ def downsample(signal, ratio, freq_taper_frac=0.0, time_pad_frac=0.0, time_taper
     return out[..., :out.shape[-1] - pad] if pad else out
 
 
-def _locations(name, locations, shots, ndim, shape, device):
+def _locations(name, locations, shots, ndim, shape):
     """Integer [shot, n, ndim] cell indices checked against the model; (cells, kept mask)."""
     if not isinstance(locations, torch.Tensor) or locations.dtype != torch.long:
         _fail("%s must be a torch.long tensor [shot, n, %d] of cell indices" % (name, ndim), TypeError)
@@ -107,8 +113,7 @@ def _locations(name, locations, shots, ndim, shape, device):
     kept = ~ignored.all(dim=2)
     if (ignored.any(dim=2) & kept).any():
         _fail("%s: a location ignored in one dimension must be ignored in every dimension" % name)
-    limit = torch.tensor(shape)
-    inside = ((cells >= 0) & (cells < limit)).all(dim=2)
+    inside = ((cells >= 0) & (cells < torch.tensor(shape))).all(dim=2)
     if (kept & ~inside).any():
         bad = cells[kept & ~inside][0].tolist()
         _fail("%s: cell %s is outside the model of shape %s" % (name, bad, list(shape)))
@@ -118,20 +123,77 @@ def _locations(name, locations, shots, ndim, shape, device):
 def _spacing(grid_spacing, ndim):
     try:
         h = [float(grid_spacing)] * ndim
-    except TypeError:
-        h = [float(x) for x in grid_spacing]
+    except (TypeError, ValueError, RuntimeError):  # a sequence, an array or a tensor of several
+        try:
+            h = [float(x) for x in grid_spacing]
+        except (TypeError, ValueError, RuntimeError):
+            h = []
     if len(h) != ndim or not all(math.isfinite(x) and x > 0 for x in h):
         _fail("grid_spacing must be a positive number or %d of them (got %r)" % (ndim, grid_spacing))
     return h
 
 
 def _pml_width(pml_width, ndim):
-    widths = [pml_width] * (2 * ndim) if isinstance(pml_width, int) else list(pml_width)
-    if len(widths) != 2 * ndim or not all(isinstance(w, int) and w >= 0 for w in widths):
+    try:
+        widths = [operator.index(pml_width)] * (2 * ndim)
+    except TypeError:
+        try:
+            widths = [operator.index(w) for w in pml_width]
+        except TypeError:
+            widths = []
+    if len(widths) != 2 * ndim or not all(w >= 0 for w in widths):
         _fail("pml_width must be a whole number of cells ≥ 0 or %d of them (got %r)" % (2 * ndim, pml_width))
     if len(set(widths)) > 1:
         _fail("pml_width with different widths on different edges is not supported", NotImplementedError)
     return widths[0]
+
+
+def _numbers(accuracy, pml_freq, freq_taper_frac, time_pad_frac, time_taper, storage_mode):
+    """The scalar options checked: (order, the layers' frequency in Hz)."""
+    if accuracy not in (2, 4, 6, 8):
+        _fail("accuracy must be 2, 4, 6 or 8 (got %r)" % (accuracy,))
+    for name, x in (("freq_taper_frac", freq_taper_frac), ("time_pad_frac", time_pad_frac)):
+        if not (isinstance(x, (int, float)) and 0 <= x <= 1):
+            _fail("%s must be a number in [0, 1] (got %r)" % (name, x))
+    if not isinstance(time_taper, bool):
+        _fail("time_taper must be True or False (got %r)" % (time_taper,), TypeError)
+    if storage_mode not in _STORAGE_MODES:
+        _fail("storage_mode must be one of %s (got %r)" % (", ".join(_STORAGE_MODES), storage_mode))
+    frequency = 25.0 if pml_freq is None else float(pml_freq)
+    if not (math.isfinite(frequency) and frequency >= 0):
+        _fail("pml_freq must be a frequency ≥ 0 in Hz (got %r)" % (pml_freq,))
+    return int(accuracy), max(frequency, 1e-12)  # 0 Hz: no α in the layers (starwave's 0 means "the wavelet's")
+
+
+def _inner_step(dt, h, fastest):
+    """Deepwave's inner step: dt cut into the fewest equal steps at Courant number 0.6 of `fastest`."""
+    if not (math.isfinite(dt) and dt > 0 and math.isfinite(fastest) and fastest > 0):
+        _fail("dt and max_vel (or v's largest value) must be positive (dt = %r, max_vel = %r)" % (dt, fastest))
+    largest = 0.6 / math.sqrt(sum(1 / x ** 2 for x in h)) / (fastest ** 2 + 1e-15) * fastest
+    ratio = math.ceil(dt / largest)
+    if ratio > 10000:
+        _fail("dt = %g s needs %d inner steps per sample at max_vel = %g m/s (dt in s, grid_spacing in m?)"
+              % (dt, ratio, fastest))
+    return dt / ratio, ratio
+
+
+def _shots(model, v, h, inner_dt, wavelets, src, pairs, rec, samples, **options):
+    """[len(pairs), nrec, samples] traces of one engine shot per (shot, source) pair: the record
+    lengthened with silence where the engine asks for one a wave can cross a cell in."""
+    fastest = float(v.detach().max())
+    longer = max(samples, 2, math.ceil(min(h) / (inner_dt * fastest)) + 2)
+    wavelet = -math.prod(h) * wavelets[pairs[:, 0], pairs[:, 1]].cpu().numpy()  # −(cell volume)·s
+    wavelet = np.pad(wavelet, ((0, 0), (0, longer - samples)))
+    where = lambda cells: (cells.to(torch.float64) * torch.tensor(h, dtype=torch.float64)).numpy()  # noqa: E731
+    try:
+        data = model(v, h, inner_dt, wavelet, where(src[pairs[:, 0], pairs[:, 1]]), where(rec[pairs[:, 0]]),
+                     internal_dt=inner_dt, **options)
+    except ValueError as e:
+        if "internal_dt" not in str(e):
+            raise
+        _fail("max_vel = %g m/s, below v's largest value %g, makes the inner step unstable (%s)"
+              % (options["pml_velocity"], fastest, e))
+    return data[..., :samples]
 
 
 def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, receiver_locations=None, accuracy=4,
@@ -143,19 +205,18 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
     _check_unsupported(options)
     if not isinstance(v, torch.Tensor) or v.dtype not in (torch.float32, torch.float64):
         _fail("v must be a float32 or float64 torch.Tensor", TypeError)
-    if source_amplitudes is None or source_locations is None:
+    if source_amplitudes is None and source_locations is None:
         _fail("source_amplitudes and source_locations are needed (starwave models the wave from rest)",
               NotImplementedError)
+    if source_amplitudes is None or source_locations is None:
+        _fail("source_amplitudes and source_locations go together: one was given without the other")
     ndim = source_locations.shape[-1] if isinstance(source_locations, torch.Tensor) else v.ndim
-    if v.ndim != ndim:
-        _fail("v has %d dimensions for %d-D locations (a model per shot is not supported)" % (v.ndim, ndim),
-              NotImplementedError)
-    if ndim not in (2, 3):
-        _fail("%d-D models are not supported (2-D and 3-D are)" % ndim, NotImplementedError)
-    if accuracy not in (2, 4, 6, 8):
-        _fail("accuracy must be 2, 4, 6 or 8 (got %r)" % (accuracy,))
-    if storage_mode not in _STORAGE_MODES:
-        _fail("storage_mode must be one of %s (got %r)" % (", ".join(_STORAGE_MODES), storage_mode))
+    if v.ndim == ndim + 1:
+        _fail("a model per shot (v of shape [shot, ...]) is not supported", NotImplementedError)
+    if v.ndim != ndim or ndim not in (2, 3):
+        _fail("v has %d dimensions for %d-D locations (2-D and 3-D models are supported)" % (v.ndim, ndim),
+              NotImplementedError if v.ndim == ndim else ValueError)
+    order, frequency = _numbers(accuracy, pml_freq, freq_taper_frac, time_pad_frac, time_taper, storage_mode)
     h = _spacing(grid_spacing, ndim)
     width = _pml_width(pml_width, ndim)
     if not isinstance(source_amplitudes, torch.Tensor) or source_amplitudes.ndim != 3:
@@ -167,36 +228,27 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
     shots, nsrc, steps = source_amplitudes.shape
     if nt is not None and nt != steps:
         _fail("nt = %r differs from source_amplitudes' %d samples" % (nt, steps))
-    src, src_kept = _locations("source_locations", source_locations, shots, ndim, v.shape, v.device)
+    src, src_kept = _locations("source_locations", source_locations, shots, ndim, v.shape)
     if src.shape[1] != nsrc:
         _fail("source_locations has %d sources a shot, source_amplitudes %d" % (src.shape[1], nsrc))
-    if receiver_locations is None:
-        return (None,) * (2 + 2 * ndim) + (torch.empty(0, dtype=v.dtype, device=v.device),)
-    rec, rec_kept = _locations("receiver_locations", receiver_locations, shots, ndim, v.shape, v.device)
-
     fastest = float(v.detach().abs().max()) if max_vel is None else abs(float(max_vel))
-    if not (math.isfinite(float(dt)) and dt > 0 and math.isfinite(fastest) and fastest > 0):
-        _fail("dt and max_vel (or v's largest value) must be positive (dt = %r, max_vel = %r)" % (dt, fastest))
-    ratio = math.ceil(dt / (0.6 / math.sqrt(sum(1 / x ** 2 for x in h)) / fastest))
-    inner_dt = dt / ratio
+    inner_dt, ratio = _inner_step(float(dt), h, fastest)
+    wavefields = (None,) * (2 + 2 * ndim)  # the final wavefields: not returned
+    if receiver_locations is None or receiver_locations.numel() == 0:
+        return wavefields + (torch.empty(0, dtype=v.dtype, device=v.device),)
+    rec, rec_kept = _locations("receiver_locations", receiver_locations, shots, ndim, v.shape)
 
-    # One starwave shot per kept (shot, source): its wavelet −(cell volume)·s, then the shots'
-    # traces summed back into Deepwave's shots.
+    # One engine shot per kept (shot, source), their traces summed into Deepwave's shots; all of
+    # it torch operations on the engine's output, so that autograd reaches v through them.
     pairs = src_kept.nonzero()
-    wavelets = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper)
-    out_shape = (shots, rec.shape[1], steps * ratio)
-    traces = torch.zeros(out_shape, dtype=v.dtype, device=v.device)
-    if len(pairs):
-        volume = math.prod(h)
-        wavelet = -volume * wavelets[pairs[:, 0], pairs[:, 1]].cpu().numpy()
-        where = lambda cells: (cells.to(torch.float64) * torch.tensor(h, dtype=torch.float64)).numpy()  # noqa: E731
-        data = model(v, h, inner_dt, wavelet, where(src[pairs[:, 0], pairs[:, 1]]), where(rec[pairs[:, 0]]),
-                     order=accuracy, pml_width=width, internal_dt=inner_dt, pml_velocity=fastest,
-                     pml_frequency=25.0 if pml_freq is None else float(pml_freq))
+    traces = torch.zeros((shots, rec.shape[1], steps * ratio), dtype=v.dtype, device=v.device) + 0 * v.sum()
+    if len(pairs) and steps > 0:
+        wavelets = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper)
+        data = _shots(model, v, h, inner_dt, wavelets, src, pairs, rec, steps * ratio, order=order,
+                      pml_width=width, pml_velocity=fastest, pml_frequency=frequency)
         traces = traces.index_add(0, pairs[:, 0].to(v.device), data)
     traces = traces * rec_kept.unsqueeze(2).to(device=v.device, dtype=v.dtype)
-    receivers = downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper)
-    return (None,) * (2 + 2 * ndim) + (receivers,)
+    return wavefields + (downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper),)
 
 
 class Scalar(torch.nn.Module):

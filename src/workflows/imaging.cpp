@@ -122,12 +122,19 @@ class Evaluation {
     for (int shot : shots_) local += graph::mine(shot, s_.nshots()) ? 1 : 0;
     graph::Window window(window_size, local, hooks_.on_shot_done);
     Tree tree([](graph::Data& sum, graph::Data&& part) { insert_reduce(sum, part); });  // sum += part
-    for (std::size_t i = 0; i < shots_.size() && !(i > 0 && interrupted()); ++i) submit_shot(i, d, window, tree);
+    bool stopped = false;
+    for (std::size_t i = 0; i < shots_.size() && !stopped; ++i) {
+      if (i > 0 && graph::size() == 1) {  // alone: a stop asked while the next shot waits for its place starts no shot
+        window.wait_for_room();
+        if ((stopped = interrupted())) break;
+      }
+      submit_shot(i, d, window, tree);
+    }
     ImagingResult result = collect(tree.finish(), window);
     for (graph::Data* h : {&d.medium, &d.ref_medium, &d.velocity, &d.forward_work, &d.adjoint_work, &d.misfit_scratch})
       if (*h) h->close();
     if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
-    throw_if_interrupted();
+    if (stopped) throw interruption();
     result.time = run_.time;
     result.seconds = run_.seconds();
     result.cell_updates = run_.cell_updates(int(shots_.size()), 2);

@@ -78,9 +78,10 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
 
   // d ← F(m), shot by shot: each rank's first shot, then each rank's second … (rank 0 hands the
   // traces on in this order; in shot order it would wait on its own block before the others').
-  int started = 0;
+  bool stopped = false;
+  int submitted = 0;
   for (const int shot : graph::interleaved_shots(nshots)) {
-    if (started++ > 0 && interrupted()) break;
+    if (submitted++ > 0 && (stopped = interrupted())) break;
     const int owner = graph::owner(shot, nshots);
     const typename ShotRun<T>::Shot x = run.shot(m, s, shot);
     graph::ShotReads<T> reads;
@@ -95,7 +96,7 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
   medium.close();
   work.close();
   if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
-  throw_if_interrupted();
+  if (stopped) throw interruption();
 
   if (report) {
     report->time = run.time;

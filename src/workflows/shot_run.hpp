@@ -60,9 +60,9 @@ ShotRun<T> set_up_shots(const Model& m, const Survey& s, const NumericalOptions&
 /// Whether the caller asked the run to stop (safety::request_interrupt, Python's Ctrl-C): the
 /// shot loops start no new shot after the first. Alone only: ranks must agree on their shots.
 inline bool interrupted() { return graph::size() == 1 && safety::interrupt_requested(); }
-/// Throws Interrupted if the run was asked to stop: once the shots under way have finished.
-inline void throw_if_interrupted() {
-  if (interrupted()) throw Interrupted("interrupted: the shots under way finished, the rest not started");
+/// What a run stopped by interrupted() throws once its shots under way have finished.
+inline Interrupted interruption() {
+  return Interrupted("interrupted: the shots under way finished, the rest not started");
 }
 
 /// Shots in flight on this rank: `wanted`, fewer when the memory room is short; a run that

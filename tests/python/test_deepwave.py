@@ -142,3 +142,40 @@ def test_what_it_refuses():
     with pytest.raises(ValueError, match="grid_spacing"):
         sw.scalar(v, [5.0, -1.0], dt, amp, src, rec)
     assert sw.scalar(v, h, dt, amp, src)[-1].numel() == 0  # no receivers: empty data, as Deepwave
+
+
+def test_edges_of_the_call():
+    v, h, dt, amp, src, rec = small()
+    # A record too short for a wave to cross a cell, and none at all: as Deepwave, no refusal.
+    fine = 0.0005  # one inner step a sample
+    full = sw.scalar(v, h, fine, amp, src, rec)[-1]
+    short = sw.scalar(v, h, fine, amp[..., :4].contiguous(), src, rec)[-1]
+    assert short.shape == (2, 8, 4) and torch.allclose(short, full[..., :4], rtol=0, atol=1e-12 * float(full.abs().max()))
+    assert sw.scalar(v, h, dt, amp[..., :0].contiguous(), src, rec)[-1].shape == (2, 8, 0)
+    # Deepwave's other spellings of its arguments.
+    same = sw.scalar(v, torch.tensor([5.0, 5.0]), dt, amp, src, rec, accuracy=4.0, pml_width=np.int64(20))[-1]
+    assert torch.equal(same, sw.scalar(v, h, dt, amp, src, rec)[-1])
+    assert torch.isfinite(sw.scalar(v, h, dt, amp, src, rec, pml_freq=0)[-1]).all()  # no α in the layers
+    # Every source ignored: zero data, and a zero gradient through backward().
+    x = v.clone().requires_grad_()
+    nothing = src.clone().fill_(sw.IGNORE_LOCATION)
+    out = sw.scalar(x, h, dt, amp, nothing, rec)[-1]
+    out.sum().backward()
+    assert torch.all(out == 0) and torch.all(x.grad == 0)
+    refused = [
+        ("pml_freq must be a frequency", dict(pml_freq=-1.0)),
+        ("freq_taper_frac must be a number in", dict(freq_taper_frac=1.5)),
+        ("time_pad_frac must be a number in", dict(time_pad_frac=-0.5)),
+        ("max_vel = 1000 m/s, below v's largest value 2500", dict(max_vel=1000.0)),
+    ]
+    for words, options in refused:
+        with pytest.raises(ValueError, match=words):
+            sw.scalar(v, h, dt, amp, src, rec, **options)
+    with pytest.raises(ValueError, match="dt = 20 s needs"):
+        sw.scalar(v, h, 20.0, amp, src, rec)
+    with pytest.raises(ValueError, match="go together"):
+        sw.scalar(v, h, dt, amp, None, rec)
+    half = src.clone()
+    half[0, 0, 0] = sw.IGNORE_LOCATION
+    with pytest.raises(ValueError, match="ignored in every dimension"):
+        sw.scalar(v, h, dt, amp, half, rec)
