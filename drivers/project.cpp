@@ -20,12 +20,14 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +52,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kShotsVariable = "STARWAVE_PROJECTION_SHOTS";
+constexpr const char* kParentVariable = "STARWAVE_PROJECTION_PARENT";  // the plan's pid: its simulator dies with it
 
 std::vector<int> counts(const std::string& text, const std::string& option, int most) {
   std::vector<int> v;
@@ -204,7 +207,8 @@ class Simulator {
                                        "STARPU_NWORKER_PER_CUDA",
                                        "STARPU_PERF_MODEL_HOMOGENEOUS_CUDA",
                                        "STARPU_SILENT",
-                                       kShotsVariable};
+                                       kShotsVariable,
+                                       kParentVariable};
       if (std::none_of(std::begin(replaced), std::end(replaced), [&](const char* r) { return name == r; }))
         env.push_back(v);
     }
@@ -212,7 +216,8 @@ class Simulator {
          {"STARPU_HOME=" + home_.path(), std::string("STARPU_HOSTNAME=simulated"), std::string("STARPU_NCPU=0"),
           "STARPU_NCUDA=" + std::to_string(gpus), std::string("STARPU_NWORKER_PER_CUDA=1"),
           std::string("STARPU_PERF_MODEL_HOMOGENEOUS_CUDA=1"), std::string("STARPU_SILENT=1"),
-          std::string(kShotsVariable) + "=" + std::to_string(shots)})
+          std::string(kShotsVariable) + "=" + std::to_string(shots),
+          std::string(kParentVariable) + "=" + std::to_string(::getpid())})
       env.push_back(v);
     const int status = spawn(env, out, err);
     const std::string said = read_all(out);
@@ -350,6 +355,8 @@ void add_projection_options(cli::po::options_description& desc, Projection& p) {
 void check_projection_options(const cli::po::variables_map& vm, const Projection& p) {
   for (const char* name : {"gpus-per-node", "network", "calibration", "host", "measured", "concurrency", "simulator"})
     cli::refuse_if_given(vm, name, p.wanted(), "without --gpus or --nodes");
+  for (const char* name : {"gpus-per-node", "network"})  // they describe the nodes
+    cli::refuse_if_given(vm, name, !p.wanted() || !p.nodes.empty(), "without --nodes");
   cli::refuse_if_given(vm, "concurrency", !cli::given(vm, "measured"), "with --measured (which fits it)");
   if (cli::given(vm, "concurrency") && !(p.concurrency > 0))
     throw InputError("--concurrency: must be > 0 (got " + number_text(p.concurrency) + ")");
@@ -362,6 +369,12 @@ int projection_shots() {
   const std::string text = v;
   if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos || std::atoi(v) < 1)
     throw InputError(std::string(kShotsVariable) + ": a number of shots, not '" + text + "'");
+  // A plan killed (SIGTERM, SIGKILL) takes its simulated run along, which would otherwise run on
+  // in the plan's removed folder.
+  if (const char* parent = std::getenv(kParentVariable)) {
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (std::to_string(::getppid()) != parent) throw RuntimeError("the projection that started this run has ended");
+  }
   return std::atoi(v);
 #else
   // A projection started this build as its simulator: it would project again, for ever.

@@ -494,8 +494,10 @@ TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
   expect_refused("plan gradient --model " + model_ + " --data " + data + " --gpus 1,2", out, "--calibration: required");
   expect_refused(base + " --gpus 0,2", out, "--gpus: every entry must be a whole number 1 … 16");
   expect_refused(base + " --gpus 1,17", out, "--gpus: every entry");
-  expect_refused(base + " --gpus 1 --network 3", out, "--network: BANDWIDTH,LATENCY");
-  expect_refused(base + " --gpus 1 --gpus-per-node 0", out, "--gpus-per-node: 1 … 16");
+  expect_refused(base + " --gpus 1 --nodes 2 --network 3", out, "--network: BANDWIDTH,LATENCY");
+  expect_refused(base + " --gpus 1 --nodes 2 --gpus-per-node 0", out, "--gpus-per-node: 1 … 16");
+  expect_refused(base + " --gpus 1,2 --network 10GB/s,1us", out, "--network: has no effect without --nodes");
+  expect_refused(base + " --gpus 1,2 --gpus-per-node 8", out, "--gpus-per-node: has no effect without --nodes");
   expect_refused(base + " --gpus 1 --measured 1@99 --simulator " + sim, out, "--measured: SHOTS must be 1 …");
   expect_refused(base + " --gpus 1 --measured fast --simulator " + sim, out, "--measured: SECONDS or SECONDS@SHOTS");
   expect_refused(base + " --gpus 1 --simulator " + path("nothing"), out, "--simulator: ");
