@@ -8,7 +8,9 @@
 #   bench/field3d.sh [build dir] [cells per side] [steps] [methods]
 # defaults: build 100 1000 "whole fp16 checkpoints checkpoints-fp16 auto" (also: auto-fp16;
 # split: --scratch, every step's store in intervals, StarPU's main memory uncapped;
-# out-of-core: the same under --memory-limit at the quarter, the intervals moved to disk)
+# out-of-core: the same under --memory-limit at the quarter, the intervals moved to disk;
+# disk: on a GPU, both the GPU's and main memory's limits at the quarter, the intervals moved
+# from the GPU through main memory to disk)
 # The cube is N³ cells at 20 m (`synth --kind overthrust`), one shot in its middle, a
 # receiver every 4 cells in x and y, a 6 Hz Ricker, dt 0.7 ms, PML 20; the gradient is taken
 # in the model smoothed over 200 m. Work files in a temporary folder, removed at the end
@@ -94,6 +96,7 @@ for m in $methods; do
     auto) ;;
     split) extra+=(--scratch "$dir/scratch") ;;        # every slot kept, in intervals: StarPU's memory uncapped
     out-of-core) extra+=(--scratch "$dir/scratch") ;;  # the same under the quarter: intervals go to disk
+    disk) extra+=(--scratch "$dir/scratch") ;;         # GPU and main memory under the quarter
     *) echo "bench/field3d.sh: unknown method '$m'" >&2 && exit 2 ;;
   esac
   name="$m"
@@ -102,14 +105,15 @@ for m in $methods; do
     rm -f "$m.h5"
     rc=0
     run=("${sw[@]}" gradient "${args[@]}" "${extra[@]}")
-    if [[ "$m" == checkpoints* || "$m" == out-of-core ]]; then
+    if [[ "$m" == checkpoints* || "$m" == out-of-core || "$m" == disk ]]; then
       if [ "$cuda_limit" = 1 ]; then run=(env "STARPU_LIMIT_CUDA_MEM=${lim%M}" "${run[@]}"); else run+=(--memory-limit "$lim"); fi
+      if [ "$m" = disk ] && [ "$cuda_limit" = 1 ]; then run+=(--memory-limit "$quarter"); fi
     fi
     timed "$m.time" "${run[@]}" >"$m.log" 2>&1 || rc=$?
     # A limit below the least a checkpointed shot needs: once more at that least, plus what
     # the process holds (the refusal says both).
     least="$(mib_after 'this run needs' "$m.log")"
-    if [ "$rc" = 0 ] || [ "$try" = 2 ] || [ -z "$least" ] || [[ "$m" != checkpoints* && "$m" != out-of-core ]]; then
+    if [ "$rc" = 0 ] || [ "$try" = 2 ] || [ -z "$least" ] || [[ "$m" != checkpoints* && "$m" != out-of-core && "$m" != disk ]]; then
       break
     fi
     held="$(mib_after 'leaves beside the' "$m.log")"

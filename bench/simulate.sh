@@ -10,9 +10,9 @@
 # real runs on 2 workers (gradients, and the modelling of fwi's pictures) until StarPU has 10
 # measurements of each task size. Then each row is timed three times for real (the median) and
 # once simulated: a gradient on 1 and 2 workers; an fwi iteration (adam: one gradient and a step;
-# the median of iterations 2 and 3) on 1 and 2 workers; with MPI in BUILD, a gradient on 2 ranks
-# of 1 worker, simulated as one rank's share of the shots (the simulation has no MPI: the busiest
-# rank's ⌈SHOTS/2⌉ shots on its worker; the reduction's messages on one machine take ~0).
+# the median of iterations 2 and 3) on 1 and 2 workers; with MPI in BUILD, a gradient on 2 and 3
+# ranks of 1 worker, simulated as one rank's share of the shots (the simulation has no MPI: the
+# busiest rank's ⌈SHOTS/RANKS⌉ shots on its worker; the reduction's messages on one machine take ~0).
 set -euo pipefail
 
 build="${1:-build}"
@@ -108,18 +108,20 @@ for n in 1 2; do
   row "fwi iteration (adam), $n worker(s)" "${t[@]}" -- "$(fwi_iteration "$simulated" "$work/cal" "$n")"
 done
 if "$real" info 2>/dev/null | grep -q '^  MPI *compiled in'; then
-  # The busiest rank's share: the first ⌈SHOTS/2⌉ shots (every shot has the same sizes).
-  half=$(((shots + 1) / 2))
-  "$real" survey --model "$work/m.h5" --nshots "$half" --dt 0.002 --t-max 0.5 --out "$work/s2.h5" >/dev/null
-  "$real" model --model "$work/m.h5" --survey "$work/s2.h5" --out "$work/d2.h5" >/dev/null
-  t=()
-  for _ in 1 2 3; do
-    rm -f "$work/g.h5"
-    mpirun --allow-run-as-root --oversubscribe -n 2 --bind-to none -x STARPU_SILENT=1 -x STARPU_NCPU=1 \
-      -x STARPU_HOME="$work/real" "$real" gradient --model "$work/sm.h5" --data "$work/d.h5" \
-      --out "$work/g.h5" >"$work/out" 2>"$work/err" || { tail -5 "$work/err" >&2; exit 1; }
-    t+=("$(seconds <"$work/out")")
+  for ranks in 2 3; do
+    # The busiest rank's share: the first ⌈SHOTS/RANKS⌉ shots (every shot has the same sizes).
+    share=$(((shots + ranks - 1) / ranks))
+    "$real" survey --model "$work/m.h5" --nshots "$share" --dt 0.002 --t-max 0.5 --out "$work/s2.h5" --overwrite >/dev/null
+    "$real" model --model "$work/m.h5" --survey "$work/s2.h5" --out "$work/d2.h5" --overwrite >/dev/null
+    t=()
+    for _ in 1 2 3; do
+      rm -f "$work/g.h5"
+      mpirun --allow-run-as-root --oversubscribe -n "$ranks" --bind-to none -x STARPU_SILENT=1 -x STARPU_NCPU=1 \
+        -x STARPU_HOME="$work/real" "$real" gradient --model "$work/sm.h5" --data "$work/d.h5" \
+        --out "$work/g.h5" >"$work/out" 2>"$work/err" || { tail -5 "$work/err" >&2; exit 1; }
+      t+=("$(seconds <"$work/out")")
+    done
+    run "$simulated" "$work/cal" 1 -- gradient --model "$work/sm.h5" --data "$work/d2.h5" --out "$work/g.h5"
+    row "gradient, $ranks ranks × 1 worker" "${t[@]}" -- "$(seconds <"$work/out")"
   done
-  run "$simulated" "$work/cal" 1 -- gradient --model "$work/sm.h5" --data "$work/d2.h5" --out "$work/g.h5"
-  row "gradient, 2 ranks × 1 worker" "${t[@]}" -- "$(seconds <"$work/out")"
 fi
