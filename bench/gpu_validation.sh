@@ -8,19 +8,22 @@
 #
 # measure: the 2-D reference case (bench_project --write: 600 × 250 cells, order 8, STEPS steps,
 # default 2000) with 32 and 64 shots, through `starwave gradient` and `starwave fwi`, under each
-# configuration of CONFIGS (default "gpu1:0:1 gpu4:0:4 gpu8:0:8 cpu+gpu1:-:1
+# configuration of CONFIGS, in order (default "gpu1:0:1 gpu8:0:8 cpu+gpu1:-:1 gpu4:0:4
 # cpu+gpu8:-:8"; NAME:STARPU_NCPU:CUDA workers per GPU, "-" StarPU's default CPU workers, 0 CUDA
 # workers no GPU). Each configuration calibrates its own models (STARPU_HOME=OUT/homes/NAME, host
-# name `calibrated`, STARPU_CALIBRATE=1 runs until every task size has 10 measurements), then
-# times the 32- and 64-shot gradients three times each and fwi iterations 2 and 3 (adam, 32
-# shots: each one gradient and a step). BUILD is a build or a bundle (../shared/gpu/pack). Writes
-# OUT/measured ("NAME CPU CUDA WHAT SECONDS…" lines) and the models; the data stays behind.
+# name `calibrated`, STARPU_CALIBRATE=1 runs until every task size has 10 measurements, 5 at
+# most), then times the 32- and 64-shot gradients three times each and, with 1 or 8 CUDA workers,
+# fwi iterations 2 and 3 (adam, 32 shots: each one gradient and a step). No configuration starts
+# after STARWAVE_VALIDATION_SECONDS (default 240) s. cpu+gpu8 is measured, not simulated (the
+# CPU workers beside a GPU's 8: is every core worth adding?). BUILD is a build or a bundle
+# (../shared/gpu/pack). Writes OUT/measured ("NAME CPU CUDA WHAT SECONDS…" lines) and the models;
+# the data stays behind.
 #
 # simulate: makes the same model and data files with BUILD's bench_project, then per row:
 # one CUDA worker (with or without CPU workers) simulated from its own models as they are; k
 # CUDA workers on the GPU alone projected by `starwave plan` with the GPU's concurrency fitted to
-# the measured 32-shot gradient (`--measured T@32`: the 32-shot row is right by construction; the
-# 64-shot gradient and the fwi iteration, one gradient and an Adam step, are predictions).
+# the measured 32-shot gradient (`--measured T@32`: the 32-shot row is right by construction, the
+# 64-shot gradient a prediction, and the fwi iteration is set beside that fitted gradient).
 set -euo pipefail
 
 mode="${1:-}"
@@ -30,12 +33,13 @@ simulate) [ $# -ge 4 ] || { echo "usage: bench/gpu_validation.sh simulate BUILD 
 *) echo "usage: bench/gpu_validation.sh measure BUILD OUT [STEPS] | simulate BUILD SIM_BUILD OUT" >&2; exit 2 ;;
 esac
 b="$(cd "$2" && pwd)"
-if [ -x "$b/run" ]; then
-  sw=("$b/run" starwave) bp=("$b/run" bench_project)
+if [ -f "$b/run" ]; then  # a bundle (bash: its execute bits may be lost in transit)
+  sw=(bash "$b/run" starwave) bp=(bash "$b/run" bench_project)
 else
   sw=("$b/bin/starwave") bp=("$b/bench/bench_project")
 fi
 export STARPU_SILENT=1 STARPU_FXT_TRACE=0 STARPU_HOSTNAME=calibrated
+unset STARPU_PERF_MODEL_DIR XDG_CACHE_HOME  # either would take the models away from STARPU_HOME
 work="$(mktemp -d /tmp/starwave-gpu-validation.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
 
@@ -47,11 +51,14 @@ cases() {  # cases STEPS: the 32- and 64-shot files in $work
 }
 seconds() { sed -n 's/.*; \([0-9.e+-]*\) s on .*/\1/p' | tail -1; }
 workers() { sed -n 's/.*s on \([0-9]*\) CPU + \([0-9]*\) CUDA workers.*/\1 \2/p' | tail -1; }
-calibrating() {  # calibrating HOME: some task size has fewer than 10 measurements
+calibrating() {  # calibrating HOME: no model yet, or some task size has fewer than 10 measurements
+  local models=("$1/.starpu/sampling/codelets/45/"*)
+  [ -f "${models[0]}" ] || return 0
   awk '/^# hash/ { t = 1; next } /^#/ { t = 0 } t && NF == 8 && $8 > 0 && $8 < 10 { few = 1 } END { exit !few }' \
-    "$1/.starpu/sampling/codelets/45/"*
+    "${models[@]}"
 }
-iteration_seconds() { sed -n 's/^iteration *[23] .*  \([0-9.e+-]*\) s (1 gradients).*/\1/p' | sort -g | head -1; }
+# Iterations 2 and 3 (one gradient each), as "A B"; their mean is the row's figure.
+iterations() { sed -n 's/^iteration *[23] .*  \([0-9.e+-]*\) s (1 gradients).*/\1/p' | tr '\n' ' '; }
 
 if [ "$mode" = measure ]; then
   out="$3"
@@ -61,8 +68,12 @@ if [ "$mode" = measure ]; then
   cases "$steps"
   : >"$out/measured"
   first=""
-  for config in ${CONFIGS:-gpu1:0:1 gpu4:0:4 gpu8:0:8 cpu+gpu1:-:1 cpu+gpu8:-:8}; do
+  for config in ${CONFIGS:-gpu1:0:1 gpu8:0:8 cpu+gpu1:-:1 gpu4:0:4 cpu+gpu8:-:8}; do
     IFS=: read -r name ncpu per_gpu <<<"$config"
+    if [ "$SECONDS" -gt "${STARWAVE_VALIDATION_SECONDS:-240}" ]; then
+      echo "$name: not started ($SECONDS s gone, STARWAVE_VALIDATION_SECONDS ${STARWAVE_VALIDATION_SECONDS:-240})"
+      continue
+    fi
     home="$out/homes/$name"
     mkdir -p "$home/.starpu/sampling"
     # The bus is the machine's: measured once, copied to the next homes.
@@ -70,6 +81,8 @@ if [ "$mode" = measure ]; then
     vars=(STARPU_HOME="$home")
     [ "$ncpu" = - ] || vars+=(STARPU_NCPU="$ncpu")
     if [ "$per_gpu" = 0 ]; then vars+=(STARPU_NCUDA=0); else vars+=(STARPU_NWORKER_PER_CUDA="$per_gpu"); fi
+    direct=0  # simulated as it runs (one CUDA worker or none), not through plan's fitted concurrency
+    [ "$per_gpu" -gt 1 ] || direct=1
     sw_run() {  # sw_run [env…] -- ARGS…: output in $work/out
       local e=()
       while [ "$1" != -- ]; do e+=("$1"); shift; done
@@ -90,22 +103,27 @@ if [ "$mode" = measure ]; then
     t0=$(date +%s)
     for run in 1 2 3 4 5; do
       gradient STARPU_CALIBRATE=1 || continue 2
-      # fwi runs the modelling codelet too (its pictures, the drawn shot)
-      sw_run STARPU_CALIBRATE=1 -- model --model "$work/c32/model.h5" --survey "$work/c32/data.h5" --out "$work/g.h5" ||
-        continue 2
+      # a simulated fwi runs the modelling codelet too (its pictures' shot)
+      if [ "$direct" = 1 ]; then
+        sw_run STARPU_CALIBRATE=1 -- model --model "$work/c32/model.h5" --survey "$work/c32/data.h5" \
+          --out "$work/g.h5" || continue 2
+      fi
       # a CPU+GPU run's CPU workers see few shots a run: on until StarPU has its 10 of each
-      [ "$run" -lt 2 ] || ! calibrating "$home" || break
+      if [ "$run" -ge 2 ] && ! calibrating "$home"; then break; fi
+      [ "$run" -lt 5 ] || echo "$name: some task sizes have fewer than 10 measurements after 5 runs" >&2
     done
     gradient || continue
-    read -r cpus cudas < <(workers <"$work/out")
+    cpus=? cudas=?
+    read -r cpus cudas < <(workers <"$work/out") || true
     echo "$name: calibrated in $(($(date +%s) - t0)) s ($cpus CPU + $cudas CUDA workers)"
     for shots in 32 64; do
       t=()
       for _ in 1 2 3; do gradient && t+=("$(seconds <"$work/out")"); done
       echo "$name $cpus $cudas gradient$shots ${t[*]}" | tee -a "$out/measured"
     done
-    fwi && echo "$name $cpus $cudas fwi32 $(sed -n 's/^iteration *[23] .*  \([0-9.e+-]*\) s (1 gradients).*/\1/p' "$work/out" | tr '\n' ' ')" |
-      tee -a "$out/measured"
+    if [ "$per_gpu" -le 1 ] || [ "$per_gpu" = 8 ]; then
+      fwi && echo "$name $cpus $cudas fwi32 $(iterations <"$work/out")" | tee -a "$out/measured"
+    fi
     [ -n "$first" ] || first="$home"
   done
   exit 0
@@ -130,14 +148,17 @@ projected() {  # projected HOME SHOTS MEASURED32: plan's one-GPU projection of S
 simulated() {  # simulated HOME NCPU NCUDA WHAT: a direct simulated run's seconds
   local home="$1" ncpu="$2" cudas="$3" what="$4"
   rm -rf "$work/g.h5" "$work/f.h5" "$work/f.h5.state" "$work/f_figures"
+  # as measured: these workers, one CUDA worker per GPU, the GPU's own models
+  local pin=(STARPU_HOME="$home" STARPU_NCPU="$ncpu" STARPU_NCUDA="$cudas" STARPU_NWORKER_PER_CUDA=1
+    STARPU_PERF_MODEL_HOMOGENEOUS_CUDA=1)
   if [ "$what" = fwi32 ]; then
-    STARPU_HOME="$home" STARPU_NCPU="$ncpu" STARPU_NCUDA="$cudas" "$sim" fwi --model "$work/c32/model.h5" \
-      --data "$work/c32/data.h5" --out "$work/f.h5" --optimizer adam --iterations 3 --figures-every 0 </dev/null 2>"$work/simerr" |
-      iteration_seconds
+    env "${pin[@]}" "$sim" fwi --model "$work/c32/model.h5" --data "$work/c32/data.h5" --out "$work/f.h5" \
+      --optimizer adam --iterations 3 --figures-every 0 </dev/null 2>"$work/simerr" | iterations |
+      awk 'NF { for (i = 1; i <= NF; i++) t += $i; print t / NF }' 
   else
     local n="${what#gradient}"
-    STARPU_HOME="$home" STARPU_NCPU="$ncpu" STARPU_NCUDA="$cudas" "$sim" gradient --model "$work/c$n/model.h5" \
-      --data "$work/c$n/data.h5" --out "$work/g.h5" </dev/null 2>"$work/simerr" | seconds
+    env "${pin[@]}" "$sim" gradient --model "$work/c$n/model.h5" --data "$work/c$n/data.h5" --out "$work/g.h5" \
+      </dev/null 2>"$work/simerr" | seconds
   fi
 }
 echo "| configuration | measured s (median) | simulated s | error |"
@@ -155,6 +176,7 @@ while read -r name cpus cudas what rest; do
     [ "$what" = fwi32 ] && n=32
     s="$(projected "$home" "$n" "$m32")" || s=""
     label="$what, $cudas CUDA workers (concurrency fitted to gradient32)"
+    [ "$what" != fwi32 ] || label="fwi32, $cudas CUDA workers, against the fitted gradient32"
   else
     continue  # several CUDA workers beside CPU workers: the projection simulates GPUs alone
   fi
