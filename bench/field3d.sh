@@ -94,18 +94,20 @@ for m in $methods; do
     checkpoints-fp16) extra+=(--store-compression fp16) ;;
     auto-fp16) extra+=(--store-compression fp16) ;;
     auto) ;;
-    split) extra+=(--scratch "$dir/scratch") ;;        # every slot kept, in intervals: StarPU's memory uncapped
-    out-of-core) extra+=(--scratch "$dir/scratch") ;;  # the same under the quarter: intervals go to disk
-    disk) extra+=(--scratch "$dir/scratch") ;;         # GPU and main memory under the quarter
+    # every slot kept, in intervals: split with StarPU's memory uncapped, out-of-core under the
+    # quarter (intervals go to disk), disk with the GPU and main memory both under it
+    split | out-of-core | disk) extra+=(--scratch "$dir/scratch") ;;
     *) echo "bench/field3d.sh: unknown method '$m'" >&2 && exit 2 ;;
   esac
   name="$m"
   lim="$quarter"
+  capped=0  # run under the quarter (or the least it needs)
+  if [[ "$m" == checkpoints* || "$m" == out-of-core || "$m" == disk ]]; then capped=1; fi
   for try in 1 2; do
     rm -f "$m.h5"
     rc=0
     run=("${sw[@]}" gradient "${args[@]}" "${extra[@]}")
-    if [[ "$m" == checkpoints* || "$m" == out-of-core || "$m" == disk ]]; then
+    if [ "$capped" = 1 ]; then
       if [ "$cuda_limit" = 1 ]; then run=(env "STARPU_LIMIT_CUDA_MEM=${lim%M}" "${run[@]}"); else run+=(--memory-limit "$lim"); fi
       if [ "$m" = disk ] && [ "$cuda_limit" = 1 ]; then run+=(--memory-limit "$quarter"); fi
     fi
@@ -113,7 +115,7 @@ for m in $methods; do
     # A limit below the least a checkpointed shot needs: once more at that least, plus what
     # the process holds (the refusal says both).
     least="$(mib_after 'this run needs' "$m.log")"
-    if [ "$rc" = 0 ] || [ "$try" = 2 ] || [ -z "$least" ] || [[ "$m" != checkpoints* && "$m" != out-of-core && "$m" != disk ]]; then
+    if [ "$rc" = 0 ] || [ "$try" = 2 ] || [ -z "$least" ] || [ "$capped" = 0 ]; then
       break
     fi
     held="$(mib_after 'leaves beside the' "$m.log")"

@@ -68,6 +68,23 @@ if [ "$mode" = measure ]; then
   cases "$steps"
   : >"$out/measured"
   first=""
+  # One configuration's runs: its environment in vars, its name in name; output in $work/out.
+  sw_run() {  # sw_run [env…] -- ARGS…
+    local e=()
+    while [ "$1" != -- ]; do e+=("$1"); shift; done
+    shift
+    rm -rf "$work/g.h5" "$work/f.h5" "$work/f.h5.state" "$work/f_figures"
+    if ! env "${vars[@]}" "${e[@]}" "${sw[@]}" "$@" >"$work/out" 2>"$work/err"; then
+      echo "bench/gpu_validation.sh: $name: starwave $1 failed:" >&2
+      tail -5 "$work/err" >&2
+      return 1
+    fi
+  }
+  gradient() { sw_run "$@" -- gradient --model "$work/c$shots/model.h5" --data "$work/c$shots/data.h5" --out "$work/g.h5"; }
+  fwi() {
+    sw_run "$@" -- fwi --model "$work/c32/model.h5" --data "$work/c32/data.h5" --out "$work/f.h5" \
+      --optimizer adam --iterations 3 --figures-every 0
+  }
   for config in ${CONFIGS:-gpu1:0:1 gpu8:0:8 cpu+gpu1:-:1 gpu4:0:4 cpu+gpu8:-:8}; do
     IFS=: read -r name ncpu per_gpu <<<"$config"
     if [ "$SECONDS" -gt "${STARWAVE_VALIDATION_SECONDS:-240}" ]; then
@@ -83,38 +100,21 @@ if [ "$mode" = measure ]; then
     if [ "$per_gpu" = 0 ]; then vars+=(STARPU_NCUDA=0); else vars+=(STARPU_NWORKER_PER_CUDA="$per_gpu"); fi
     direct=0  # simulated as it runs (one CUDA worker or none), not through plan's fitted concurrency
     [ "$per_gpu" -gt 1 ] || direct=1
-    sw_run() {  # sw_run [env…] -- ARGS…: output in $work/out
-      local e=()
-      while [ "$1" != -- ]; do e+=("$1"); shift; done
-      shift
-      rm -rf "$work/g.h5" "$work/f.h5" "$work/f.h5.state" "$work/f_figures"
-      if ! env "${vars[@]}" "${e[@]}" "${sw[@]}" "$@" >"$work/out" 2>"$work/err"; then
-        echo "bench/gpu_validation.sh: $name: starwave $1 failed:" >&2
-        tail -5 "$work/err" >&2
-        return 1
-      fi
-    }
-    gradient() { sw_run "$@" -- gradient --model "$work/c$shots/model.h5" --data "$work/c$shots/data.h5" --out "$work/g.h5"; }
-    fwi() {
-      sw_run "$@" -- fwi --model "$work/c32/model.h5" --data "$work/c32/data.h5" --out "$work/f.h5" \
-        --optimizer adam --iterations 3 --figures-every 0
-    }
     shots=32
     t0=$(date +%s)
     for run in 1 2 3 4 5; do
-      gradient STARPU_CALIBRATE=1 || continue 2
       # a simulated fwi runs the modelling codelet too (its pictures' shot)
       if [ "$direct" = 1 ]; then
         sw_run STARPU_CALIBRATE=1 -- model --model "$work/c32/model.h5" --survey "$work/c32/data.h5" \
           --out "$work/g.h5" || continue 2
       fi
+      gradient STARPU_CALIBRATE=1 || continue 2
       # a CPU+GPU run's CPU workers see few shots a run: on until StarPU has its 10 of each
       if [ "$run" -ge 2 ] && ! calibrating "$home"; then break; fi
       [ "$run" -lt 5 ] || echo "$name: some task sizes have fewer than 10 measurements after 5 runs" >&2
     done
-    gradient || continue
     cpus=? cudas=?
-    read -r cpus cudas < <(workers <"$work/out") || true
+    read -r cpus cudas < <(workers <"$work/out") || true  # the last calibrating gradient's
     echo "$name: calibrated in $(($(date +%s) - t0)) s ($cpus CPU + $cudas CUDA workers)"
     for shots in 32 64; do
       t=()
