@@ -479,11 +479,14 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     std::memcpy(u, p.final_state + G, G * sizeof(T));
     inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
     mirror(p, mu);
+    // The sums start from the caller's values, as the CUDA launches add to them step by step:
+    // the same bits whatever they hold (a sum that ends at −0 stays −0).
     for (int z = z0; z < z1; ++z)
       for (int y = y0; y < y1; ++y)
         for (int x = x0; x < x1; ++x) {
-          const long i = o + p.row_offset(z, y) + x;
-          illum[i] = u_next[i] * u_next[i];
+          const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
+          corr[i] = correlation[k];
+          illum[i] = illumination[k] + u_next[i] * u_next[i];
         }
   }
 
@@ -528,8 +531,8 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {
         const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
-        correlation[k] += corr[i];
-        illumination[k] += illum[i];
+        correlation[k] = corr[i];
+        illumination[k] = illum[i];
         T fold;
         if (p.layer_share() && p.edge_fold(corr + o, z, y, x, fold))
           correlation[k] += fold;  // the layers copying this cell

@@ -27,9 +27,10 @@ template <int Order, typename T>
 void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint);
 
 /// adjoint() in pieces: backward steps hi − 1 … lo (nsteps ≥ hi ≥ lo ≥ 0), the state kept
-/// in p.work between calls. hi = nsteps starts it (μ[N], the illumination of u[N]); lo = 0
-/// ends it (correlation and illumination added to). Pieces [N, a), [a, b), …, [c, 0), in
-/// that order, give adjoint()'s bits.
+/// in p.work between calls. hi = nsteps starts it (μ[N], the illumination of u[N]; the sums
+/// start from correlation's and illumination's values, which the pieces between leave alone);
+/// lo = 0 ends it (the sums written back). Pieces [N, a), [a, b), …, [c, 0), in that order,
+/// give adjoint()'s bits, and each sum the CUDA launches' (cuda::adjoint_steps adds at every step).
 template <int Order, typename T>
 void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
                    T* source_adjoint);
