@@ -268,8 +268,10 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
   scratch::set_folder(text.scratch);
   if (!text.checkpoint_every.empty()) {
     const std::string& c = text.checkpoint_every;
-    const bool digits = c.size() <= 9 && c.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits = !c.empty() && c.find_first_not_of("0123456789") == std::string::npos;
     if (!digits) throw InputError("--checkpoint-every: must be a whole number of steps, 0 or more (got '" + c + "')");
+    if (c.size() > 10 || std::stoll(c) > 2147483647LL)  // records hold at most 2³¹ steps
+      throw InputError("--checkpoint-every: " + c + " steps is more than a record can have (2147483647 at most)");
     o.checkpoint_every = std::stoi(c);
   }
   o.validate();

@@ -17,6 +17,7 @@
 #include "src/io/hdf5.hpp"
 #include "src/plot/figures.hpp"
 #include "src/runtime/runtime.hpp"
+#include "src/runtime/scratch.hpp"
 #include "src/safety/outputs.hpp"
 #include "src/safety/signals.hpp"
 #include "src/workflows/fwi.hpp"
@@ -405,6 +406,7 @@ void print_summary(const FwiCommand& c, const FwiInputs& in, const FwiResult& r)
 
 int plan_fwi(int argc, char** argv) {
   FwiCommand c = parse_command(argc, argv, true);
+  scratch::set_planning(true);  // a plan makes and removes nothing in --scratch DIR
   FwiInputs in;
   read_inputs(c, in);
   check_fwi_inputs(in.initial, in.survey, c.o, c.f);

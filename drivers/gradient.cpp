@@ -15,6 +15,7 @@
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/runtime/runtime.hpp"
+#include "src/runtime/scratch.hpp"
 #include "src/safety/outputs.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/imaging.hpp"
@@ -94,7 +95,8 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   cli::finish_numerical_options(o, numerical);
   if (rtm) finish_rtm_options(rtm_options, direct);
   if (plan_only) check_projection_options(vm, projection);
-  std::optional<safety::OutputClaim> claim;  // a plan writes nothing
+  if (plan_only) scratch::set_planning(true);  // a plan makes and removes nothing in --scratch DIR
+  std::optional<safety::OutputClaim> claim;    // a plan writes nothing
   if (!plan_only) {
     claim.emplace(out, "--out", flags.overwrite, std::vector<std::string>{model_path, data_path}, mpi::rank() == 0);
     safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);

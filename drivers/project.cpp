@@ -21,11 +21,13 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -36,6 +38,7 @@
 #include <iostream>
 #include <map>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -99,6 +102,14 @@ Network parse_network(const std::string& text) {
   if (!(n.bandwidth > 0 && n.latency > 0))
     throw InputError("--network: BANDWIDTH,LATENCY like 25GB/s,2us (GB/s, Gb/s or MB/s; us, ms or ns), not '" + text +
                      "'");
+  // What networks are: from a slow Ethernet's to beyond any interconnect's, and latencies of a
+  // switch's nanoseconds to a wide-area second.
+  if (n.bandwidth < 1e6 || n.bandwidth > 1e13)
+    throw InputError("--network: a bandwidth of " + number_text(n.bandwidth / 1e6) +
+                     " MB/s is outside 1 MB/s … 10 TB/s (got '" + text + "')");
+  if (n.latency < 1e-9 || n.latency > 1)
+    throw InputError("--network: a latency of " + number_text(n.latency * 1e6) + " us is outside 1 ns … 1 s (got '" +
+                     text + "')");
   return n;
 }
 
@@ -114,12 +125,75 @@ std::string find_simulator(const std::string& given) {
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) path = (self.parent_path() / "starwave-sim").string();
   }
-  if (path.empty() || ::access(path.c_str(), X_OK) != 0)
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(path.c_str(), X_OK) != 0)
     throw InputError(
         std::string(named ? "--simulator: " + path + ": not a program" : "--gpus/--nodes: no simulator found") +
         ": projections run the simulation build's starwave (scripts/setup --simgrid; cmake -DSTARWAVE_SIMGRID=ON; "
         "docs/cluster.md): give its bin/starwave with --simulator or STARWAVE_SIMULATOR");
   return path;
+}
+
+/// Seconds a simulated run may take before the plan gives up on it:
+/// $STARWAVE_SIMULATION_SECONDS, else 600.
+double simulation_limit() {
+  const char* v = std::getenv("STARWAVE_SIMULATION_SECONDS");
+  if (!v) return 600;
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (!*v || *end || !(s >= 1 && s <= 1e6))
+    throw InputError(std::string("STARWAVE_SIMULATION_SECONDS='") + v + "': a number of seconds, 1 … 1000000");
+  return s;
+}
+
+/// Runs `argv` with `env`, its stdout and stderr into files `out` and `err`, in a process
+/// group of its own that this run kills on every exit path (safety::track_child) and when it
+/// takes more than `limit` seconds. Its exit status, 128 + its signal, or -1 when it ran out
+/// of time.
+int run_child(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& out,
+              const std::string& err, double limit) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  std::vector<char*> argv, envp;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0].c_str(), &actions, &attributes, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (rc != 0) throw InputError("--simulator: " + args[0] + ": " + os_cause(rc));
+  safety::track_child(pid);
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      safety::untrack_child(pid);
+      throw RuntimeError("--simulator: " + args[0] + ": " + os_cause(errno));
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit) {
+      ::kill(-pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      safety::untrack_child(pid);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  safety::untrack_child(pid);
+  ::kill(-pid, SIGKILL);  // whatever it started and left behind
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
 }
 
 /// --measured SECONDS[@SHOTS]: the time of the run's first SHOTS shots (all by default) on one
@@ -219,7 +293,12 @@ class Simulator {
           std::string(kShotsVariable) + "=" + std::to_string(shots),
           std::string(kParentVariable) + "=" + std::to_string(::getpid())})
       env.push_back(v);
-    const int status = spawn(env, out, err);
+    const std::string run = "the simulated run of " + std::to_string(shots) + " shots on " + std::to_string(gpus) +
+                            (gpus == 1 ? " GPU" : " GPUs");
+    const int status = run_child(args_, env, out, err, limit_);
+    if (status < 0)
+      throw RuntimeError("--simulator: " + simulator_ + ": " + run + " gave no answer in " + number_text(limit_) +
+                         " s (STARWAVE_SIMULATION_SECONDS); stopped");
     const std::string said = read_all(out);
     const std::size_t at = said.rfind("simulated: ");
     const double seconds = at == std::string::npos ? -1 : std::strtod(said.c_str() + at + 11, nullptr);
@@ -235,36 +314,24 @@ class Simulator {
         if (!l.empty() && l.find("xbt_cfg") == std::string::npos && l.find("surf_parse") == std::string::npos &&
             l.find("simgrid_update_xml") == std::string::npos)
           tail = l;
-      throw RuntimeError("the simulated run of " + std::to_string(shots) + " shots on " + std::to_string(gpus) +
-                         " GPUs failed" + (tail.empty() ? std::string() : ": " + tail));
+      const std::string ours = "starwave plan: error: ";  // a refusal of the simulator's own: the plan's
+      if (status == 2 && tail.rfind(ours, 0) == 0) throw InputError(tail.substr(ours.size()));
+      if (status == 0)
+        throw InputError("--simulator: " + simulator_ +
+                         ": ran and printed no simulated time: not the simulation "
+                         "build's starwave (bin/starwave-sim)?");
+      throw RuntimeError(
+          run + " failed (" +
+          (status > 128 ? "signal " + std::to_string(status - 128) : "exit status " + std::to_string(status)) + ")" +
+          (tail.empty() ? std::string() : ": " + tail));
     }
     return cache_[key] = seconds;
   }
 
  private:
-  int spawn(const std::vector<std::string>& env, const std::string& out, const std::string& err) const {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    std::vector<char*> argv, envp;
-    for (const std::string& a : args_) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, simulator_.c_str(), &actions, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) throw RuntimeError("--simulator: " + simulator_ + ": " + os_cause(rc));
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0)
-      if (errno != EINTR) throw RuntimeError("--simulator: " + simulator_ + ": " + os_cause(errno));
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
-  }
-
   std::string simulator_, sampling_, host_;
   std::vector<std::string> args_;
+  double limit_ = simulation_limit();
   Folder home_;
   std::map<std::tuple<int, int, double>, double> cache_;
 };

@@ -4,11 +4,33 @@
 #include <cmath>
 
 #include "src/base/error.hpp"
+#include "src/memory/room.hpp"
 
 namespace starwave::python {
 namespace {
 
 std::string dtype_name(const py::dtype& d) { return py::str(static_cast<const py::handle&>(d)).cast<std::string>(); }
+
+std::string shape_text(const py::array& a) {
+  std::string s = "(";
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+/// Refuses (InputError naming the argument, its shape and the bytes) an array whose copy of
+/// `element_bytes` a value would not fit in the memory this process may still use — checked
+/// on the shape it declares, before any copy: a broadcast view of 10¹⁰ values is a refusal,
+/// not a crash.
+void require_room_for(const py::array& a, std::uint64_t element_bytes, const std::string& name) {
+  std::uint64_t count = 1;
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) {
+    const std::uint64_t k = std::uint64_t(a.shape(i));
+    if (k != 0 && count > ~std::uint64_t(0) / k)
+      throw InputError(name + " of shape " + shape_text(a) + ": more values than any machine can hold");
+    count *= k;
+  }
+  memory::require_memory(count, element_bytes, name + " of shape " + shape_text(a));
+}
 
 /// A real-valued array as C-contiguous doubles (any strides, any integer or float dtype but
 /// float16, which is refused as the run's precision would be).
@@ -18,13 +40,10 @@ py::array_t<double, py::array::c_style | py::array::forcecast> doubles(const py:
   const char kind = arr.dtype().kind();
   if (kind != 'f' && kind != 'i' && kind != 'u')
     throw InputError(name + ": an array of real numbers, not of dtype " + dtype_name(arr.dtype()));
-  return py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(arr);
-}
-
-std::string shape_text(const py::array& a) {
-  std::string s = "(";
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
-  return s + (a.ndim() == 1 ? ",)" : ")");
+  require_room_for(arr, 2 * sizeof(double), name);  // the float64 copy, and what the run builds from it
+  auto out = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(arr);
+  if (!out) throw InputError(name + " of shape " + shape_text(arr) + ": could not be copied as float64");
+  return out;
 }
 
 void require_finite(const double* v, std::size_t n, const std::string& name) {
@@ -151,7 +170,13 @@ void set_observed(Survey& s, const py::object& observed, const std::string& name
     throw InputError(name + ": an array of real numbers");
   if (arr.dtype().kind() == 'f' && arr.dtype().itemsize() < 4)
     throw InputError(name + ": dtype " + dtype_name(arr.dtype()) + " is not supported: float32 or float64");
+  if (arr.ndim() != 3 || arr.shape(0) != s.nshots() || arr.shape(1) != s.nrec() || arr.shape(2) != s.nt)
+    throw InputError(name + ": an (nshots, nrec, nt) = (" + std::to_string(s.nshots()) + ", " +
+                     std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ") array, not of shape " +
+                     shape_text(arr));
+  require_room_for(arr, 2 * sizeof(float), name);  // a float32 copy, then the run's own
   const auto d = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(arr);
+  if (!d) throw InputError(name + " of shape " + shape_text(arr) + ": could not be copied as float32");
   if (d.ndim() != 3 || d.shape(0) != s.nshots() || d.shape(1) != s.nrec() || d.shape(2) != s.nt)
     throw InputError(name + ": an (nshots, nrec, nt) = (" + std::to_string(s.nshots()) + ", " +
                      std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ") array, not of shape " + shape_text(d));

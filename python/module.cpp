@@ -7,6 +7,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -18,6 +20,7 @@
 
 #include "python/arrays.hpp"
 #include "src/base/error.hpp"
+#include "src/memory/room.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/safety/signals.hpp"
 #include "src/synthetic/synth.hpp"
@@ -60,6 +63,26 @@ std::unique_ptr<Runtime>& runtime() {
   static std::unique_ptr<Runtime> rt;
   return rt;
 }
+
+/// Set in a child made by fork() after a call had started StarPU: StarPU's threads do not
+/// survive fork, and its state in the child says it runs — a call there would wait for ever.
+std::atomic<bool> g_forked_from_a_run{false};
+
+void on_fork_child() {
+  if (!runtime()) return;     // StarPU never started (or was shut down): the child starts its own
+  (void)runtime().release();  // the parent's, never stopped here (its threads are not in the child)
+  g_forked_from_a_run.store(true);
+}
+
+/// Raises at once in a child forked from a process where StarPU ran.
+void require_not_forked() {
+  if (g_forked_from_a_run.load())
+    throw std::runtime_error(
+        "starwave: this process was made by fork() from one where starwave had started StarPU, whose worker "
+        "threads do not survive fork(): call starwave from the parent, or start children with "
+        "multiprocessing's 'spawn' or 'forkserver' method (or call starwave.shutdown() before forking)");
+}
+
 /// The running Runtime, started at the first call (with the GIL released: StarPU's start
 /// takes a moment and its threads never call Python).
 Runtime& started() {
@@ -78,6 +101,7 @@ Runtime& started() {
 template <typename Work>
 auto working(Work&& work) {
   using Result = decltype(work());
+  require_not_forked();
   std::future<Result> result;
   bool raised = false;
   {
@@ -235,6 +259,7 @@ py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double 
 }
 
 void shutdown() {
+  if (g_forked_from_a_run.load()) return;  // nothing of this process's own to stop
   const py::gil_scoped_release free;
   const OneCall one;
   runtime().reset();
@@ -249,8 +274,17 @@ PYBIND11_MODULE(_starwave, mod) {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
       PyErr_SetString(PyExc_ValueError, pythonic(e.what()).c_str());
+    } catch (const std::bad_alloc&) {  // what bounds it, as the command line says
+      std::string why = "starwave: out of memory";
+      try {
+        const memory::MemoryRoom room = memory::memory_room();
+        why += " (the call needs more than the " + bytes_text(double(room.bytes)) + " " + room.bound + ")";
+      } catch (...) {
+      }
+      PyErr_SetString(PyExc_MemoryError, why.c_str());
     }
   });
+  pthread_atfork(nullptr, nullptr, on_fork_child);
   using py::arg;
   mod.def("model", &model,
           "Synthetic data of every shot: (nshots, nrec, nt) of vp's dtype, sample n at t = n·dt (see the "

@@ -1,8 +1,10 @@
 // tests/test_cli.cpp — the `starwave` executable end to end, and one test per bad-input
 // rule of docs/design.md §5: one clear line on stderr naming the file or option, a non-zero exit,
 // and no output file.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <hdf5.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -455,6 +457,7 @@ TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
   std::ofstream(cal / "bus" / "box.latency") << "# to 0\tto 1\n0\t10\n12\t0\n";
   std::ofstream(cal / "bus" / "box.platform.v4.xml") << "<host id=\"CPU0\" speed=\"1f\"/>\n";
   std::ofstream(cal / "codelets" / "45" / "starwave_forward.box")
+      << "##################\n# Performance Model Version\n45\n\n"
       << "# device type (CPU - 0, CUDA - 1)\n1\n# hash\tsize\tflops\tmean (us)\tdev (us)\tsum\tsum2\tn\n"
       << "0badf00d\t1000\t0.000000e+00\t2.000000e+05\t1.000000e+03\t2.000000e+06\t4.000000e+11\t10\n";
   const std::string sim = path("sim.sh");
@@ -709,13 +712,28 @@ bool same_dataset(const std::string& a, const std::string& b, const std::string&
          std::memcmp(x.values.data(), y.values.data(), x.values.size() * sizeof(float)) == 0;
 }
 
+/// A scratch folder as a run makes it (src/runtime/scratch.cpp): its owner file signed, and
+/// one of StarPU's files in its hierarchy; `held`: the owner file's lock taken (and the
+/// descriptor kept open) as a live run holds it, else -1.
+int make_run_folder(const fs::path& folder, bool held) {
+  fs::create_directories(folder / "123" / "456");
+  std::ofstream(folder / "123" / "456" / "STARPU_abcdef") << "a store's interval";
+  std::ofstream(folder / ".starwave-owner") << "starwave scratch folder\npid 1\n";
+  if (!held) return -1;
+  const int fd = open((folder / ".starwave-owner").c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  return fd;
+}
+
 TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   // --scratch DIR: every step's store kept, in intervals (buffers of their own) that StarPU
   // moves to files in DIR when its main memory is full and brings back for the adjoint.
   // gradient, rtm and fwi give the bits of the store held in memory; with StarPU's main
   // memory capped far below one shot's store, the peak follows the cap, not the store; the
-  // files go with the run, and a folder left by a run killed outright (SIGKILL) goes when the
-  // next run starts, while another live run's stays.
+  // files go with the run, and StarPU's files in a folder left by a run killed outright
+  // (SIGKILL: its lock free) go when the next run starts, while a live run's folder stays
+  // whatever its name's pid says (another PID namespace: its lock is held), and nothing of
+  // the user's goes, even under a name like a run's.
   const std::string m = path("ooc-vp.h5"), smooth = path("ooc-smooth.h5"), s = path("ooc-s.h5"), d = path("ooc-d.h5"),
                     scr = path("scratch");
   ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --out " + m).status, 0);
@@ -729,16 +747,22 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   char host[256] = {};
   ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
   const std::string mine = "starwave-scratch." + std::string(host) + ".";
-  const fs::path dead = fs::path(scr) / (mine + std::to_string(gone)),
-                 live = fs::path(scr) / (mine + std::to_string(getpid())),
-                 elsewhere = fs::path(scr) / ("starwave-scratch.another-machine." + std::to_string(gone));
-  fs::create_directories(dead / "a" / "b");
-  fs::create_directories(live);
-  fs::create_directories(elsewhere);
-  std::ofstream(dead / "a" / "b" / "STARPU_x") << "left by a killed run";
-  std::ofstream(dead / "STARPU_y") << "left by a killed run";
-  std::ofstream(live / "STARPU_z") << "another run's";
+  const fs::path dead = fs::path(scr) / (mine + std::to_string(gone) + ".Ab12Cd"),
+                 live = fs::path(scr) / (mine + std::to_string(gone) + ".Ef34Gh"),
+                 users = fs::path(scr) / (mine + std::to_string(gone)),
+                 signed_users = fs::path(scr) / (mine + std::to_string(gone) + ".Ij56Kl"),
+                 elsewhere = fs::path(scr) / ("starwave-scratch.another-machine." + std::to_string(gone) + ".Mn78Op");
+  make_run_folder(dead, false);
+  const int live_lock = make_run_folder(live, true);
+  make_run_folder(signed_users, false);
+  std::ofstream(signed_users / "results.txt") << "the user's, in a folder like a run's";
+  fs::create_directories(users);
+  std::ofstream(users / "STARPU_ghijkl") << "the user's own";
+  make_run_folder(elsewhere, false);
   std::ofstream(fs::path(scr) / "notes.txt") << "the user's";
+  const auto ours = [&](const fs::path& p) {
+    return p == live || p == elsewhere || p == users || p == signed_users || p.filename() == "notes.txt";
+  };
 
   const std::string args = "gradient --model " + smooth + " --data " + d + " --out ";
   const auto [whole_status, whole_mb] = status_and_peak_mb(args + path("ooc-g0.h5"));
@@ -747,13 +771,22 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   ASSERT_EQ(ooc_status, 0);
   EXPECT_TRUE(same_dataset(path("ooc-g0.h5"), path("ooc-g1.h5"), "/gradient"));
   EXPECT_FALSE(fs::exists(dead)) << "a killed run's scratch is removed by the next run";
-  EXPECT_TRUE(fs::exists(live / "STARPU_z")) << "a live run's scratch is not touched";
-  EXPECT_TRUE(fs::exists(elsewhere)) << "another machine's runs are not this one's to judge";
+  EXPECT_TRUE(fs::exists(live / "123" / "456" / "STARPU_abcdef")) << "a live run's scratch is not touched";
+  EXPECT_TRUE(fs::exists(elsewhere / "123" / "456" / "STARPU_abcdef"))
+      << "another machine's runs are not this one's to judge";
+  EXPECT_TRUE(fs::exists(users / "STARPU_ghijkl")) << "a folder without a run's lock is the user's";
+  EXPECT_TRUE(fs::exists(signed_users / "results.txt")) << "of an abandoned folder only StarPU's files go";
+  EXPECT_FALSE(fs::exists(signed_users / "123" / "456" / "STARPU_abcdef"));
   EXPECT_TRUE(fs::exists(fs::path(scr) / "notes.txt"));
   std::size_t left = 0;
-  for (const auto& e : fs::directory_iterator(scr))
-    left += e.path() != live && e.path() != elsewhere && e.path().filename() != "notes.txt";
+  for (const auto& e : fs::directory_iterator(scr)) left += !ours(e.path());
   EXPECT_EQ(left, 0u) << "the run's scratch folder is removed with it";
+  // A plan writes nothing: no folder of its own, and the dead run's stays for the next run.
+  make_run_folder(dead, false);
+  const Result planned = run("plan " + args + path("never.h5") + " --scratch " + scr, "STARPU_LIMIT_CPU_MEM=40");
+  EXPECT_EQ(planned.status, 0) << planned.err;
+  EXPECT_TRUE(fs::exists(dead / "123" / "456" / "STARPU_abcdef")) << "plan changes nothing on disk";
+  fs::remove_all(dead);
   std::printf("gradient peak RSS: the store in memory %.0f MB; out of core, StarPU capped at 40 MiB, %.0f MB\n",
               whole_mb, ooc_mb);
 #if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine keeps freed memory: peaks say nothing there
@@ -772,9 +805,9 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   EXPECT_NE(swap.out.find("out of core: 32 intervals"), std::string::npos) << swap.out;
   EXPECT_TRUE(same_dataset(path("ooc-g0.h5"), path("ooc-g2.h5"), "/gradient"));
   left = 0;
-  for (const auto& e : fs::directory_iterator(scr))
-    left += e.path() != live && e.path() != elsewhere && e.path().filename() != "notes.txt";
+  for (const auto& e : fs::directory_iterator(scr)) left += !ours(e.path());
   EXPECT_EQ(left, 0u) << "nothing of StarPU's own swap and no scratch folder left";
+  close(live_lock);
   expect_refused(args + path("g3.h5"), path("g3.h5"), "STARPU_DISK_SWAP_BACKEND",
                  "STARPU_DISK_SWAP=" + scr + " STARPU_DISK_SWAP_BACKEND=leveldb");
   expect_refused(args + path("g3.h5"), path("g3.h5"), "STARPU_DISK_SWAP=" + path("nowhere"),

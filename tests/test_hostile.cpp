@@ -515,7 +515,7 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
        "--bands none, this run has 5"},
       {"a resume with a 16-bit store",
        "fwi --model init.h5 --data d.h5 --out r.h5 --resume --iterations 2 --store-compression bf16",
-       "--store-compression none recorded, this run has bf16"},
+       "--store-compression none, this run has bf16"},
       {"a resume from another model", "fwi --model vp.h5 --data d.h5 --out r.h5 --resume --iterations 2",
        "the initial model's values (--model)"},
       {"a resume with other data", "fwi --model init.h5 --data other-data.h5 --out r.h5 --resume --iterations 2",
@@ -725,8 +725,10 @@ TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {
     ASSERT_TRUE(appears(dir / (".out.h5.tmp." + std::to_string(pid) + ".0"))) << "the shots being written";
     kill(pid, SIGKILL);
     finish(pid);
-    // A run that claims the output (and is then refused for its missing model) tidies up.
-    EXPECT_EQ(run_in(dir, "model --quiet --model missing.h5 --survey s.h5 --out out.h5 --overwrite").status, 2);
+    // A run that claims the output (and is then refused for its damaged model) tidies up.
+    std::ofstream(dir / "damaged.h5") << "not HDF5";
+    EXPECT_EQ(run_in(dir, "model --quiet --model damaged.h5 --survey s.h5 --out out.h5 --overwrite").status, 2);
+    fs::remove(dir / "damaged.h5");
     for (const auto& e : fs::directory_iterator(dir))
       EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "left: " << e.path();
   }

@@ -42,14 +42,28 @@ def _fail(message, error=ValueError):
     raise error("starwave.torch.scalar: " + message)
 
 
+def _is_default(value, default):
+    """Whether `value` is the option's "not used" value: None, or the same bool or whole number (an array or a
+    tensor never is)."""
+    if default is None:
+        return value is None
+    if isinstance(default, bool):
+        return isinstance(value, (bool, np.bool_)) and bool(value) == default
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value == default
+
+
 def _check_unsupported(options):
     for name, value in options.items():
         if name not in _UNSUPPORTED:
             _fail("unexpected keyword argument '%s'" % name, TypeError)
         default = _UNSUPPORTED[name]
-        if value is not default and not (default is not None and value == default):
-            _fail("%s is not supported (starwave models the wave from rest, the whole model, each shot's sources "
-                  "and receivers, and plans its own memory)" % name, NotImplementedError)
+        if _is_default(value, default):
+            continue
+        kind = "True or False" if isinstance(default, bool) else "a whole number" if default is not None else None
+        if kind and not isinstance(value, (bool, np.bool_) if isinstance(default, bool) else (int, np.integer)):
+            _fail("%s must be %s (got %s)" % (name, kind, type(value).__name__), TypeError)
+        _fail("%s is not supported (starwave models the wave from rest, the whole model, each shot's sources "
+              "and receivers, and plans its own memory)" % name, NotImplementedError)
 
 
 def _hann(n, like):
@@ -210,11 +224,16 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
               NotImplementedError)
     if source_amplitudes is None or source_locations is None:
         _fail("source_amplitudes and source_locations go together: one was given without the other")
+    if not bool(torch.isfinite(v.detach()).all()):
+        bad = (~torch.isfinite(v.detach())).nonzero()[0].tolist()
+        _fail("v holds NaN or Inf (at index %s): velocities must be finite" % bad)
     ndim = source_locations.shape[-1] if isinstance(source_locations, torch.Tensor) else v.ndim
-    if v.ndim == ndim + 1:
+    shots = source_amplitudes.shape[0] if isinstance(source_amplitudes, torch.Tensor) and source_amplitudes.ndim else -1
+    if v.ndim == ndim + 1 and v.shape[0] == shots:
         _fail("a model per shot (v of shape [shot, ...]) is not supported", NotImplementedError)
     if v.ndim != ndim or ndim not in (2, 3):
-        _fail("v has %d dimensions for %d-D locations (2-D and 3-D models are supported)" % (v.ndim, ndim),
+        _fail("v has %d dimensions (shape %s) and the locations %d (their last axis): a %d-D model needs [shot, n, %d] "
+              "locations (2-D and 3-D models are supported)" % (v.ndim, list(v.shape), ndim, v.ndim, v.ndim),
               NotImplementedError if v.ndim == ndim else ValueError)
     order, frequency = _numbers(accuracy, pml_freq, freq_taper_frac, time_pad_frac, time_taper, storage_mode)
     h = _spacing(grid_spacing, ndim)

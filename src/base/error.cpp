@@ -94,7 +94,9 @@ std::string note_prefix() {
   return g_command.empty() ? "starwave: note: " : "starwave " + printable(g_command) + ": note: ";
 }
 
-std::string bytes_text(double bytes) {
+namespace {
+
+std::string bytes_text_digits(double bytes, int digits) {
   const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   int u = 0;
   while ((bytes >= 1024 || (u > 0 && bytes >= 999.5)) && u < 6) {  // 1020 MiB: "0.996 GiB", not "1.02e+03 MiB"
@@ -102,8 +104,22 @@ std::string bytes_text(double bytes) {
     ++u;
   }
   char buf[48];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", bytes, unit[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%.0f %s", bytes, unit[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.*g %s", digits, bytes, unit[u]);
   return buf;
+}
+
+}  // namespace
+
+std::string bytes_text(double bytes) { return bytes_text_digits(bytes, 3); }
+
+std::pair<std::string, std::string> bytes_text_apart(double a, double b) {
+  for (int digits = 3;; ++digits) {
+    std::string x = bytes_text_digits(a, digits), y = bytes_text_digits(b, digits);
+    if (x != y || a == b || digits == 12) return {x, y};
+  }
 }
 
 std::string os_cause(int err) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace starwave {
 
@@ -53,6 +54,9 @@ std::string note_prefix();
 
 /// "1.5 GiB", "12 MiB", "640 B".
 std::string bytes_text(double bytes);
+/// Two sizes a message compares ("takes A, more than the B …"), each with the digits that
+/// keep them apart: 36.2 MiB and 36 MiB, never 36 MiB and 36 MiB.
+std::pair<std::string, std::string> bytes_text_apart(double a, double b);
 
 /// The words of an OS error (errno) for a message, with a hint where one helps:
 /// ENOSPC → "no space left on device (the disk is full)".

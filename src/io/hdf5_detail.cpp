@@ -58,7 +58,7 @@ bool looks_like_segy(const std::string& path) {
 }
 
 Hid open_file(const std::string& path) {
-  if (!fs::exists(path)) throw InputError(path + ": no such file");
+  safety::require_input_file(path);  // a pipe or a device would block or mislead HDF5
   Hid f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.ok()) {
     if (looks_like_segy(path))

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "src/base/error.hpp"
+#include "src/safety/inputs.hpp"
 #include "src/safety/outputs.hpp"
 
 namespace starwave::segy {
@@ -140,6 +141,7 @@ struct Reader {
 };
 
 Reader open_reader(const std::string& path) {
+  safety::require_input_file(path);
   {  // a common mistake: one of our own files given for the SEG-Y one
     std::ifstream probe(path, std::ios::binary);
     char magic[8] = {};

@@ -64,6 +64,15 @@ int ShotPlacement::total() const {
   return n;
 }
 
+memory::MemoryRoom room_for_buffers() {
+  memory::MemoryRoom r = memory::memory_room();
+  if (r.bytes != kMax) {
+    r.bytes = r.bytes > kRunOwnBytes ? r.bytes - kRunOwnBytes : 0;
+    r.bound += ", less " + bytes_text(double(kRunOwnBytes)) + " for the run's own working memory";
+  }
+  return r;
+}
+
 memory::MemoryRoom starpu_room(const memory::MemoryRoom& have) {
   // StarPU's own caps on what it allocates in main memory: a run that needs more waits for
   // memory that never frees, for ever. STARPU_LIMIT_CPU_MEM (MiB; whole, checked by Runtime),

@@ -12,6 +12,13 @@
 
 namespace starwave {
 
+/// What a run holds beyond the buffers a workflow counts (HDF5's caches, a shot's traces as
+/// they are read and copied, the result as it is written): a run's peak was 2–5 MiB above
+/// its counted buffers in 2-D runs of 0.26–0.78 GiB, so the room for the buffers is the
+/// process's less 8 MiB (room_for_buffers). Outside StarPU's buffers: StarPU's own caps
+/// (starpu_room) are not lowered by it.
+inline constexpr std::uint64_t kRunOwnBytes = std::uint64_t(8) << 20;
+
 struct MemoryNeed {
   std::uint64_t shared = 0;             // once per process: the medium, the velocity, the reduction's sums
   std::uint64_t per_worker = 0;         // each worker's work arrays (STARPU_SCRATCH)
@@ -70,6 +77,10 @@ ShotPlacement place_shots(const MemoryNeed& need, int cpu_workers, const memory:
 /// (a GPU shot is ~100 a CPU core's), else in main memory.
 bool fits_one_shot(const MemoryNeed& need, int cpu_workers, const memory::MemoryRoom& host,
                    const std::vector<GpuRoom>& gpus);
+
+/// memory::memory_room() less kRunOwnBytes, the bound saying so: what a run's counted buffers
+/// may take.
+memory::MemoryRoom room_for_buffers();
 
 /// `have`, or less where StarPU caps what it allocates in main memory: STARPU_LIMIT_CPU_MEM
 /// (MiB), or the main memory StarPU counts (set_starpu_main_memory) — hwloc's figure, which

@@ -182,6 +182,7 @@ std::uint64_t available_memory() { return memory_room().bytes; }
 namespace {
 
 thread_local std::vector<std::string> t_uses;  // innermost last
+thread_local int t_planned = 0;                // Planned scopes alive on this thread
 char g_failed_use[1024];                       // written by the new-handler, without allocating
 std::atomic<bool> g_failed_named{false};
 
@@ -197,6 +198,9 @@ void on_failed_allocation() {
 
 }  // namespace
 
+Planned::Planned() { ++t_planned; }
+Planned::~Planned() { --t_planned; }
+
 MemoryUse::MemoryUse(std::string what) { t_uses.push_back(std::move(what)); }
 MemoryUse::~MemoryUse() { t_uses.pop_back(); }
 
@@ -209,6 +213,7 @@ void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std:
   if (element_bytes != 0 && count > limit / element_bytes)
     throw InputError(what + ": " + std::to_string(count) + " values is more than any machine can hold");
   const std::uint64_t bytes = count * element_bytes;
+  if (t_planned > 0) return;
   const MemoryRoom have = memory_room();
   if (bytes > have.bytes)
     throw InputError(what + ": needs " + bytes_text(double(bytes)) + " of memory, more than the " +

@@ -59,4 +59,16 @@ std::string out_of_memory_use();
 /// the option) the size comes from.
 void require_memory(std::uint64_t count, std::uint64_t element_bytes, const std::string& what);
 
+/// While one lives, this thread's allocations are ones the memory plan counted (a shot's
+/// traces read as it is submitted): require_memory checks only that a size can exist, not the
+/// room left — that room is the plan's to spend, and what the plan's own buffers hold
+/// already is not a reason to fail a run the plan accepted.
+class Planned {
+ public:
+  Planned();
+  ~Planned();
+  Planned(const Planned&) = delete;
+  Planned& operator=(const Planned&) = delete;
+};
+
 }  // namespace starwave::memory

@@ -49,6 +49,13 @@ void check_dimensions(const Model& m, const Survey& s) {
 
 TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOptions& o) {
   check_dimensions(m, s);
+  // The layers' damping grows with their speed: far above the model's the layers reflect like
+  // a wall, far below they do not damp at all.
+  if (o.pml_velocity > 0 && !(o.pml_velocity >= 0.1 * m.vmin() && o.pml_velocity <= 10 * m.vmax()))
+    throw InputError("--pml-velocity: " + number_text(o.pml_velocity) + " m/s is outside " +
+                     number_text(0.1 * m.vmin()) + " … " + number_text(10 * m.vmax()) +
+                     " m/s (a tenth of the model's slowest velocity to ten times its fastest): the absorbing "
+                     "layers would not absorb");
   TimeStepping ts;
   ts.dt_stable = stable_time_step(m.vmax(), m.dz, m.dx, o.order, m.three_d() ? m.dy : 0);
   if (o.internal_dt > 0) {

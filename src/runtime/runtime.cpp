@@ -239,8 +239,15 @@ Runtime::Runtime(const RuntimeOptions& o) {
   } limit_set{set_cpu_limit_};
   auto limit_starpu = [this](int ranks_on_node) {
     if (!scratch::wanted() || std::getenv("STARPU_LIMIT_CPU_MEM") != nullptr) return;
-    const std::uint64_t room = memory::memory_room().bytes / std::uint64_t(std::max(ranks_on_node, 1));
-    setenv("STARPU_LIMIT_CPU_MEM", std::to_string(scratch::cpu_limit_mib(room)).c_str(), 1);
+    const memory::MemoryRoom room = memory::memory_room();
+    const std::uint64_t share = room.bytes / std::uint64_t(std::max(ranks_on_node, 1));
+    const std::uint64_t mib = scratch::cpu_limit_mib(share);
+    if (mib == 0)  // the run's own memory beside StarPU's would pass the room: refused, as the plan says
+      throw InputError(scratch::given() + ": out of core needs " + bytes_text(double(std::uint64_t(32) << 20) * 8 / 7) +
+                       " of memory at least (16 MiB for StarPU, an eighth and 16 MiB for the run's own), more " +
+                       "than the " + bytes_text(double(share)) + " " + room.bound +
+                       (ranks_on_node > 1 ? " (a share of " + std::to_string(ranks_on_node) + " ranks)" : ""));
+    setenv("STARPU_LIMIT_CPU_MEM", std::to_string(mib).c_str(), 1);
     set_cpu_limit_ = true;
   };
   // StarPU would start a disk node of its own for STARPU_DISK_SWAP: the run's is

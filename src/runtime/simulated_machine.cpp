@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "src/base/error.hpp"
+#include "src/safety/inputs.hpp"
 
 namespace starwave::simulation {
 namespace fs = std::filesystem;
@@ -20,8 +21,12 @@ constexpr int kNodes = 32;  // STARPU_MAXNODES of the StarPU build: the bus matr
 constexpr const char* kMarker = "made-by-starwave-plan";
 
 std::string read_text(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec))
+    throw InputError("--calibration: " + p.string() + ": no such file (is the calibration's host name right?)");
+  if (!fs::is_regular_file(p, ec)) throw InputError("--calibration: " + p.string() + ": not a regular file");
   std::ifstream f(p);
-  if (!f) throw InputError("--calibration: " + p.string() + ": no such file (is the calibration's host name right?)");
+  if (!f) throw InputError("--calibration: " + p.string() + ": cannot be read");
   std::stringstream s;
   s << f.rdbuf();
   return s.str();
@@ -41,6 +46,23 @@ std::vector<std::vector<double>> read_matrix(const fs::path& p) {
   if (rows.size() < 2 || rows[0].size() < 2 || rows[1].empty())
     throw InputError("--calibration: " + p.string() + ": not a StarPU bus matrix");
   return rows;
+}
+
+/// Refuses a bus figure outside what a machine measures: a bandwidth (MB/s) finite and within
+/// 1 MB/s … 100 TB/s, a latency (µs) finite and within 0 … 1 s.
+void check_bus_value(double v, bool bandwidth, const fs::path& p, const char* what) {
+  const bool ok = bandwidth ? std::isfinite(v) && v >= 1 && v <= 1e8 : std::isfinite(v) && v >= 0 && v <= 1e6;
+  if (!ok)
+    throw InputError(
+        "--calibration: " + p.string() + ": the " + what + " is " + number_text(v) +
+        (bandwidth ? " MB/s, not a measured bandwidth (1 MB/s … 100 TB/s)" : " µs, not a measured latency (0 … 1 s)"));
+}
+
+/// A number of a model entry, whole text parsed and within [low, high]; NaN when not.
+double entry_number(const std::string& w, double low, double high) {
+  char* end = nullptr;
+  const double v = std::strtod(w.c_str(), &end);
+  return end && *end == '\0' && end != w.c_str() && std::isfinite(v) && v >= low && v <= high ? v : NAN;
 }
 
 std::string num(double v) {
@@ -89,7 +111,10 @@ void scale_models(const fs::path& from, const fs::path& to, const std::string& h
   for (const auto& e : fs::directory_iterator(from)) {
     const std::string name = e.path().filename().string();
     if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-    std::istringstream text(read_text(e.path()));
+    const std::string whole = read_text(e.path());
+    if (whole.rfind("##################\n# Performance Model Version\n45\n", 0) != 0)
+      throw InputError("--calibration: " + e.path().string() + ": not a StarPU 1.3 performance model (version 45)");
+    std::istringstream text(whole);
     Writer w(to / (name.substr(0, name.size() - suffix.size()) + ".simulated"));
     int device = -1;
     bool type_next = false;
@@ -104,8 +129,14 @@ void scale_models(const fs::path& from, const fs::path& to, const std::string& h
         std::vector<std::string> v;
         for (std::string x; words >> x;) v.push_back(x);
         if (v.size() == 8) {  // hash size flops mean dev sum sum2 n
-          const double mean = std::strtod(v[3].c_str(), nullptr), dev = std::strtod(v[4].c_str(), nullptr);
-          const double sum = std::strtod(v[5].c_str(), nullptr), sum2 = std::strtod(v[6].c_str(), nullptr);
+          // A measurement: times in µs, positive and below a day; n a whole number of runs.
+          const double mean = entry_number(v[3], 1e-3, 8.64e10), dev = entry_number(v[4], 0, 8.64e10);
+          const double sum = entry_number(v[5], 0, 1e300), sum2 = entry_number(v[6], 0, 1e300);
+          const double size = entry_number(v[1], 1, 1e18), n = entry_number(v[7], 1, 1e15);
+          if (std::isnan(mean) || std::isnan(dev) || std::isnan(sum) || std::isnan(sum2) || std::isnan(size) ||
+              std::isnan(n) || n != std::floor(n))
+            throw InputError("--calibration: " + e.path().string() + ": the entry '" + line.substr(0, 80) +
+                             "' is not a measurement (size, flops, mean and deviation in µs, sums, runs)");
           v[3] = num(mean / k), v[4] = num(dev / k), v[5] = num(sum / k), v[6] = num(sum2 / k / k);
           line = v[0];
           for (std::size_t i = 1; i < v.size(); ++i) line += "\t" + v[i];
@@ -179,7 +210,12 @@ std::string sampling_folder(const std::string& dir) {
   const fs::path d(dir);
   if (!fs::is_directory(d)) throw InputError("--calibration: " + dir + ": no such folder");
   for (const fs::path& p : {d, d / ".starpu" / "sampling"})
-    if (fs::is_directory(p / "bus") && fs::is_directory(p / "codelets" / "45")) return p.string();
+    if (fs::is_directory(p / "bus") && fs::is_directory(p / "codelets" / "45")) {
+      // Its files only files: a pipe among them would block the simulation for ever.
+      for (const fs::path& f : {p / "bus", p / "codelets" / "45"})
+        safety::require_input_folder(f.string(), "--calibration");
+      return p.string();
+    }
   throw InputError("--calibration: " + dir +
                    ": not a StarPU calibration (a folder with bus/ and codelets/45/, or a STARPU_HOME holding "
                    ".starpu/sampling/)");
@@ -207,10 +243,14 @@ void write_machine(const std::string& sampling, const std::string& host, const s
   const auto bw = read_matrix(bus / (host + ".bandwidth"));  // MB/s
   const auto lat = read_matrix(bus / (host + ".latency"));   // µs
   const double down = bw[0][1], up = bw[1][0], lat_down = lat[0][1], lat_up = lat[1][0];
-  if (!(down > 0 && up > 0))
+  if (std::isnan(down) || std::isnan(up))
     throw InputError("--calibration: " + bus.string() + "/" + host +
                      ".bandwidth: no measured bandwidth between main memory and a GPU (calibrate on a machine "
                      "with a GPU)");
+  check_bus_value(down, true, bus / (host + ".bandwidth"), "bandwidth from main memory to GPU 0");
+  check_bus_value(up, true, bus / (host + ".bandwidth"), "bandwidth from GPU 0 to main memory");
+  check_bus_value(lat_down, false, bus / (host + ".latency"), "latency from main memory to GPU 0");
+  check_bus_value(lat_up, false, bus / (host + ".latency"), "latency from GPU 0 to main memory");
   const std::string platform = read_text(bus / (host + ".platform.v4.xml"));
   long long memsize = 80LL << 30;  // GPU 0's memory, as StarPU measured it
   const std::size_t gpu0 = platform.find("<host id=\"CUDA0\"");
@@ -218,6 +258,9 @@ void write_machine(const std::string& sampling, const std::string& host, const s
   const std::size_t at = gpu0 == std::string::npos ? gpu0 : platform.find(key, gpu0);
   if (at != std::string::npos && platform.find("</host>", gpu0) > at)
     memsize = std::atoll(platform.c_str() + at + key.size());
+  if (memsize < (1LL << 20) || memsize > (1LL << 50))
+    throw InputError("--calibration: " + bus.string() + "/" + host + ".platform.v4.xml: GPU 0's memory is " +
+                     std::to_string(memsize) + " bytes, not a GPU's (1 MiB … 1 PiB)");
   int cpus = 0;
   for (std::size_t p = platform.find("<host id=\"CPU"); p != std::string::npos;
        p = platform.find("<host id=\"CPU", p + 1))

@@ -23,4 +23,13 @@ void require_unchanged(const std::string& path, int fd);
 /// Forgets `path` (this run replaced the file: later reads see its new content).
 void unpin(const std::string& path);
 
+/// Refuses (InputError naming `path`) an input that is not a regular file — missing, a
+/// folder, a named pipe (FIFO), a device or a socket — by stat() alone: nothing is opened,
+/// so a pipe nobody writes cannot block the run. Every input is read from a file, some more
+/// than once (docs/guarantees.md).
+void require_input_file(const std::string& path);
+/// The same for a folder an option names (`--calibration DIR`): it must be a folder, and every
+/// entry below it a regular file or a folder (`what` names the option in the message).
+void require_input_folder(const std::string& path, const std::string& what);
+
 }  // namespace starwave::safety

@@ -199,6 +199,8 @@ void refuse_link(const std::string& path, const std::string& advice) {
 OutputClaim::OutputClaim(const std::string& path, const std::string& option, bool overwrite,
                          const std::vector<std::string>& inputs, bool lock) {
   if (path.empty()) throw InputError(option + ": an output file name is required");
+  for (const std::string& in : inputs)  // a pipe given as an input would block the run with its lock taken
+    if (!in.empty()) require_input_file(in);
   const fs::path target(path);
   const std::string dir = folder_of(target);
   std::error_code ec;

@@ -59,6 +59,14 @@ void empty_folder(const char* path) noexcept {
   const int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) empty_folder_at(fd, 8);
 }
+/// Descriptors held in reserve from the start: a run that has used up its open-files limit
+/// (ulimit -n) must still open the folders it removes when it ends. Closed first by
+/// remove_tracked(), which only runs as the process ends.
+constexpr int kSpareDescriptors = 8;
+int g_spare[kSpareDescriptors] = {-1, -1, -1, -1, -1, -1, -1, -1};
+
+std::atomic<int> g_child{0};  // a child's process group, killed with the run
+
 std::atomic<bool> g_graceful{false};
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_interrupt{false};
@@ -83,6 +91,8 @@ void install_signal_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is a failed write, reported as one
   std::signal(SIGXFSZ, SIG_IGN);  // a file-size limit likewise (EFBIG)
+  for (int& fd : g_spare)
+    if (fd < 0) fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 void arm_graceful_stop(bool armed) { g_graceful.store(armed); }
@@ -122,7 +132,16 @@ void untrack(const std::string& path) {
     }
 }
 
+void track_child(int process_group) { g_child.store(process_group); }
+void untrack_child(int process_group) {
+  int expected = process_group;
+  g_child.compare_exchange_strong(expected, 0);
+}
+
 void remove_tracked() noexcept {
+  if (const int group = g_child.exchange(0); group > 0) kill(-group, SIGKILL);
+  for (int& fd : g_spare)  // room for the folders' descriptors below, whatever the run holds
+    if (fd >= 0) close(fd), fd = -1;
   for (int i = 0; i < kSlots; ++i)
     if (g_slot_state[i].load() == 2) unlink(g_paths[i]);
   for (int i = 0; i < kSlots; ++i)  // then the folders, emptied of what was ours

@@ -38,7 +38,13 @@ bool process_gone(long pid);
 /// Removes folder `path` and everything inside it (async-signal-safe; no links followed).
 void remove_folder(const std::string& path) noexcept;
 void untrack(const std::string& path);
-/// Removes every tracked path; async-signal-safe (the signal and device-fault handlers).
+/// A child process group (a projection's simulator) killed with the run on every exit path
+/// (remove_tracked): a plan ended by a signal ends its simulation. One at a time.
+void track_child(int process_group);
+void untrack_child(int process_group);
+/// Removes every tracked path; async-signal-safe (the signal and device-fault handlers). Only
+/// as the process ends: it first closes the descriptors install_signal_handlers() kept in
+/// reserve for it.
 void remove_tracked() noexcept;
 /// Removes the temporaries of `target` that runs killed outright (SIGKILL) left beside it
 /// (`.NAME.tmp.PID.N` whose process is gone).

@@ -10,6 +10,7 @@
 #include "src/memory/room.hpp"
 #include "src/numerics/filters.hpp"
 #include "src/numerics/propagator.hpp"
+#include "src/safety/inputs.hpp"
 
 namespace starwave {
 namespace {
@@ -159,6 +160,7 @@ Model marmousi2(const std::string& file, int nz, int nx, double h) {
   const int NZ = 401, NX = 1601;
   const double H = 7.5;
   if (file.empty()) throw InputError("--file: the marmousi2 kind needs the raw Marmousi2 file (shared/data)");
+  safety::require_input_file(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) throw InputError(file + ": cannot open");
   std::vector<float> raw(std::size_t(NZ) * NX);

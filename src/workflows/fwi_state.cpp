@@ -160,19 +160,35 @@ void check_made_with(const std::string& path, const std::vector<Setting>& now) {
     throw InputError("--resume: " + path + " is a '" + format->second + "', this starwave reads '" + kStateFormat +
                      "'; start again with --overwrite");
   const std::string hint = " (resume with the same settings and inputs, or start again with --overwrite)";
+  // The settings recorded only when they differ from their default: absent, they were that.
+  struct Optional {
+    const char *label, *absent;
+  };
+  const std::map<std::string, Optional> optional = {
+      {"store_compression", {"--store-compression", "none"}},
+      {"pml_frequency", {"--pml-frequency", "0 (the wavelet's dominant frequency)"}},
+      {"data_trace_weights", {"the data's receiver counts and trace weights (--data)", "none"}}};
   std::map<std::string, std::string> unused(saved.begin(), saved.end());
   for (const Setting& x : now) {
     const auto it = saved.find("made_with_" + x.key);
-    const std::string then = it == saved.end() ? "none recorded" : it->second;
+    const auto opt = optional.find(x.key);
+    if (it == saved.end() && opt == optional.end())
+      throw InputError("--resume: " + path + " does not record its " + x.label + "; this run has " + x.value + hint);
+    const std::string then = it == saved.end() ? opt->second.absent : it->second;
     if (then != x.value)
       throw InputError("--resume: " + path + " was made with " + x.label + " " + then + ", this run has " + x.value +
                        hint);
     unused.erase("made_with_" + x.key);
   }
-  for (const auto& [key, value] : unused)
-    if (key.rfind("made_with_", 0) == 0)
-      throw InputError("--resume: " + path + " was made with " + key.substr(10) + " " + value +
-                       ", which this run does not use" + hint);
+  for (const auto& [key, value] : unused) {
+    if (key.rfind("made_with_", 0) != 0) continue;
+    const auto opt = optional.find(key.substr(10));
+    if (opt != optional.end())
+      throw InputError("--resume: " + path + " was made with " + opt->second.label + " " + value + ", this run has " +
+                       opt->second.absent + hint);
+    throw InputError("--resume: " + path + " was made with " + key.substr(10) + " " + value +
+                     ", which this run does not use" + hint);
+  }
 }
 
 void save(const std::string& path, const State& st, const std::vector<Setting>& made) {

@@ -174,7 +174,7 @@ class Evaluation {
     // What the refusal suggests: out of core first where the store is what does not fit.
     const std::string out_of_core = scratch::active() ? "" : "--scratch DIR (the store out of core), ";
     ShotPlacement where =
-        place_shots(need, cpus, memory::memory_room(), gpus, "this run",
+        place_shots(need, cpus, room_for_buffers(), gpus, "this run",
                     run_.layout.storage == ShotProblem<T>::kStoreFull
                         ? "use " + out_of_core + "--storage boundary, or fewer workers with STARPU_NCPU"
                     : run_.layout.storage == ShotProblem<T>::kStoreBoundary
@@ -211,7 +211,7 @@ class Evaluation {
     layout.split_store = scratch::active() && o_.checkpoint_every > 0;
     if (!automatic || (!scratch::active() && layout.storage == ShotProblem<T>::kStoreFull)) return;
     std::vector<double> choice{0, 0};  // checkpoint interval, out of core
-    if (graph::rank() == 0 && !fits_one_shot(need, cpus, memory::memory_room(), gpus)) {
+    if (graph::rank() == 0 && !fits_one_shot(need, cpus, room_for_buffers(), gpus)) {
       if (scratch::active())
         choice[1] = 1;
       else
@@ -253,9 +253,10 @@ class Evaluation {
       where.left_out = "a shot out of core (--scratch) runs on one kind of worker";
     }
     const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
-    if (fit == 0)
-      throw InputError(scratch::given() + ": a shot's store takes " + bytes_text(double(need.scratch)) +
-                       ", more than the " + scratch::room_text());
+    if (fit == 0) {
+      const auto [store, there] = scratch::room_text_against(need.scratch);
+      throw InputError(scratch::given() + ": a shot's store takes " + store + ", more than the " + there);
+    }
     return int(std::min<std::uint64_t>(std::uint64_t(std::max(1, where.total())), fit));
   }
 
@@ -441,6 +442,7 @@ StreamedData stream_observed_data(const std::string& path, const Survey& s, int 
   // the file replaced) is a failure of the run, not bad input.
   out.read = [path](int shot) {
     try {
+      const memory::Planned counted;  // the plan counted a shot's traces in flight
       return io::read_slice(path, "/data", shot).values;
     } catch (const InputError& e) {
       throw RuntimeError(e.what());

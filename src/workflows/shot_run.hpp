@@ -68,7 +68,7 @@ inline Interrupted interruption() {
 /// Shots in flight on this rank: `wanted`, fewer when the memory room is short; a run that
 /// cannot hold one shot is refused before any work or handle, `hint` saying what helps.
 inline int shots_in_window(const MemoryNeed& need, int wanted, const std::string& hint) {
-  return shots_in_flight(need, graph::workers(), wanted, memory::memory_room(), "this run", hint);
+  return shots_in_flight(need, graph::workers(), wanted, room_for_buffers(), "this run", hint);
 }
 
 }  // namespace starwave
