@@ -5,17 +5,20 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "kernels/cpu/levels.hpp"
@@ -442,6 +445,16 @@ TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {
   for (const char* name : {"f.h5", "f.h5.state", "f_figures"}) EXPECT_FALSE(fs::exists(path(name))) << name;
 }
 
+/// Whether process `pid` runs (a zombie nobody reaps — this process's orphans in a container
+/// without an init — does not).
+bool process_runs(int pid) {
+  if (pid <= 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const std::size_t close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
+}
+
 TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
   // `plan gradient … --gpus/--nodes` (drivers/project.cpp) with a stand-in for the simulation
   // build: a script that answers as a simulated run does, its time the calibrated forward task's
@@ -509,6 +522,70 @@ TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
                  env + " FAIL=1");
   expect_refused("plan gradient --model " + model_ + " --data " + data + " --gpus 1 --calibration " + dir_.string(),
                  out, "not a StarPU calibration");
+  // Networks no machine has, calibrations no machine measured: one line each, exit 2.
+  expect_refused(base + " --gpus 1 --nodes 2 --network 1e-300MB/s,2us", out, "--network: a bandwidth of 1e-300 MB/s");
+  expect_refused(base + " --gpus 1 --nodes 2 --network 25GB/s,1e9ms", out, "--network: a latency of 1e+12 us");
+  const auto damaged = [&](const std::string& name, const fs::path& file, const std::string& text) {
+    const fs::path copy = dir_ / name;
+    fs::copy(cal, copy, fs::copy_options::recursive);
+    fs::remove(copy / file);
+    if (!text.empty()) std::ofstream(copy / file) << text;
+    return copy.string();
+  };
+  const std::string on = "plan gradient --model " + model_ + " --data " + data + " --gpus 1 --simulator " + sim +
+                         " --calibration ";
+  const std::vector<std::pair<std::string, std::string>> calibrations = {
+      {damaged("inf-bw", "bus/box.bandwidth", "# to 0\tto 1\n0\tinf\n25000\t0\n"),
+       "bandwidth from main memory to GPU 0 is inf MB/s, not a measured bandwidth"},
+      {damaged("neg-lat", "bus/box.latency", "# to 0\tto 1\n0\t10\n-12\t0\n"),
+       "latency from GPU 0 to main memory is -12 µs, not a measured latency"},
+      {damaged("random", "codelets/45/starwave_forward.box", "\x7f\x01 not a model at all\n"),
+       "starwave_forward.box: not a StarPU 1.3 performance model"},
+      {damaged("nan-mean", "codelets/45/starwave_forward.box",
+               "##################\n# Performance Model Version\n45\n\n# device type (CPU - 0, CUDA - 1)\n1\n"
+               "0badf00d\t1000\t0.000000e+00\tnan\t1.000000e+03\t2.000000e+06\t4.000000e+11\t10\n"),
+       "is not a measurement"},
+      {damaged("pipe", "codelets/45/starwave_forward.box", ""),
+       "starwave_forward.box: a named pipe (FIFO), not a regular file"},
+  };
+  ASSERT_EQ(mkfifo((dir_ / "pipe" / "codelets" / "45" / "starwave_forward.box").c_str(), 0600), 0);
+  for (const auto& [folder, mention] : calibrations) {
+    const Result said = run(on + folder, env + " timeout 60");  // a pipe read would block: bounded here
+    EXPECT_EQ(said.status, 2) << folder << ": " << said.err;
+    EXPECT_NE(said.err.find(mention), std::string::npos) << said.err;
+  }
+  // Simulators that are not one: exit 2; one that never answers: stopped after
+  // STARWAVE_SIMULATION_SECONDS, exit 1; a plan ended by a signal ends its simulator.
+  const Result folder = run(base + " --gpus 1 --simulator " + dir_.string());
+  EXPECT_EQ(folder.status, 2) << folder.err;
+  EXPECT_NE(folder.err.find("--simulator: " + dir_.string() + ": not a program"), std::string::npos) << folder.err;
+  const Result not_ours = run(base + " --gpus 1 --simulator /bin/true");
+  EXPECT_EQ(not_ours.status, 2) << not_ours.err;
+  EXPECT_NE(not_ours.err.find("/bin/true: ran and printed no simulated time"), std::string::npos) << not_ours.err;
+  const std::string hang = path("hang.sh"), pid_file = path("hang.pid");
+  std::ofstream(hang) << "#!/bin/sh\necho $$ > " << pid_file << "\nexec sleep 1000\n";
+  fs::permissions(hang, fs::perms::owner_all);
+  const auto started = std::chrono::steady_clock::now();
+  const Result hung = run(base + " --gpus 1 --simulator " + hang, env + " STARWAVE_SIMULATION_SECONDS=2");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 30);
+  EXPECT_EQ(hung.status, 1) << hung.err;
+  EXPECT_NE(hung.err.find("gave no answer in 2 s (STARWAVE_SIMULATION_SECONDS); stopped"), std::string::npos)
+      << hung.err;
+  const auto simulator_pid = [&] {
+    int pid = -1;
+    std::ifstream(pid_file) >> pid;
+    return pid;
+  };
+  EXPECT_FALSE(process_runs(simulator_pid())) << "the simulator stopped with the plan";
+  fs::remove(pid_file);
+  const int plan = test::start_in_background("cd " + dir_.string() + " && " + env + " " + STARWAVE_BIN + " " + base +
+                                             " --gpus 1 --simulator " + hang);
+  for (int i = 0; i < 3000 && simulator_pid() <= 0; ++i) usleep(10000);
+  ASSERT_GT(simulator_pid(), 0) << "the plan started its simulator";
+  kill(plan, SIGTERM);
+  test::wait_until_gone(plan);
+  for (int i = 0; i < 500 && process_runs(simulator_pid()); ++i) usleep(10000);
+  EXPECT_FALSE(process_runs(simulator_pid())) << "a plan ended by a signal ends its simulator";
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().filename().string().find("starwave-plan."), std::string::npos) << e.path();
 }
@@ -645,10 +722,10 @@ TEST_F(Cli, CpuLevelOverrideIsCheckedAndGivesTheSameBits) {
   }
 }
 
-/// `starwave ARGS` (split at spaces) run alone with 2 CPU workers (and STARPU_LIMIT_CPU_MEM
-/// `limit_mib` when given): its exit status and its peak resident memory in MB (wait4's
-/// rusage: this child's alone).
-std::pair<int, double> status_and_peak_mb(const std::string& args, int limit_mib = 0) {
+/// `starwave ARGS` (split at spaces) run alone with 2 CPU workers (unless `two_cpus` is false:
+/// StarPU's default) and STARPU_LIMIT_CPU_MEM `limit_mib` when given: its exit status and its
+/// peak resident memory in MiB (wait4's rusage: this child's alone).
+std::pair<int, double> status_and_peak_mb(const std::string& args, int limit_mib = 0, bool two_cpus = true) {
   std::vector<std::string> words{STARWAVE_BIN};
   std::istringstream in(args);
   for (std::string w; in >> w;) words.push_back(w);
@@ -657,7 +734,7 @@ std::pair<int, double> status_and_peak_mb(const std::string& args, int limit_mib
   argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
-    setenv("STARPU_NCPU", "2", 1);
+    if (two_cpus) setenv("STARPU_NCPU", "2", 1);
     if (limit_mib > 0) setenv("STARPU_LIMIT_CPU_MEM", std::to_string(limit_mib).c_str(), 1);
     std::freopen("/dev/null", "w", stdout);
     execv(argv[0], argv.data());
@@ -723,6 +800,45 @@ int make_run_folder(const fs::path& folder, bool held) {
   const int fd = open((folder / ".starwave-owner").c_str(), O_RDONLY | O_CLOEXEC);
   EXPECT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
   return fd;
+}
+
+TEST_F(Cli, APlanThatAcceptsARunIsWhatTheRunDoes) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan's shadow memory and quarantine are in the resident set a --memory-limit measures";
+#endif
+  // With the same --memory-limit (and --scratch), `plan` and the run agree: both accept (and the
+  // run then completes within the limit) or both refuse, exit 2, before any work. Swept across
+  // where one and two shots in flight fit (in memory) and where out of core starts to fit: a
+  // run the plan accepted once failed here after its first shots (a shot's traces, read as it
+  // is submitted, were checked against the room the plan's own buffers already held).
+  const std::string m = path("pr-vp.h5"), smooth = path("pr-smooth.h5"), s = path("pr-s.h5"), d = path("pr-d.h5"),
+                    scr = path("pr-scratch");
+  ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --out " + m).status, 0);
+  ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  ASSERT_EQ(run("survey --model " + m + " --nshots 6 --dt 0.002 --t-max 1.5 --out " + s).status, 0);
+  ASSERT_EQ(run(model_cmd(m, s, d)).status, 0);
+  fs::create_directories(scr);
+  const std::string args = "gradient --model " + smooth + " --data " + d;
+  std::vector<std::pair<int, std::string>> limits;  // MiB, extra options
+  for (int mib = 258; mib <= 282; mib += 4) limits.push_back({mib, ""});
+  for (int mib = 48; mib <= 68; mib += 5) limits.push_back({mib, " --scratch " + scr});
+  int accepted = 0, refused = 0;
+  for (const auto& [mib, extra] : limits) {
+    const std::string options = " --memory-limit " + std::to_string(mib) + "M" + extra;
+    SCOPED_TRACE(options);
+    const Result plan = run("plan " + args + options);
+    ASSERT_TRUE(plan.status == 0 || plan.status == 2) << plan.err;
+    const auto [status, mb] =
+        status_and_peak_mb(args + " --quiet --overwrite --out " + path("pr-g.h5") + options, 0, false);
+    EXPECT_EQ(status, plan.status) << "the plan said " << (plan.status == 0 ? "yes" : plan.err);
+    if (status == 0) {
+      EXPECT_LE(mb, mib) << "the run's peak (MiB) within its --memory-limit";
+    }
+    (plan.status == 0 ? accepted : refused) += 1;
+  }
+  EXPECT_GE(accepted, 4) << "the sweep should cross what fits";
+  EXPECT_GE(refused, 1) << "the sweep should cross what fits";
+  EXPECT_TRUE(fs::is_empty(scr));
 }
 
 TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {

@@ -284,7 +284,8 @@ class Hostile : public ::testing::Test {
   }
   static void TearDownTestSuite() {
     for (const char* name : {"full", "signals", "two-runs", "failed-fwi", "environment", "links", "killed-fwi",
-                             "address-space", "names", "starpu-home"})
+                             "address-space", "names", "starpu-home", "pipes", "out-of-core", "config-line",
+                             "damaged-state", "read-only-figures", "words"})
       fs::remove_all(base_.string() + "-" + name);
     fs::remove_all(base_);
   }
@@ -483,6 +484,14 @@ TEST_F(Hostile, EveryClassOfBadInputIsRefusedInOneLineAndTouchesNothing) {
       {"plot with a word", "plot --in vp.h5 --out out.png twice", "'twice'"},
       // 7. Nonsense.
       {"a negative dt", "survey --model vp.h5 --dt -0.001 --out out.h5", "--dt"},
+      {"layers that would not absorb", "gradient --model vp.h5 --data d.h5 --out out.h5 --pml-velocity 1e300",
+       "--pml-velocity: 1e+300 m/s is outside 150 … 35000 m/s"},
+      {"layers that would not damp", "model --model vp.h5 --survey s.h5 --out out.h5 --pml-velocity 1e-300",
+       "--pml-velocity: 1e-300 m/s is outside"},
+      {"a layers' frequency past Nyquist", "gradient --model vp.h5 --data d.h5 --out out.h5 --pml-frequency 1e300",
+       "--pml-frequency: 1e+300 Hz is above the data's Nyquist frequency 250 Hz"},
+      {"checkpoints past any record", "gradient --model vp.h5 --data d.h5 --out out.h5 --checkpoint-every 99999999999",
+       "--checkpoint-every: 99999999999 steps is more than a record can have"},
       {"a negative record length", "survey --model vp.h5 --t-max -1 --out out.h5", "--t-max"},
       {"a negative source depth", "survey --model vp.h5 --source-depth -10 --out out.h5", "--source-depth"},
       {"a Ricker above Nyquist", "survey --model vp.h5 --dt 0.01 --frequency 40 --out out.h5", "--frequency"},
@@ -671,6 +680,85 @@ int finish(pid_t pid) {
   int raw = 0;
   waitpid(pid, &raw, 0);
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+}
+
+TEST_F(Hostile, AnInputThatIsNotAFileIsRefusedWithoutOpeningIt) {
+  // A named pipe nobody writes blocked a run for ever (its output's lock taken): every input is
+  // looked at (stat) before it is opened or any lock is taken. `timeout`: a regression fails
+  // here instead of hanging the suite.
+  const fs::path dir = scratch("pipes");
+  for (const char* f : {"vp.h5", "s.h5", "d.h5", "init.h5", "d.sgy"}) fs::copy_file(base_ / f, dir / f);
+  ASSERT_EQ(mkfifo((dir / "pipe.h5").c_str(), 0600), 0);
+  fs::create_directories(dir / "folder.h5");
+  const std::string fifo = "pipe.h5: a named pipe (FIFO), not a regular file";
+  const std::vector<Case> cases = {
+      {"a pipe as the model", "model --model pipe.h5 --survey s.h5 --out out.h5", fifo},
+      {"a pipe as the survey", "model --model vp.h5 --survey pipe.h5 --out out.h5", fifo},
+      {"a pipe as the data", "gradient --model vp.h5 --data pipe.h5 --out out.h5", fifo},
+      {"a pipe as rtm's model", "rtm --model pipe.h5 --data d.h5 --out out.h5", fifo},
+      {"a pipe as fwi's data", "fwi --model init.h5 --data pipe.h5 --out out.h5 --iterations 1", fifo},
+      {"a pipe as the true model", "fwi --model init.h5 --data d.h5 --out out.h5 --true-model pipe.h5", fifo},
+      {"a pipe planned", "plan gradient --model vp.h5 --data pipe.h5", fifo},
+      {"a pipe drawn", "plot --in pipe.h5 --out out.png", fifo},
+      {"a pipe imported", "import --in pipe.h5 --out out.h5 --ricker 10", fifo},
+      {"a pipe exported", "export --in pipe.h5 --out out.sgy", fifo},
+      {"a pipe as Marmousi2's file", "synth --kind marmousi2 --file pipe.h5 --out out.h5", fifo},
+      {"a pipe as a survey's model", "survey --model pipe.h5 --out out.h5", fifo},
+      {"a device as the survey", "model --model vp.h5 --survey /dev/zero --out out.h5",
+       "/dev/zero: a character device, not a regular file"},
+      {"a folder as the model", "gradient --model folder.h5 --data d.h5 --out out.h5",
+       "folder.h5: a folder, not a regular file"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    expect_refusal(dir, c.args, c.mention, 2, "timeout 60");
+  }
+}
+
+TEST_F(Hostile, OutOfCoreUnderFaultsEndsInOneLineAndLeavesNothing) {
+  // A store out of core (--scratch) whose disk fills mid-run: StarPU's failed write ends the
+  // run in one line naming the folder and the cause, exit 1, with its scratch folder, lock and
+  // temporaries removed (StarPU asserted here, exit 134). An open-files limit under which
+  // StarPU cannot keep its files open is refused before any work (it spun for ever).
+  const fs::path dir = scratch("out-of-core");
+  auto make = [&](const std::string& args) { ASSERT_EQ(run_in(dir, args + " --quiet").status, 0) << args; };
+  make("synth --kind layered --nz 150 --nx 300 --spacing 10 --smooth 40 --out vp.h5");
+  make("survey --model vp.h5 --nshots 2 --dt 0.002 --t-max 1.5 --out s.h5");
+  make("model --model vp.h5 --survey s.h5 --out d.h5");
+  fs::create_directories(dir / "scr");
+  const std::string gradient = "gradient --model vp.h5 --data d.h5 --out g.h5 --scratch scr";
+  expect_refusal(dir, gradient, "more than this process's open-files limit (ulimit -n) of 100", 2,
+                 "ulimit -n 100;");
+  EXPECT_EQ(run_in(dir, "gradient --quiet --model vp.h5 --data d.h5 --out g.h5", "ulimit -n 100;").status, 0)
+      << "in memory, the same limit runs";
+  fs::remove(dir / "g.h5");
+  // A file-size limit under StarPU's files (it wrote a 16 MiB file to measure the disk, and
+  // failed there): refused before any work (dash's ulimit -f counts 512-byte blocks).
+  expect_refusal(dir, gradient, "StarPU's disk node writes files of 16 MiB, more than this process's file-size limit",
+                 2, "ulimit -f 4000;");
+  // StarPU's own swap folder is named as such, never as --scratch.
+  const Result swap = run_in(dir, "gradient --model vp.h5 --data d.h5 --out g.h5",
+                             "STARPU_DISK_SWAP=scr STARPU_DISK_SWAP_SIZE=1");
+  EXPECT_EQ(swap.status, 2) << swap.err;
+  EXPECT_NE(swap.err.find("STARPU_DISK_SWAP=scr: "), std::string::npos) << swap.err;
+  EXPECT_EQ(swap.err.find("--scratch"), std::string::npos) << swap.err;
+  if (std::system("unshare -rm true 2>/dev/null") != 0) {
+    ADD_FAILURE() << "unshare -rm (a private mount) is not allowed here: the full-disk case is not tried";
+    return;
+  }
+  // scr a 200 MiB disk of its own, filled as soon as the run's folder appears; afterwards
+  // anything but the filler's file left there is said on stderr (a second line).
+  expect_refusal(
+      dir, gradient, "scr: the store out of core: ", 1,
+      "STARPU_LIMIT_CPU_MEM=40 unshare -rm sh -c 'mount -t tmpfs -o size=200m tmpfs scr || exit 9; "
+      "(i=0; while [ $i -lt 3000 ] && [ -z \"$(ls scr)\" ]; do sleep 0.01; i=$((i+1)); done; "
+      "head -c 300M /dev/zero > scr/fill 2>/dev/null) & \"$0\" \"$@\"; rc=$?; wait; "
+      "left=$(ls -A scr | grep -v \"^fill$\"); [ -z \"$left\" ] || echo \"left in scr: $left\" >&2; exit $rc'");
+  const Result full = run_in(dir, gradient,
+                             "STARPU_LIMIT_CPU_MEM=40 unshare -rm sh -c 'mount -t tmpfs -o size=200m tmpfs scr && "
+                             "head -c 300M /dev/zero > scr/fill 2>/dev/null; exec \"$0\" \"$@\"'");
+  EXPECT_EQ(full.status, 2) << "a full disk before the run: refused before any work: " << full.err;
+  EXPECT_NE(full.err.find("StarPU's disk node needs 16 MiB at least"), std::string::npos) << full.err;
 }
 
 TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {

@@ -35,6 +35,14 @@ TEST(Plan, SizesAreWrittenWithoutExponents) {
   EXPECT_EQ(bytes_text(1020.0 * 1024 * 1024), "0.996 GiB");
   EXPECT_EQ(bytes_text(999.0 * 1024 * 1024), "999 MiB");
   EXPECT_EQ(bytes_text(1000.0 * 1024), "0.977 MiB");
+  // Two sizes a message compares keep the digits that tell them apart.
+  const auto [store, room] = bytes_text_apart(36.2 * 1024 * 1024, 36.04 * 1024 * 1024);
+  EXPECT_EQ(store, "36.2 MiB");
+  EXPECT_EQ(room, "36 MiB");
+  const auto [a, b] = bytes_text_apart(36.004 * 1024 * 1024, 35.996 * 1024 * 1024);
+  EXPECT_EQ(a, "36.004 MiB");
+  EXPECT_EQ(b, "35.996 MiB");
+  EXPECT_EQ(bytes_text_apart(512, 512).first, "512 B");
 }
 
 TEST(Plan, WithoutGpusTheCpuWorkersHoldTheWindowAsBefore) {

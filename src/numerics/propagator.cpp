@@ -115,6 +115,11 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
     throw InputError(os.str());
   }
   ts.nsteps = int(steps);
+  // The layers' frequency is the band's: above the data's Nyquist it means nothing.
+  if (o.pml_frequency > 0.5 / s.dt)
+    throw InputError("--pml-frequency: " + number_text(o.pml_frequency) + " Hz is above the data's Nyquist frequency " +
+                     number_text(0.5 / s.dt) + " Hz (dt = " + number_text(s.dt) +
+                     " s): give the wavelet's dominant frequency, or 0 for it");
   return ts;
 }
 

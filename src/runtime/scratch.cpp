@@ -126,16 +126,16 @@ void remove_abandoned(const std::string& dir) {
 }
 
 /// The bytes StarPU may use in `dir`: nine tenths of its free space, at most
-/// STARPU_DISK_SWAP_SIZE; throws RuntimeError naming the option when that is below what
-/// StarPU's disk node needs.
+/// STARPU_DISK_SWAP_SIZE; throws InputError naming the option when that is below what
+/// StarPU's disk node needs (an unusable folder is bad input, exit 2, whenever it is found).
 std::uint64_t room_in(const std::string& dir) {
   struct statvfs fsys {};
   if (statvfs(dir.c_str(), &fsys) != 0)
-    throw RuntimeError(g_option + g_dir + ": cannot tell its free space: " + os_cause(errno));
+    throw InputError(g_option + g_dir + ": cannot tell its free space: " + os_cause(errno));
   const std::uint64_t free = std::uint64_t(fsys.f_bavail) * std::uint64_t(fsys.f_frsize);
   const std::uint64_t room = g_most > 0 ? std::min(g_most, free - free / 10) : free - free / 10;
   if (room < STARPU_DISK_SIZE_MIN)
-    throw RuntimeError(g_option + g_dir + ": " + bytes_text(double(free)) + " free there" +
+    throw InputError(g_option + g_dir + ": " + bytes_text(double(free)) + " free there" +
                        (g_most > 0 ? " (STARPU_DISK_SWAP_SIZE " + bytes_text(double(g_most)) + ")" : "") +
                        "; StarPU's disk node needs 16 MiB at least, and the run leaves a tenth free");
   return room;
@@ -169,6 +169,15 @@ void on_disk_failure(const char* what, const char* path, int err) {
                            "\n";
   std::fputs(line.c_str(), stderr);
   mpi::abort_all(1);
+}
+
+/// Refuses (InputError naming `name`) a file of `bytes` above this process's file-size limit.
+void refuse_above_file_size(const std::string& name, std::uint64_t bytes, const std::string& what) {
+  struct rlimit fsize {};
+  if (getrlimit(RLIMIT_FSIZE, &fsize) != 0 || fsize.rlim_cur == RLIM_INFINITY || bytes <= fsize.rlim_cur) return;
+  throw InputError(name + ": " + what + " " + bytes_text(double(bytes)) +
+                   ", more than this process's file-size limit (ulimit -f) of " + bytes_text(double(fsize.rlim_cur)) +
+                   ": raise it" + (bytes > STARPU_DISK_SIZE_MIN ? ", or give --checkpoint-every fewer steps" : ""));
 }
 
 /// Refuses (InputError) an open-files limit below what out of core needs: StarPU keeps 64 of
@@ -231,6 +240,8 @@ void set_folder(const std::string& dir) {
   try {
     room_in(folder);  // refused now, before any lock or work, as at the start of the disk node
     require_open_files(name);
+    // StarPU measures the disk with a file of its smallest size as it registers it.
+    refuse_above_file_size(name, STARPU_DISK_SIZE_MIN, "StarPU's disk node writes files of");
   } catch (...) {
     g_dir.clear();
     throw;
@@ -322,6 +333,8 @@ std::uint64_t room() {
   const std::lock_guard<std::mutex> lock(g_mutex);
   return g_room;
 }
+
+void require_file_size(std::uint64_t bytes, const std::string& what) { refuse_above_file_size(given(), bytes, what); }
 
 std::pair<std::string, std::string> room_text_against(std::uint64_t bytes) {
   const std::lock_guard<std::mutex> lock(g_mutex);

@@ -39,6 +39,10 @@ void stop() noexcept;
 bool active();
 /// The bytes StarPU may put in this process's scratch folder (0 when none).
 std::uint64_t room();
+/// Refuses (InputError naming the option) a file of `bytes` for StarPU's disk node (`what`:
+/// "an interval of the store out of core takes") above this process's file-size limit
+/// (ulimit -f): StarPU could never write it.
+void require_file_size(std::uint64_t bytes, const std::string& what);
 /// `bytes` and the room said with what sets it ("… StarPU may use there (nine tenths of its
 /// free space)"), each with the digits that tell them apart.
 std::pair<std::string, std::string> room_text_against(std::uint64_t bytes);

@@ -208,7 +208,9 @@ void write_matrix(const fs::path& p, int gpus, double down, double up, double be
 
 std::string sampling_folder(const std::string& dir) {
   const fs::path d(dir);
-  if (!fs::is_directory(d)) throw InputError("--calibration: " + dir + ": no such folder");
+  std::error_code ec;
+  if (!fs::exists(d, ec)) throw InputError("--calibration: " + dir + ": no such folder");
+  if (!fs::is_directory(d, ec)) throw InputError("--calibration: " + dir + ": not a folder");
   for (const fs::path& p : {d, d / ".starpu" / "sampling"})
     if (fs::is_directory(p / "bus") && fs::is_directory(p / "codelets" / "45")) {
       // Its files only files: a pipe among them would block the simulation for ever.

@@ -194,7 +194,8 @@ class Evaluation {
       full.storage = ShotProblem<T>::kStoreFull;
       full.checkpoint_every = 0;
       full.compression = pack16::kNone;
-      hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), where, int(count));
+      // The shots in flight the run will have: a split store's are also bounded by its disk.
+      hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), where, std::min(int(count), most_shots));
     }
     return most_shots;
   }
@@ -252,6 +253,9 @@ class Evaluation {
       where.cpu_takes_shots = false;
       where.left_out = "a shot out of core (--scratch) runs on one kind of worker";
     }
+    if (need.intervals > 0)
+      scratch::require_file_size(need.scratch / std::uint64_t(need.intervals),
+                                 "an interval of the store out of core takes");
     const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
     if (fit == 0) {
       const auto [store, there] = scratch::room_text_against(need.scratch);

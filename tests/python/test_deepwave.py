@@ -141,6 +141,16 @@ def test_what_it_refuses():
         sw.scalar(v.expand(2, 30, 40), h, dt, amp, src, rec)
     with pytest.raises(ValueError, match="grid_spacing"):
         sw.scalar(v, [5.0, -1.0], dt, amp, src, rec)
+    with pytest.raises(ValueError, match=r"v holds NaN or Inf \(at index \[3, 4\]\)"):
+        bad = v.clone()
+        bad[3, 4] = float("nan")
+        sw.scalar(bad, h, dt, amp, src, rec)
+    with pytest.raises(ValueError, match="a 3-D model needs \\[shot, n, 3\\] locations"):
+        sw.scalar(v.expand(5, 30, 40).contiguous(), h, dt, amp, src, rec)
+    with pytest.raises(TypeError, match="callback_frequency must be a whole number"):
+        sw.scalar(v, h, dt, amp, src, rec, callback_frequency=np.array([1, 2]))
+    with pytest.raises(TypeError, match="storage_compression must be True or False"):
+        sw.scalar(v, h, dt, amp, src, rec, storage_compression="yes")
     assert sw.scalar(v, h, dt, amp, src)[-1].numel() == 0  # no receivers: empty data, as Deepwave
 
 

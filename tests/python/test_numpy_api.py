@@ -194,11 +194,19 @@ def test_the_gil_is_released(files):
     (dict(order=5), "order"),
     (dict(pml_width=-3), "pml_width"),
     (dict(pml_frequency=-5.0), "pml_frequency: must be positive Hz"),
+    (dict(pml_velocity=1e300), "pml_velocity: 1e+300 m/s is outside"),
+    (dict(pml_velocity=1e-300), "pml_velocity: 1e-300 m/s is outside"),
+    # Arrays that declare more values than memory holds (broadcast views of one number):
+    # refused on their declared shape before any copy, naming the argument and the bytes.
+    (dict(wavelet=np.broadcast_to(np.float32(1), (10 ** 10,))), "wavelet of shape (10000000000,): needs 149 GiB"),
+    (dict(v=np.broadcast_to(np.float32(2000), (100000, 100000))), "vp of shape (100000, 100000): needs 149 GiB"),
+    (dict(receivers=np.broadcast_to(12.5, (10 ** 11, 2))), "receivers of shape (100000000000, 2): needs"),
+    (dict(observed=np.broadcast_to(np.float32(0), (3, 50, 10 ** 9))), "observed: an (nshots, nrec, nt)"),
 ])
 def test_bad_input_is_one_value_error(files, change, message):
     f = dict(files)
     kw = {}
-    for k in ("order", "pml_width", "pml_frequency"):
+    for k in ("order", "pml_width", "pml_frequency", "pml_velocity"):
         if k in change:
             kw[k] = change.pop(k)
     f.update(change)
@@ -207,3 +215,35 @@ def test_bad_input_is_one_value_error(files, change, message):
                           f["observed"], receiver_counts=f["counts"], **kw)
     assert message in str(e.value), str(e.value)
     assert "\n" not in str(e.value)
+
+
+def test_a_child_forked_after_a_call_raises_at_once(files):
+    """StarPU's threads do not survive fork(): a call in such a child raises at once (it waited for
+    ever); a child forked where StarPU is stopped (starwave.shutdown()) starts its own and works."""
+    call(files, starwave.model)
+
+    def in_child():
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            start = time.monotonic()
+            try:
+                call(files, starwave.model)
+                said = "worked"
+            except RuntimeError as e:
+                said = "%s|%.1f" % (e, time.monotonic() - start)
+            os.write(w, said.encode())
+            os._exit(0)
+        os.close(w)
+        with os.fdopen(r) as f:
+            said = f.read()
+        os.waitpid(pid, 0)
+        return said
+
+    said = in_child()
+    assert "made by fork() from one where starwave had started StarPU" in said, said
+    assert float(said.rsplit("|", 1)[1]) < 5, said
+    starwave.shutdown()
+    assert in_child() == "worked"
+    call(files, starwave.model)  # the parent goes on
