@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,6 +103,21 @@ class Cli : public ::testing::Test {
     H5Dclose(d);
     H5Sclose(s);
     H5Fclose(f);
+  }
+
+  /// PREFIXvp.h5 (layered, 150 × 300 at 10 m), PREFIXsmooth.h5 (it smoothed over 40 m),
+  /// PREFIXs.h5 (`nshots` shots, 1.5 s at 2 ms) and its data PREFIXd.h5: a case whose boundary
+  /// store (~113 MiB a shot) StarPU's main memory capped at 40 MiB cannot hold.
+  void make_store_case(const std::string& prefix, int nshots) {
+    const std::string m = path(prefix + "vp.h5"), s = path(prefix + "s.h5");
+    ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --out " + m).status, 0);
+    ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --smooth 40 --out " + path(prefix + "smooth.h5"))
+                  .status,
+              0);
+    ASSERT_EQ(run("survey --model " + m + " --nshots " + std::to_string(nshots) + " --dt 0.002 --t-max 1.5 --out " + s)
+                  .status,
+              0);
+    ASSERT_EQ(run(model_cmd(m, s, path(prefix + "d.h5"))).status, 0);
   }
 
   std::string model_cmd(const std::string& model, const std::string& survey, const std::string& out,
@@ -532,8 +547,8 @@ TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
     if (!text.empty()) std::ofstream(copy / file) << text;
     return copy.string();
   };
-  const std::string on = "plan gradient --model " + model_ + " --data " + data + " --gpus 1 --simulator " + sim +
-                         " --calibration ";
+  const std::string on =
+      "plan gradient --model " + model_ + " --data " + data + " --gpus 1 --simulator " + sim + " --calibration ";
   const std::vector<std::pair<std::string, std::string>> calibrations = {
       {damaged("inf-bw", "bus/box.bandwidth", "# to 0\tto 1\n0\tinf\n25000\t0\n"),
        "bandwidth from main memory to GPU 0 is inf MB/s, not a measured bandwidth"},
@@ -811,12 +826,8 @@ TEST_F(Cli, APlanThatAcceptsARunIsWhatTheRunDoes) {
   // where one and two shots in flight fit (in memory) and where out of core starts to fit: a
   // run the plan accepted once failed here after its first shots (a shot's traces, read as it
   // is submitted, were checked against the room the plan's own buffers already held).
-  const std::string m = path("pr-vp.h5"), smooth = path("pr-smooth.h5"), s = path("pr-s.h5"), d = path("pr-d.h5"),
-                    scr = path("pr-scratch");
-  ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --out " + m).status, 0);
-  ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --smooth 40 --out " + smooth).status, 0);
-  ASSERT_EQ(run("survey --model " + m + " --nshots 6 --dt 0.002 --t-max 1.5 --out " + s).status, 0);
-  ASSERT_EQ(run(model_cmd(m, s, d)).status, 0);
+  const std::string smooth = path("pr-smooth.h5"), d = path("pr-d.h5"), scr = path("pr-scratch");
+  make_store_case("pr-", 6);
   fs::create_directories(scr);
   const std::string args = "gradient --model " + smooth + " --data " + d;
   std::vector<std::pair<int, std::string>> limits;  // MiB, extra options
@@ -850,12 +861,8 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
   // (SIGKILL: its lock free) go when the next run starts, while a live run's folder stays
   // whatever its name's pid says (another PID namespace: its lock is held), and nothing of
   // the user's goes, even under a name like a run's.
-  const std::string m = path("ooc-vp.h5"), smooth = path("ooc-smooth.h5"), s = path("ooc-s.h5"), d = path("ooc-d.h5"),
-                    scr = path("scratch");
-  ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --out " + m).status, 0);
-  ASSERT_EQ(run("synth --kind layered --nz 150 --nx 300 --spacing 10 --smooth 40 --out " + smooth).status, 0);
-  ASSERT_EQ(run("survey --model " + m + " --nshots 2 --dt 0.002 --t-max 1.5 --out " + s).status, 0);
-  ASSERT_EQ(run(model_cmd(m, s, d)).status, 0);
+  const std::string m = path("ooc-vp.h5"), smooth = path("ooc-smooth.h5"), d = path("ooc-d.h5"), scr = path("scratch");
+  make_store_case("ooc-", 2);
   fs::create_directories(scr);
   const pid_t gone = fork();  // a process id that no longer runs
   if (gone == 0) _exit(0);
