@@ -212,18 +212,20 @@ void require_nonnegative(const po::variables_map& vm, const std::string& name, c
 }
 
 void add_numerical_options(po::options_description& desc, NumericalOptions& o, NumericalText& text) {
-  desc.add_options()("order", po::value<int>(&o.order)->default_value(8), "finite-difference order: 2, 4, 6 or 8")(
-      "pml-width", po::value<int>(&o.pml_width)->default_value(20), "absorbing-layer width (cells)")(
+  const NumericalOptions d;  // the defaults, written once (src/numerics/propagator.hpp)
+  desc.add_options()("order", po::value<int>(&o.order)->default_value(d.order),
+                     "finite-difference order: 2, 4, 6 or 8")(
+      "pml-width", po::value<int>(&o.pml_width)->default_value(d.pml_width), "absorbing-layer width (cells)")(
       "free-surface", po::bool_switch(&o.free_surface), "free surface on the first model row (no top layer)")(
       "precision", po::value<std::string>(&text.precision)->default_value("single"), "single or double")(
       "storage", po::value<std::string>(&text.storage),
       "forward wavefield kept for the adjoint: boundary (the field outside the model each step; gradient, fwi "
       "default), full, or shell (the model's halo-wide rim only: less memory, the layers' velocity held fixed; rtm "
-      "default)")("internal-dt", po::value<double>(&o.internal_dt)->default_value(0),
+      "default)")("internal-dt", po::value<double>(&o.internal_dt)->default_value(d.internal_dt),
                   "propagator time step in s (0 = automatic); must divide dt and be stable")(
-      "pml-velocity", po::value<double>(&o.pml_velocity)->default_value(0),
+      "pml-velocity", po::value<double>(&o.pml_velocity)->default_value(d.pml_velocity),
       "speed in m/s that sizes the absorbing layers' damping (0 = the model's fastest; fwi: the initial model's)")(
-      "pml-frequency", po::value<double>(&o.pml_frequency)->default_value(0),
+      "pml-frequency", po::value<double>(&o.pml_frequency)->default_value(d.pml_frequency),
       "frequency in Hz the absorbing layers are tuned to (0 = the first wavelet's dominant frequency)")(
       "checkpoint-every", po::value<std::string>(&text.checkpoint_every),
       "keep the forward's whole state every N steps instead of the store of every step, and re-run the forward "

@@ -28,11 +28,9 @@ namespace {
 void write_result(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
                   const ImagingResult& r) {
   if (rtm) {
-    const auto [acquisition, mute] = rtm_mute(m, s);
-    const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
-    check_rtm_image(image, rtm_options);
-    io::write_fields(out, m, {{"/image", image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
-                     {{"mute_depth", mute}, {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)}});
+    const RtmImage image = rtm_image(m, s, r, rtm_options);
+    io::write_fields(out, m, {{"/image", image.image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
+                     {{"mute_depth", image.mute_depth}, {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)}});
   } else {
     io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
   }

@@ -252,10 +252,7 @@ py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double 
     throw InputError("direct_smooth: only with direct_wave='smooth'");
   if (rtm_options.direct == DirectWave::kSmooth) check_smoothing_length(m, rtm_options.smooth, "direct_smooth");
   const ImagingResult r = working([&] { return rtm_stack(m, run.s, run.o, {}, rtm_options); });
-  const auto [acquisition, mute] = rtm_mute(m, run.s);
-  const std::vector<double> image = finish_rtm_image(m, r.values, r.illumination, acquisition, mute);
-  check_rtm_image(image, rtm_options);
-  return python::model_array(m, image);
+  return python::model_array(m, rtm_image(m, run.s, r, rtm_options).image);
 }
 
 void shutdown() {
@@ -263,6 +260,17 @@ void shutdown() {
   const py::gil_scoped_release free;
   const OneCall one;
   runtime().reset();
+}
+
+/// Binds `f` as `name` with its own arguments `extra` (to the keyword-only ones), then the
+/// numerical keywords every call takes — the command line's options, their defaults
+/// NumericalOptions's (written once, src/numerics/propagator.hpp).
+template <typename F, typename... Extra>
+void def_call(py::module_& mod, const char* name, F&& f, const char* doc, const Extra&... extra) {
+  const NumericalOptions d;
+  mod.def(name, std::forward<F>(f), doc, extra..., py::arg("order") = d.order, py::arg("pml_width") = d.pml_width,
+          py::arg("free_surface") = d.free_surface, py::arg("internal_dt") = d.internal_dt,
+          py::arg("pml_velocity") = d.pml_velocity, py::arg("pml_frequency") = d.pml_frequency);
 }
 
 }  // namespace
@@ -286,31 +294,25 @@ PYBIND11_MODULE(_starwave, mod) {
   });
   pthread_atfork(nullptr, nullptr, on_fork_child);
   using py::arg;
-  mod.def("model", &model,
-          "Synthetic data of every shot: (nshots, nrec, nt) of vp's dtype, sample n at t = n·dt (see the "
-          "package's help for the arguments).",
-          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
-          arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("order") = 8, arg("pml_width") = 20,
-          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
-  mod.def("gradient", &gradient,
-          "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
-          "shaped as vp.",
-          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
-          py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-          arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0,
-          arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
-  mod.def("vjp", &vjp,
-          "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
-          "cotangent (nshots, nrec, nt) enters in float32).",
-          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
-          py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-          arg("order") = 8, arg("pml_width") = 20, arg("free_surface") = false, arg("internal_dt") = 0.0,
-          arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
-  mod.def("rtm", &rtm,
-          "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
-          arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
-          py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-          arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0, arg("order") = 8, arg("pml_width") = 20,
-          arg("free_surface") = false, arg("internal_dt") = 0.0, arg("pml_velocity") = 0.0, arg("pml_frequency") = 0.0);
+  def_call(mod, "model", &model,
+           "Synthetic data of every shot: (nshots, nrec, nt) of vp's dtype, sample n at t = n·dt (see the "
+           "package's help for the arguments).",
+           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
+           arg("origin") = py::none(), arg("receiver_counts") = py::none());
+  def_call(mod, "gradient", &gradient,
+           "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
+           "shaped as vp.",
+           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none());
+  def_call(mod, "vjp", &vjp,
+           "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
+           "cotangent (nshots, nrec, nt) enters in float32).",
+           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none());
+  def_call(mod, "rtm", &rtm,
+           "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
+           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
+           arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0);
   mod.def("shutdown", &shutdown, "Stops StarPU now (the next call starts it again; at exit it stops by itself).");
 }

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/zfp_slot.hpp"
+#include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
 
 namespace starwave::cpu::STARWAVE_CPU_LEVEL {
@@ -548,14 +549,7 @@ void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illu
   template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);                    \
   template void adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, T*); \
   template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*);
-STARWAVE_INSTANTIATE(2, float)
-STARWAVE_INSTANTIATE(4, float)
-STARWAVE_INSTANTIATE(6, float)
-STARWAVE_INSTANTIATE(8, float)
-STARWAVE_INSTANTIATE(2, double)
-STARWAVE_INSTANTIATE(4, double)
-STARWAVE_INSTANTIATE(6, double)
-STARWAVE_INSTANTIATE(8, double)
+STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 template void save_slot<float>(const ShotProblem<float>&, const float*, int);
 template void save_slot<double>(const ShotProblem<double>&, const double*, int);

@@ -7,6 +7,7 @@
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "kernels/cpu/propagate.hpp"
+#include "kernels/orders.hpp"
 
 namespace starwave::cpu {
 namespace {
@@ -125,41 +126,45 @@ std::string choose_level_from_environment() {
 #else
 #define STARWAVE_CASE_AVX512(...)
 #endif
-#define STARWAVE_DISPATCH(...)        \
-  switch (level()) {                  \
-    STARWAVE_CASE_AVX2(__VA_ARGS__)   \
-    STARWAVE_CASE_AVX512(__VA_ARGS__) \
-    default:                          \
-      return baseline::__VA_ARGS__;   \
-  }
+#define STARWAVE_DISPATCH(...)          \
+  do {                                  \
+    switch (level()) {                  \
+      STARWAVE_CASE_AVX2(__VA_ARGS__)   \
+      STARWAVE_CASE_AVX512(__VA_ARGS__) \
+      default:                          \
+        return baseline::__VA_ARGS__;   \
+    }                                   \
+  } while (false)
 
 template <int Order, typename T>
 void forward(const ShotProblem<T>& p) {
-  STARWAVE_DISPATCH(template forward<Order, T>(p))
+  STARWAVE_DISPATCH(template forward<Order, T>(p));
 }
 template <int Order, typename T>
 void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
-  STARWAVE_DISPATCH(template forward_steps<Order, T>(p, lo, hi))
+  STARWAVE_DISPATCH(template forward_steps<Order, T>(p, lo, hi));
 }
 template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value) {
-  STARWAVE_DISPATCH(template step<Order, T>(p, u, u_prev_next, source_value))
+  STARWAVE_DISPATCH(template step<Order, T>(p, u, u_prev_next, source_value));
 }
 template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
-  STARWAVE_DISPATCH(template adjoint_step<Order, T>(p, mu, mu_prev_next))
+  STARWAVE_DISPATCH(template adjoint_step<Order, T>(p, mu, mu_prev_next));
 }
 template <int Order, typename T>
 void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint) {
-  STARWAVE_DISPATCH(template adjoint<Order, T>(p, residual, correlation, illumination, source_adjoint))
+  STARWAVE_DISPATCH(template adjoint<Order, T>(p, residual, correlation, illumination, source_adjoint));
 }
 template <int Order, typename T>
 void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
                    T* source_adjoint) {
-  STARWAVE_DISPATCH(template adjoint_steps<Order, T>(p, residual, hi, lo, correlation, illumination, source_adjoint))
+  STARWAVE_DISPATCH(template adjoint_steps<Order, T>(p, residual, hi, lo, correlation, illumination, source_adjoint));
 }
 template <typename T>
-void save_slot(const ShotProblem<T>& p, const T* u, int m){STARWAVE_DISPATCH(template save_slot<T>(p, u, m))}
+void save_slot(const ShotProblem<T>& p, const T* u, int m) {
+  STARWAVE_DISPATCH(template save_slot<T>(p, u, m));
+}
 
 #define STARWAVE_INSTANTIATE(O, T)                                          \
   template void forward<O, T>(const ShotProblem<T>&);                       \
@@ -168,11 +173,9 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m){STARWAVE_DISPATCH(tem
   template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);    \
   template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*); \
   template void adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, T*);
-STARWAVE_INSTANTIATE(2, float) STARWAVE_INSTANTIATE(4, float) STARWAVE_INSTANTIATE(6, float)
-    STARWAVE_INSTANTIATE(8, float) STARWAVE_INSTANTIATE(2, double) STARWAVE_INSTANTIATE(4, double)
-        STARWAVE_INSTANTIATE(6, double) STARWAVE_INSTANTIATE(8, double)
-#undef STARWAVE_INSTANTIATE
-            template void save_slot<float>(const ShotProblem<float>&, const float*, int);
+template void save_slot<float>(const ShotProblem<float>&, const float*, int);
 template void save_slot<double>(const ShotProblem<double>&, const double*, int);
+STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
+#undef STARWAVE_INSTANTIATE
 
 }  // namespace starwave::cpu

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "kernels/cpu/simd.hpp"
+#include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
 
 namespace starwave::cpu::STARWAVE_CPU_LEVEL {
@@ -236,14 +237,7 @@ void forward(const ShotProblem<T>& p) {
   template void forward<O, T>(const ShotProblem<T>&);                 \
   template void forward_steps<O, T>(const ShotProblem<T>&, int, int); \
   template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);
-STARWAVE_INSTANTIATE(2, float)
-STARWAVE_INSTANTIATE(4, float)
-STARWAVE_INSTANTIATE(6, float)
-STARWAVE_INSTANTIATE(8, float)
-STARWAVE_INSTANTIATE(2, double)
-STARWAVE_INSTANTIATE(4, double)
-STARWAVE_INSTANTIATE(6, double)
-STARWAVE_INSTANTIATE(8, double)
+STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 
 }  // namespace starwave::cpu::STARWAVE_CPU_LEVEL

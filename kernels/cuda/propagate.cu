@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/bodies.hpp"
 #include "kernels/cuda/propagate.hpp"
+#include "kernels/orders.hpp"
 
 namespace starwave::cuda {
 namespace {
@@ -123,14 +124,7 @@ const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaE
   template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*); \
   template Status forward_steps<O, T>(const ShotProblem<T>&, int, int, void*);   \
   template Status adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, void*);
-STARWAVE_INSTANTIATE(2, float)
-STARWAVE_INSTANTIATE(4, float)
-STARWAVE_INSTANTIATE(6, float)
-STARWAVE_INSTANTIATE(8, float)
-STARWAVE_INSTANTIATE(2, double)
-STARWAVE_INSTANTIATE(4, double)
-STARWAVE_INSTANTIATE(6, double)
-STARWAVE_INSTANTIATE(8, double)
+STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 
 }  // namespace starwave::cuda

@@ -482,6 +482,13 @@ double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& 
   return std::min(0.5 * mean / dominant_frequency(s.wavelet(0), s.dt), extent);
 }
 
+RtmImage rtm_image(const Model& m, const Survey& s, const ImagingResult& r, const RtmOptions& rtm) {
+  const auto [acquisition, mute] = rtm_mute(m, s);
+  RtmImage out{finish_rtm_image(m, r.values, r.illumination, acquisition, mute), mute};
+  check_rtm_image(out.image, rtm);
+  return out;
+}
+
 Model direct_wave_model(const Model& m, const Survey& s, const RtmOptions& rtm) {
   const double sigma = direct_wave_smoothing(m, s, rtm);
   check_smoothing_length(m, sigma, "--direct-smooth");

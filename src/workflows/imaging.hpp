@@ -124,6 +124,15 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
 /// the slowest velocity of the model's top row: the mute of finish_rtm_image().
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
 
+/// The image `rtm` writes (and `starwave.rtm` returns): the stack `r` finished
+/// (finish_rtm_image, muted to rtm_mute's depths) and checked (check_rtm_image), with the
+/// mute's depth.
+struct RtmImage {
+  std::vector<double> image;
+  double mute_depth = 0;
+};
+RtmImage rtm_image(const Model& m, const Survey& s, const ImagingResult& r, const RtmOptions& rtm);
+
 /// Checks before any work (InputError): options, time step, positions, and that the survey
 /// carries data of the right shape (`streamed`: the data are read shot by shot as the shots
 /// are submitted, GradientHooks::observed; the caller has checked the file).
