@@ -17,7 +17,6 @@
 namespace starwave::graph {
 namespace {
 
-int g_world_rank = 0, g_world_size = 1;
 int g_local_scopes = 0;  // LocalScopes alive (the submitting thread's)
 
 void mpi_register([[maybe_unused]] starpu_data_handle_t h, [[maybe_unused]] int owner) {
@@ -38,14 +37,8 @@ uint32_t element_count(std::size_t n, std::size_t elem) {
 
 }  // namespace
 
-void set_world(int rank, int size) {
-  g_world_rank = rank;
-  g_world_size = size;
-}
-int world_rank() { return g_world_rank; }
-int world_size() { return g_world_size; }
-int rank() { return g_local_scopes > 0 ? 0 : g_world_rank; }
-int size() { return g_local_scopes > 0 ? 1 : g_world_size; }
+int rank() { return g_local_scopes > 0 ? 0 : world_rank(); }
+int size() { return g_local_scopes > 0 ? 1 : world_size(); }
 
 std::vector<int> interleaved_shots(int nshots) {
   std::vector<std::vector<int>> blocks(static_cast<std::size_t>(size()));

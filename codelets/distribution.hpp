@@ -21,13 +21,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codelets/world.hpp"
+
 namespace starwave::graph {
 
-/// This process's place among the MPI ranks, recorded once when MPI starts
-/// (mpi::start_if_launched(); src/runtime/mpi.hpp's mpi::rank() and size() read it here).
-void set_world(int rank, int size);
-int world_rank();  // 0 … world_size() − 1 (0 without MPI)
-int world_size();  // 1 without MPI
 /// The world the graphs are built for: this process's place, but rank 0 of 1 inside a
 /// LocalScope.
 int rank();

@@ -1,10 +1,11 @@
+// codelets/rest.cpp — see rest.hpp.
 #include "codelets/rest.hpp"
 
 #include <starpu.h>
 
 #include <mutex>
 
-#include "codelets/distribution.hpp"
+#include "codelets/world.hpp"
 
 namespace starwave::graph {
 namespace {

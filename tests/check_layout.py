@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The code's layout holds (docs/design.md §1): each folder includes only the folders below
 it, the core library (src/base … src/plot) holds no StarPU or MPI, no source file passes 600
-lines, and no function of the drivers or the workflows passes 80 (they read as the algorithm:
-named steps). Usage: check_layout.py REPO_ROOT"""
+lines, no function of the drivers or the workflows passes 80 (they read as the algorithm:
+named steps), every repository file a comment names exists, and no unit includes (or
+imports) itself through others. Usage: check_layout.py REPO_ROOT"""
 import pathlib
 import re
 import sys
@@ -60,8 +61,30 @@ def folder(path):
     return "/".join(parts[:2]) if parts[0] == "src" else parts[0]
 
 
+# A repository path a comment names, with a file's extension: it must exist (a file moved or
+# renamed leaves its old name in comments).
+COMMENT_PATH = re.compile(r"(?<![\w./-])((?:src|kernels|codelets|drivers|python|docs|scripts|tests|bench|cmake)/"
+                          r"[\w./-]*\.(?:hpp|cpp|cu|h|c|py|md|sh|pl|txt|cmake))\b")
+
+
+def comments(text, python):
+    """The comment part of each line (// … or, in Python, # …; a /* block's lines whole)."""
+    for i, line in enumerate(text.split("\n"), 1):
+        mark = "#" if python else "//"
+        if mark in line:
+            yield i, line.split(mark, 1)[1]
+        elif not python and line.strip().startswith(("/*", "*")):
+            yield i, line
+
+
 problems = []
 for top in ["kernels", "codelets", "src", "drivers", "python"]:
+    for f in sorted((root / top).rglob("*.py")):
+        for i, comment in comments(f.read_text(encoding="utf-8"), True):
+            for m in COMMENT_PATH.finditer(comment):
+                if not (root / m.group(1)).exists():
+                    problems.append(f"{f.relative_to(root).as_posix()}:{i}: a comment names {m.group(1)}, "
+                                    "which does not exist")
     for f in sorted((root / top).rglob("*")):
         if f.suffix not in (".cpp", ".hpp", ".cu", ".h"):
             continue
@@ -69,6 +92,10 @@ for top in ["kernels", "codelets", "src", "drivers", "python"]:
         here = folder(rel)
         text = f.read_text(encoding="utf-8")
         lines = text.count("\n")
+        for i, comment in comments(text, False):
+            for m in COMMENT_PATH.finditer(comment):
+                if not (root / m.group(1)).exists():
+                    problems.append(f"{rel}:{i}: a comment names {m.group(1)}, which does not exist")
         if lines > MAX_LINES:
             problems.append(f"{rel}: {lines} lines, more than {MAX_LINES}: split it by subject")
         if here in STEPS:
@@ -85,6 +112,44 @@ for top in ["kernels", "codelets", "src", "drivers", "python"]:
         if here in CORE:
             for m in re.finditer(r"^#include <((starpu|mpi|cuda)[^>]*)>", text, re.M):
                 problems.append(f"{rel}: includes <{m.group(1)}>: the core library runs without StarPU, MPI or CUDA")
+
+# No include circle: a unit (x.hpp with x.cpp, or a Python module) that needs another which
+# needs it back is one unit cut in two, or a layer inside a folder turned upside down.
+units = {}
+for top in ["kernels", "codelets", "src", "drivers", "python"]:
+    for f in sorted((root / top).rglob("*")):
+        rel = f.relative_to(root).as_posix()
+        if f.suffix in (".cpp", ".hpp", ".cu", ".h"):
+            unit = rel.rsplit(".", 1)[0]
+            for m in re.finditer(r'^#include "([^"]+)"', f.read_text(encoding="utf-8"), re.M):
+                if "/" in m.group(1) and m.group(1).rsplit(".", 1)[0] != unit:
+                    units.setdefault(unit, set()).add(m.group(1).rsplit(".", 1)[0])
+        elif f.suffix == ".py":
+            unit = rel[:-3]
+            for m in re.finditer(r"^\s*from \.(\w+) import", f.read_text(encoding="utf-8"), re.M):
+                units.setdefault(unit, set()).add(f"{f.parent.relative_to(root).as_posix()}/{m.group(1)}")
+
+
+def circle_from(start):
+    """A path of includes from `start` back to it, or None."""
+    seen, stack = set(), [(start, [start])]
+    while stack:
+        node, path = stack.pop()
+        for nxt in sorted(units.get(node, ())):
+            if nxt == start:
+                return path + [start]
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append((nxt, path + [nxt]))
+    return None
+
+
+reported = set()
+for unit in sorted(units):
+    path = circle_from(unit)
+    if path and frozenset(path) not in reported:
+        reported.add(frozenset(path))
+        problems.append("an include circle: " + " → ".join(path))
 
 for p in problems:
     print(p)

@@ -14,6 +14,8 @@ import operator
 import numpy as np
 import torch
 
+from ._autograd import model
+
 IGNORE_LOCATION = -1 << 31
 
 # Deepwave's options that starwave does not model, with the value that means "not used".
@@ -214,8 +216,6 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
            pml_width=20, pml_freq=None, max_vel=None, *, nt=None, freq_taper_frac=0.0, time_pad_frac=0.0,
            time_taper=False, storage_mode="device", storage_path=".", **options):
     """Deepwave 0.0.27's `scalar` (help(starwave.torch) and docs/python.md say what differs)."""
-    from .torch import model  # noqa: PLC0415 (the two modules import each other)
-
     _check_unsupported(options)
     if not isinstance(v, torch.Tensor) or v.dtype not in (torch.float32, torch.float64):
         _fail("v must be a float32 or float64 torch.Tensor", TypeError)

@@ -1,4 +1,4 @@
-// src/io/segy.cpp — SEG-Y shot records and fields through segyio (src/segy.hpp).
+// src/io/segy.cpp — SEG-Y shot records and fields through segyio (src/io/segy.hpp).
 #include "src/io/segy.hpp"
 
 #include <segyio/segy.h>

@@ -185,11 +185,10 @@ void note_memory() {
   set_gpu_rooms(std::move(gpus));
 }
 
-}  // namespace
-
-Runtime::Runtime(const RuntimeOptions& o) {
-  // The CPU kernels' instruction-set level (kernels/cpu/levels.hpp): the best this CPU runs,
-  // or the one STARWAVE_CPU_ISA names.
+/// The choices made before StarPU starts whatever the machine: the CPU kernels' level (the
+/// best this CPU runs, or STARWAVE_CPU_ISA's), StarPU's environment checked, its home
+/// repaired (a note each).
+void prepare_process() {
   if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) throw InputError(why);
   check_starpu_environment();
   int gpus = 0;  // as StarPU counts them for its bus files: every device, whatever ncuda
@@ -198,6 +197,14 @@ Runtime::Runtime(const RuntimeOptions& o) {
 #endif
   for (const std::string& note : starpu_home::prepare(gpus))
     std::fputs((mpi::prefix() + note_prefix() + printable(note) + "\n").c_str(), stderr);
+}
+
+/// StarPU's configuration for `o`, and the environment StarPU reads as it starts: no FxT
+/// trace unless asked (a ~130 MB buffer and ~0.35 s per process), `per_gpu` CUDA workers a
+/// GPU, each with its own driver thread (one thread feeding every stream halved an H100's
+/// throughput), the CUDA fault hook, and starwave's allocator for StarPU's main-memory buffers
+/// (src/runtime/host_memory.hpp).
+struct starpu_conf starpu_configuration(const RuntimeOptions& o, int per_gpu) {
   struct starpu_conf conf;
   if (starpu_conf_init(&conf) != 0) throw RuntimeError("StarPU: starpu_conf_init failed");
   if (o.ncpus >= 0) conf.ncpus = o.ncpus;
@@ -207,72 +214,87 @@ Runtime::Runtime(const RuntimeOptions& o) {
     conf.sched_policy_name = o.scheduler.c_str();
   else if (std::getenv("STARPU_SCHED") == nullptr)
     conf.sched_policy_name = "dmda";
-  // StarPU built with FxT records a trace by default: a ~130 MB buffer and ~0.35 s per
-  // process, and a file in /tmp at exit. Off unless asked for (STARPU_FXT_TRACE=1).
   setenv("STARPU_FXT_TRACE", "0", 0);
-  const int per_gpu = workers_per_gpu(o);
 #ifdef STARWAVE_USE_CUDA
   if (&starpu_cuda_fatal_error_hook) starpu_cuda_fatal_error_hook = on_fatal_cuda_error;
-  // Several shots per GPU, each CUDA worker with its own stream and its own driver thread
-  // (measured on an H100: one thread feeding every stream halves the throughput).
   setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);
   setenv("STARPU_CUDA_THREAD_PER_WORKER", "1", 0);
+#else
+  (void)per_gpu;
 #endif
-  // Buffers StarPU allocates in main memory (a shot's scratch, store and traces, copies
-  // from other nodes): 64-byte aligned like ours, the large ones on huge pages
-  // (src/host_memory.hpp).
   host_memory::install();
   host_memory::on_stuck({kStuckSeconds, codelets::idle_for, give_up_on_memory});
   require_room_for_threads(threads_to_start(conf, per_gpu));
-  // Out of core (--scratch): StarPU moves data to its disk node only once its count of main
-  // memory reaches a limit; the room of this process's share of the node, unless the user set
-  // one. Set just before StarPU starts, unset again if it does not (the next Runtime of the
-  // process must not inherit it).
-  struct LimitSet {
-    bool& set;
-    ~LimitSet() {
-      if (set && std::uncaught_exceptions() > 0) {
-        unsetenv("STARPU_LIMIT_CPU_MEM");
-        set = false;
-      }
-    }
-  } limit_set{set_cpu_limit_};
-  auto limit_starpu = [this](int ranks_on_node) {
-    if (!scratch::wanted() || std::getenv("STARPU_LIMIT_CPU_MEM") != nullptr) return;
-    const memory::MemoryRoom room = memory::memory_room();
-    const std::uint64_t share = room.bytes / std::uint64_t(std::max(ranks_on_node, 1));
-    const std::uint64_t mib = scratch::cpu_limit_mib(share);
-    if (mib == 0)  // the run's own memory beside StarPU's would pass the room: refused, as the plan says
-      throw InputError(scratch::given() + ": out of core needs " + bytes_text(double(std::uint64_t(32) << 20) * 8 / 7) +
-                       " of memory at least (16 MiB for StarPU, an eighth and 16 MiB for the run's own), more " +
-                       "than the " + bytes_text(double(share)) + " " + room.bound +
-                       (ranks_on_node > 1 ? " (a share of " + std::to_string(ranks_on_node) + " ranks)" : ""));
-    setenv("STARPU_LIMIT_CPU_MEM", std::to_string(mib).c_str(), 1);
-    set_cpu_limit_ = true;
-  };
-  // StarPU would start a disk node of its own for STARPU_DISK_SWAP: the run's is
-  // scratch::start's, in the folder scratch::set_folder took from it, so StarPU does not see
-  // the variable while it starts.
-  struct SwapHidden {
-    std::string value;
-    bool had = false;
-    SwapHidden() {
-      if (const char* v = std::getenv("STARPU_DISK_SWAP")) value = v, had = true, unsetenv("STARPU_DISK_SWAP");
-    }
-    ~SwapHidden() {
-      if (had) setenv("STARPU_DISK_SWAP", value.c_str(), 1);
-    }
-  } swap_hidden;
-  // The disk node once StarPU runs; StarPU stopped again if it cannot start.
-  auto start_scratch = [this] {
-    try {
-      scratch::start();
-      host_memory::trim();  // the buffer StarPU measured the disk with
-    } catch (...) {
-      stop_starpu();
-      throw;
-    }
-  };
+  return conf;
+}
+
+/// Out of core (--scratch): StarPU moves data to its disk node only once its count of main
+/// memory reaches a limit — the room of this process's share of the node (`ranks_on_node`),
+/// less the run's own, unless the user set one. Returns whether it set STARPU_LIMIT_CPU_MEM;
+/// refuses a room too small for out of core (as the plan says).
+bool limit_starpu_for_scratch(int ranks_on_node) {
+  if (!scratch::wanted() || std::getenv("STARPU_LIMIT_CPU_MEM") != nullptr) return false;
+  const memory::MemoryRoom room = memory::memory_room();
+  const std::uint64_t share = room.bytes / std::uint64_t(std::max(ranks_on_node, 1));
+  const std::uint64_t mib = scratch::cpu_limit_mib(share);
+  if (mib == 0)
+    throw InputError(scratch::given() + ": out of core needs " + bytes_text(double(std::uint64_t(32) << 20) * 8 / 7) +
+                     " of memory at least (16 MiB for StarPU, an eighth and 16 MiB for the run's own), more than the " +
+                     bytes_text(double(share)) + " " + room.bound +
+                     (ranks_on_node > 1 ? " (a share of " + std::to_string(ranks_on_node) + " ranks)" : ""));
+  setenv("STARPU_LIMIT_CPU_MEM", std::to_string(mib).c_str(), 1);
+  return true;
+}
+
+/// STARPU_DISK_SWAP hidden from StarPU while it starts (it would start a disk node of its own:
+/// the run's is scratch::start's, in the folder scratch::set_folder took from the variable),
+/// and given back after.
+class SwapHidden {
+ public:
+  SwapHidden() {
+    if (const char* v = std::getenv("STARPU_DISK_SWAP")) value_ = v, had_ = true, unsetenv("STARPU_DISK_SWAP");
+  }
+  ~SwapHidden() {
+    if (had_) setenv("STARPU_DISK_SWAP", value_.c_str(), 1);
+  }
+  SwapHidden(const SwapHidden&) = delete;
+  SwapHidden& operator=(const SwapHidden&) = delete;
+
+ private:
+  std::string value_;
+  bool had_ = false;
+};
+
+}  // namespace
+
+Runtime::Runtime(const RuntimeOptions& o) {
+  prepare_process();
+  const int per_gpu = workers_per_gpu(o);
+  struct starpu_conf conf = starpu_configuration(o, per_gpu);
+  const SwapHidden swap_hidden;
+  try {
+    start_starpu(conf, o, per_gpu);
+  } catch (...) {
+    if (set_cpu_limit_) unsetenv("STARPU_LIMIT_CPU_MEM");  // the next Runtime of the process must not inherit it
+    set_cpu_limit_ = false;
+    throw;
+  }
+  try {
+    scratch::start();     // the disk node once StarPU runs
+    host_memory::trim();  // the buffer StarPU measured the disk with
+  } catch (...) {
+    stop_starpu();
+    if (set_cpu_limit_) unsetenv("STARPU_LIMIT_CPU_MEM");
+    set_cpu_limit_ = false;
+    throw;
+  }
+  graph::started();
+  host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
+  note_memory();
+  if (mpi_) rank_ = mpi::rank(), size_ = mpi::size();
+}
+
+void Runtime::start_starpu(struct starpu_conf& conf, const RuntimeOptions& o, int per_gpu) {
 #ifdef STARWAVE_USE_MPI
   if (!o.alone && mpi::launched_ranks() > 1) {
     mpi::ensure_started();
@@ -283,28 +305,21 @@ Runtime::Runtime(const RuntimeOptions& o) {
       MPI_Comm_free(&node);
     }
     mpi::split_node(conf, node_rank_, node_size_, per_gpu);
-    limit_starpu(node_size_);
+    set_cpu_limit_ = limit_starpu_for_scratch(node_size_);
     const int ret = starpu_mpi_init_conf(nullptr, nullptr, 0, MPI_COMM_WORLD, &conf);
     if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
     if (ret != 0) throw RuntimeError("StarPU-MPI: starpu_mpi_init_conf failed (error " + std::to_string(ret) + ")");
     mpi_ = true;
-    start_scratch();
-    graph::started();
-    host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
-    note_memory();
-    rank_ = mpi::rank();
-    size_ = mpi::size();
     return;
   }
+#else
+  (void)o;
+  (void)per_gpu;
 #endif
-  limit_starpu(1);
+  set_cpu_limit_ = limit_starpu_for_scratch(1);
   const int ret = starpu_init(&conf);
   if (ret == -ENODEV) throw RuntimeError("StarPU: no worker available (check STARPU_NCPU / STARPU_NCUDA)");
   if (ret != 0) throw RuntimeError("StarPU: starpu_init failed (error " + std::to_string(ret) + ")");
-  start_scratch();
-  graph::started();
-  host_memory::set_pinning(starpu_cuda_worker_get_count() > 0);
-  note_memory();
 }
 
 Runtime::~Runtime() {

@@ -17,6 +17,8 @@
 
 #include "src/runtime/mpi.hpp"
 
+struct starpu_conf;
+
 namespace starwave {
 
 struct RuntimeOptions {
@@ -63,6 +65,9 @@ class Runtime {
   int node_rank() const { return node_rank_; }
 
  private:
+  /// starpu_init (or starpu-mpi's, on the node's share of its cores and GPUs when a launcher
+  /// started several ranks), with STARPU_LIMIT_CPU_MEM set for --scratch just before.
+  void start_starpu(struct starpu_conf& conf, const RuntimeOptions& o, int per_gpu);
   void stop_starpu() noexcept;
 
   int rank_ = 0, size_ = 1, node_rank_ = 0, node_size_ = 1;

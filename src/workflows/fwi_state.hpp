@@ -11,7 +11,7 @@
 #include "src/model/survey.hpp"
 #include "src/numerics/propagator.hpp"
 #include "src/optim/lbfgs.hpp"
-#include "src/workflows/fwi.hpp"
+#include "src/workflows/fwi_options.hpp"
 
 namespace starwave::fwi_state {
 
