@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -58,12 +59,20 @@ inline int wave_task_can_execute(unsigned workerid, struct starpu_task* task, un
 /// A codelet's task function (CPU or CUDA).
 using TaskFunction = void (*)(void* buffers[], void* cl_arg);
 
-/// A wave task's codelet (forward, adjoint): the CPU function `cpu`, named `cpu_name` (StarPU
-/// keys perf models by it), the CUDA one (asynchronous; null where CUDA is not compiled in),
-/// the wave tasks' can_execute, `model` and `name`; the buffers given per task
-/// (STARPU_VARIABLE_NBUFFERS) unless the caller fixes nbuffers and modes.
-inline struct starpu_codelet wave_codelet(TaskFunction cpu, const char* cpu_name, TaskFunction cuda,
-                                          struct starpu_perfmodel* model, const char* name) {
+/// A task's CUDA function where CUDA is compiled in, else none.
+#ifdef STARWAVE_USE_CUDA
+#define STARWAVE_CUDA_FUNCTION(f) (f)
+#else
+#define STARWAVE_CUDA_FUNCTION(f) nullptr
+#endif
+
+/// A task's codelet, the one way they are made: the CPU function `cpu`, named `cpu_name`
+/// (StarPU keys perf models by it), the CUDA one (asynchronous; null: none), `model` and
+/// `name`, and its buffers' access modes (none given: the buffers given per task,
+/// STARPU_VARIABLE_NBUFFERS).
+inline struct starpu_codelet task_codelet(TaskFunction cpu, const char* cpu_name, TaskFunction cuda,
+                                          struct starpu_perfmodel* model, const char* name,
+                                          std::initializer_list<enum starpu_data_access_mode> modes = {}) {
   struct starpu_codelet c;
   starpu_codelet_init(&c);
   c.cpu_funcs[0] = cpu;
@@ -72,10 +81,20 @@ inline struct starpu_codelet wave_codelet(TaskFunction cpu, const char* cpu_name
     c.cuda_funcs[0] = cuda;
     c.cuda_flags[0] = STARPU_CUDA_ASYNC;
   }
-  c.nbuffers = STARPU_VARIABLE_NBUFFERS;
+  c.nbuffers = modes.size() == 0 ? STARPU_VARIABLE_NBUFFERS : int(modes.size());
+  int i = 0;
+  for (const enum starpu_data_access_mode m : modes) c.modes[i++] = m;
   c.model = model;
-  c.can_execute = wave_task_can_execute;
   c.name = name;
+  return c;
+}
+
+/// A wave task's codelet (forward, adjoint): task_codelet's with the buffers given per task
+/// and the wave tasks' can_execute.
+inline struct starpu_codelet wave_codelet(TaskFunction cpu, const char* cpu_name, TaskFunction cuda,
+                                          struct starpu_perfmodel* model, const char* name) {
+  struct starpu_codelet c = task_codelet(cpu, cpu_name, cuda, model, name);
+  c.can_execute = wave_task_can_execute;
   return c;
 }
 

@@ -90,45 +90,15 @@ void reduce_cuda(void* buffers[], void*) {
 
 struct starpu_codelet* image_codelet() {
   static struct starpu_perfmodel model = codelets::history_model("starwave_image");
-  static struct starpu_codelet cl = [] {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = image_cpu;
-    c.cpu_funcs_name[0] = "image_cpu";
-#ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = image_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-    c.nbuffers = 4;
-    c.modes[0] = STARPU_R;
-    c.modes[1] = STARPU_R;
-    c.modes[2] = STARPU_R;
-    c.modes[3] = STARPU_W;
-    c.model = &model;
-    c.name = "image";
-    return c;
-  }();
+  static struct starpu_codelet cl = codelets::task_codelet(image_cpu, "image_cpu", STARWAVE_CUDA_FUNCTION(image_cuda),
+                                                           &model, "image", {STARPU_R, STARPU_R, STARPU_R, STARPU_W});
   return &cl;
 }
 
 struct starpu_codelet* reduce_codelet() {
   static struct starpu_perfmodel model = codelets::history_model("starwave_reduce");
-  static struct starpu_codelet cl = [] {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = reduce_cpu;
-    c.cpu_funcs_name[0] = "reduce_cpu";
-#ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = reduce_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-    c.nbuffers = 2;
-    c.modes[0] = STARPU_RW;
-    c.modes[1] = STARPU_R;
-    c.model = &model;
-    c.name = "reduce";
-    return c;
-  }();
+  static struct starpu_codelet cl = codelets::task_codelet(
+      reduce_cpu, "reduce_cpu", STARWAVE_CUDA_FUNCTION(reduce_cuda), &model, "reduce", {STARPU_RW, STARPU_R});
   return &cl;
 }
 

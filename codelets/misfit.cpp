@@ -61,26 +61,9 @@ void misfit_cuda(void* buffers[], void* cl_arg) {
 
 struct starpu_codelet* misfit_codelet() {
   static struct starpu_perfmodel model = codelets::history_model("starwave_misfit");
-  static struct starpu_codelet cl = [] {
-    struct starpu_codelet c;
-    starpu_codelet_init(&c);
-    c.cpu_funcs[0] = misfit_cpu;
-    c.cpu_funcs_name[0] = "misfit_cpu";
-#ifdef STARWAVE_USE_CUDA
-    c.cuda_funcs[0] = misfit_cuda;
-    c.cuda_flags[0] = STARPU_CUDA_ASYNC;
-#endif
-    c.nbuffers = 6;
-    c.modes[0] = STARPU_R;
-    c.modes[1] = STARPU_R;
-    c.modes[2] = STARPU_W;
-    c.modes[3] = STARPU_W;
-    c.modes[4] = STARPU_SCRATCH;
-    c.modes[5] = STARPU_R;
-    c.model = &model;
-    c.name = "misfit";
-    return c;
-  }();
+  static struct starpu_codelet cl =
+      codelets::task_codelet(misfit_cpu, "misfit_cpu", STARWAVE_CUDA_FUNCTION(misfit_cuda), &model, "misfit",
+                             {STARPU_R, STARPU_R, STARPU_W, STARPU_W, STARPU_SCRATCH, STARPU_R});
   return &cl;
 }
 
