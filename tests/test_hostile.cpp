@@ -793,9 +793,11 @@ TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {
   const fs::path dir = scratch("signals");
   fs::copy_file(base_ / "init.h5", dir / "init.h5");
   fs::copy_file(base_ / "d.h5", dir / "small.h5");  // init.h5's data, for the inversions
-  // Enough work to be caught in the middle: 8 shots of ~2000 steps on 200 × 400 cells.
+  // Enough work to be caught in the middle 0.7 s in, even on a fast machine (8 shots of ~2000
+  // steps were done in less here): 24 shots of ~3000 steps on 200 × 400 cells. Each run is
+  // killed, so the work is never all done.
   ASSERT_EQ(run_in(dir, "synth --quiet --kind layered --nz 200 --nx 400 --spacing 10 --out vp.h5").status, 0);
-  ASSERT_EQ(run_in(dir, "survey --quiet --model vp.h5 --nshots 8 --t-max 2 --out s.h5").status, 0);
+  ASSERT_EQ(run_in(dir, "survey --quiet --model vp.h5 --nshots 24 --t-max 3 --out s.h5").status, 0);
   write_zero_data(dir / "s.h5", dir / "d.h5");  // modeling them costs a minute under the sanitizers
   for (const char* f : {"out.h5", "out.h5.state"}) std::ofstream(dir / f) << "an earlier result";
   struct Run {
