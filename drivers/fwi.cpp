@@ -49,7 +49,7 @@ std::vector<double> parse_bands(const std::string& text) {
 FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiCommand c;
   cli::NumericalText numerical;
-  std::string bands_text;
+  std::string bands_text, optimizer;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
   cli::po::options_description desc(plan_only ? "starwave plan fwi" : "starwave fwi");
   auto out_value = cli::po::value<std::string>(&c.out);
@@ -64,7 +64,7 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
       "lower velocity bound, m/s (0 = 0.75 × initial min)")("vmax", cli::po::value<double>(&c.f.vmax)->default_value(0),
                                                             "upper velocity bound, m/s (0 = 1.25 × initial max)")(
       "memory", cli::po::value<int>(&c.f.memory)->default_value(5), "L-BFGS memory (pairs)")(
-      "optimizer", cli::po::value<std::string>(&c.f.optimizer)->default_value("lbfgs"),
+      "optimizer", cli::po::value<std::string>(&optimizer)->default_value("lbfgs"),
       "lbfgs, adam or gd (plain gradient descent)")("batch-shots",
                                                     cli::po::value<int>(&c.f.batch_shots)->default_value(0),
                                                     "adam, gd: shots per iteration, drawn from --seed (0 = all)")(
@@ -94,14 +94,16 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   if (c.figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
   f.seed = unsigned(seed);
-  const bool lbfgs = f.optimizer == "lbfgs";
+  if (!optim::parse_optimizer(optimizer, f.optimizer))
+    throw InputError("--optimizer: must be 'lbfgs', 'adam' or 'gd' (got '" + optimizer + "')");
+  const bool lbfgs = f.optimizer == optim::Optimizer::kLbfgs;
   cli::refuse_if_given(vm, "batch-shots", !lbfgs,
                        "with --optimizer lbfgs, which uses every shot (adam and gd take batches)");
   cli::refuse_if_given(vm, "seed", !lbfgs,
                        "with --optimizer lbfgs, which uses every shot (it draws adam's and gd's batches)");
   cli::refuse_if_given(vm, "seed", f.batch_shots > 0, "without --batch-shots (it draws the shots of each batch)");
   cli::refuse_if_given(vm, "learning-rate", !lbfgs, "with --optimizer lbfgs, whose line search chooses the step");
-  cli::refuse_if_given(vm, "memory", lbfgs, "with --optimizer " + f.optimizer + " (it is L-BFGS's)");
+  cli::refuse_if_given(vm, "memory", lbfgs, "with --optimizer " + optimizer + " (it is L-BFGS's)");
   if (f.resume && c.flags.overwrite)
     throw InputError("--resume continues the saved run and --overwrite starts again: choose one");
   f.state = c.out + ".state";

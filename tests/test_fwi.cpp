@@ -250,7 +250,7 @@ TEST(Fwi, GradientDescentWithSmoothingLowersTheMisfitWithSmoothUpdates) {
   Runtime rt(two_cpus());
   const Case c = small_case();
   FwiOptions f;
-  f.optimizer = "gd";
+  f.optimizer = optim::Optimizer::kGd;
   f.iterations = 3;
   f.learning_rate = 30;
   const FwiResult rough = invert(c.initial, c.survey, c.options, f);
@@ -395,7 +395,7 @@ TEST(Fwi, AdamOnMiniBatchesIsReproducibleFromItsSeed) {
   for (int t = 1; t <= 5; ++t) differs |= batch_of(7, t, 6, 2) != batch_of(8, t, 6, 2);
   EXPECT_TRUE(differs) << "another seed draws other batches";
   FwiOptions f;
-  f.optimizer = "adam";
+  f.optimizer = optim::Optimizer::kAdam;
   f.batch_shots = 2;
   f.seed = 7;
   f.iterations = 5;
@@ -462,7 +462,7 @@ TEST(Fwi, ResumeWithAnythingElseThanWhatMadeTheStateIsRefusedAndTheStateUntouche
        "--storage boundary, this run has full"},
       {"internal step", [](Model&, Survey& s, NumericalOptions& o, FwiOptions&) { o.internal_dt = s.dt / 2; },
        "--internal-dt 0"},
-      {"optimizer", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.optimizer = "gd"; },
+      {"optimizer", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.optimizer = optim::Optimizer::kGd; },
        "--optimizer lbfgs, this run has gd"},
       {"memory", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.memory = 3; }, "--memory 5, this run has 3"},
       {"smoothing", [](Model&, Survey&, NumericalOptions&, FwiOptions& f) { f.smooth = 20; }, "--smooth 0"},
@@ -493,7 +493,7 @@ TEST(Fwi, ResumeWithAnythingElseThanWhatMadeTheStateIsRefusedAndTheStateUntouche
   for (const std::string optimizer : {"lbfgs", "adam"}) {
     FwiOptions made;
     made.iterations = 1;
-    made.optimizer = optimizer;
+    ASSERT_TRUE(optim::parse_optimizer(optimizer, made.optimizer));
     if (optimizer == "adam") made.batch_shots = 3;
     made.state = (dir / (optimizer + ".state")).string();
     ASSERT_EQ(invert(c.initial, c.survey, c.options, made).iterations, 1);

@@ -22,6 +22,7 @@
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/numerics/filters.hpp"
+#include "src/optim/first_order.hpp"
 #include "src/optim/lbfgs.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
@@ -185,28 +186,11 @@ class Optimizer {
   void batch_step(const std::vector<double>& g, double misfit) {
     std::vector<double> h = g;
     precondition(h);
-    if (f_.optimizer == "adam") {
-      const int t = st_.band_iteration + 1;
-      const double b1 = 0.9, b2 = 0.999, c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
-      double vmax_hat = 0;
-      for (std::size_t i = 0; i < h.size(); ++i) {
-        st_.adam_m[i] = b1 * st_.adam_m[i] + (1 - b1) * h[i];
-        st_.adam_v[i] = b2 * st_.adam_v[i] + (1 - b2) * h[i] * h[i];
-        vmax_hat = std::max(vmax_hat, std::sqrt(st_.adam_v[i] / c2));
-      }
-      const double eps = 1e-8 * vmax_hat + 1e-300;
-      for (std::size_t i = 0; i < h.size(); ++i)
-        if (st_.precond[i] != 0)  // fixed cells (--fix-top) stay
-          st_.v[i] =
-              std::clamp(st_.v[i] - f_.learning_rate * (st_.adam_m[i] / c1) / (std::sqrt(st_.adam_v[i] / c2) + eps),
-                         lower_, upper_);
-    } else {  // gradient descent: the largest change is the learning rate
-      double hmax = 0;
-      for (double x : h) hmax = std::max(hmax, std::abs(x));
-      if (hmax > 0)
-        for (std::size_t i = 0; i < h.size(); ++i)
-          st_.v[i] = std::clamp(st_.v[i] - f_.learning_rate * h[i] / hmax, lower_, upper_);
-    }
+    if (f_.optimizer == optim::Optimizer::kAdam)
+      optim::adam_step(st_.v, st_.adam_m, st_.adam_v, h, st_.band_iteration + 1, f_.learning_rate, st_.precond, lower_,
+                       upper_);
+    else
+      optim::gd_step(st_.v, h, f_.learning_rate, lower_, upper_);
     st_.g = g;
     finish_iteration(misfit);
   }
@@ -291,8 +275,6 @@ std::vector<int> batch_of(unsigned seed, int t, int nshots, int k) {
 void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
   if (f.iterations < 0) throw InputError("--iterations: must be 0 or more");
   if (f.memory < 1) throw InputError("--memory: must be at least 1");
-  if (f.optimizer != "lbfgs" && f.optimizer != "adam" && f.optimizer != "gd")
-    throw InputError("--optimizer: must be 'lbfgs', 'adam' or 'gd' (got '" + f.optimizer + "')");
   if (f.batch_shots < 0 || f.batch_shots > s.nshots())
     throw InputError("--batch-shots: must be between 0 (all) and the number of shots, " + std::to_string(s.nshots()));
   if (!(f.learning_rate > 0)) throw InputError("--learning-rate: must be positive");
@@ -364,8 +346,8 @@ State starting_state(const Model& initial, const FwiOptions& f, Bounds b, const 
   st.v = initial.vp;
   for (double& v : st.v) v = std::clamp(v, b.lower, b.upper);
   st.lbfgs.memory = f.memory;
-  st.optimizer = f.optimizer == "lbfgs" ? 0 : f.optimizer == "adam" ? 1 : 2;
-  if (f.optimizer == "adam") {
+  st.optimizer = int(f.optimizer);
+  if (f.optimizer == optim::Optimizer::kAdam) {
     st.adam_m.assign(st.v.size(), 0.0);
     st.adam_v.assign(st.v.size(), 0.0);
   }
@@ -408,7 +390,7 @@ class Inversion {
   /// The band's iterations, from its first evaluation (Φ, g, the preconditioner) unless the
   /// state has it, until its count, a line search that finds no decrease, or a stop.
   void run_band(const Survey& band_survey) {
-    const bool lbfgs = f_.optimizer == "lbfgs";
+    const bool lbfgs = f_.optimizer == optim::Optimizer::kLbfgs;
     std::vector<double> trial;  // L-BFGS: the point the line search tries next
     bool have_trial = false;
     if (!st_.started) {

@@ -10,6 +10,7 @@
 
 #include "src/memory/plan.hpp"
 #include "src/model/model.hpp"
+#include "src/optim/first_order.hpp"
 
 namespace starwave {
 
@@ -30,19 +31,19 @@ struct FwiProgress {
 };
 
 struct FwiOptions {
-  int iterations = 10;              // per band
-  double vmin = 0, vmax = 0;        // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
-  int memory = 5;                   // L-BFGS pairs
-  double first_step = 50;           // m/s: the largest change of the first iteration's first trial
-  double fix_top = 0;               // m: rows shallower than this keep their initial velocity (a water layer)
-  std::string optimizer = "lbfgs";  // "adam" or "gd": mini-batches of shots, fixed learning rate
-  int batch_shots = 0;              // adam, gd: shots per iteration (0 = all), drawn from `seed`
-  unsigned seed = 1;                // adam, gd: the batch of iteration t depends only on (seed, t)
-  double learning_rate = 20;        // adam, gd: m/s per iteration (the largest change for gd)
-  double smooth = 0;                // m: Gaussian smoothing of the gradient (in the preconditioner)
-  std::vector<double> bands;        // Hz, increasing: data and wavelet low-passed per band ({} = as given)
-  std::string state;                // restart file, written after every iteration ("" = none)
-  bool resume = false;              // continue from `state`
+  int iterations = 10;        // per band
+  double vmin = 0, vmax = 0;  // bounds (m/s); 0 = 0.75 × the initial minimum, 1.25 × the maximum
+  int memory = 5;             // L-BFGS pairs
+  double first_step = 50;     // m/s: the largest change of the first iteration's first trial
+  double fix_top = 0;         // m: rows shallower than this keep their initial velocity (a water layer)
+  optim::Optimizer optimizer = optim::Optimizer::kLbfgs;  // Adam or GD: mini-batches of shots, fixed learning rate
+  int batch_shots = 0;                                    // adam, gd: shots per iteration (0 = all), drawn from `seed`
+  unsigned seed = 1;          // adam, gd: the batch of iteration t depends only on (seed, t)
+  double learning_rate = 20;  // adam, gd: m/s per iteration (the largest change for gd)
+  double smooth = 0;          // m: Gaussian smoothing of the gradient (in the preconditioner)
+  std::vector<double> bands;  // Hz, increasing: data and wavelet low-passed per band ({} = as given)
+  std::string state;          // restart file, written after every iteration ("" = none)
+  bool resume = false;        // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
   std::function<void()> on_saved;  // after each save of the state (rank 0), before that iteration's report

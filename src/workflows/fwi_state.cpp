@@ -85,8 +85,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   if (o.pml_frequency > 0)  // recorded when set, so that states made without it still resume
     add("pml_frequency", "--pml-frequency", exact(o.pml_frequency));
   add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
-  add("optimizer", "--optimizer", f.optimizer);
-  if (f.optimizer == "lbfgs") {
+  add("optimizer", "--optimizer", optim::optimizer_name(f.optimizer));
+  if (f.optimizer == optim::Optimizer::kLbfgs) {
     add("memory", "--memory", std::to_string(f.memory));
     add("first_step", "the first step (m/s)", exact(f.first_step));
   } else {
