@@ -19,6 +19,7 @@
 #include "drivers/project.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -157,10 +158,22 @@ int run_child(const std::vector<std::string>& args, const std::vector<std::strin
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  // The stop signals held back from here until the child is tracked: one that came between the
+  // spawn and the tracking would end the plan and leave the simulation running. The child
+  // starts with the mask and the dispositions of a fresh process (SIGPIPE, SIGXFSZ not ignored).
+  sigset_t stops, mask;
+  sigemptyset(&stops);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stops, sig);
+  pthread_sigmask(SIG_BLOCK, &stops, &mask);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGXFSZ}) sigaddset(&defaults, sig);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigmask(&attributes, &mask);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
   std::vector<char*> argv, envp;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -170,8 +183,9 @@ int run_child(const std::vector<std::string>& args, const std::vector<std::strin
   const int rc = posix_spawn(&pid, args[0].c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
+  if (rc == 0) safety::track_child(pid);
+  pthread_sigmask(SIG_SETMASK, &mask, nullptr);  // a stop signal held back is handled now
   if (rc != 0) throw InputError("--simulator: " + args[0] + ": " + os_cause(rc));
-  safety::track_child(pid);
   const auto start = std::chrono::steady_clock::now();
   int status = 0;
   for (;;) {
