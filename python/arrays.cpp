@@ -177,9 +177,6 @@ void set_observed(Survey& s, const py::object& observed, const std::string& name
   require_room_for(arr, 2 * sizeof(float), name);  // a float32 copy, then the run's own
   const auto d = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(arr);
   if (!d) throw InputError(name + " of shape " + shape_text(arr) + ": could not be copied as float32");
-  if (d.ndim() != 3 || d.shape(0) != s.nshots() || d.shape(1) != s.nrec() || d.shape(2) != s.nt)
-    throw InputError(name + ": an (nshots, nrec, nt) = (" + std::to_string(s.nshots()) + ", " +
-                     std::to_string(s.nrec()) + ", " + std::to_string(s.nt) + ") array, not of shape " + shape_text(d));
   s.data.assign(d.data(), d.data() + d.size());
   for (std::size_t i = 0; i < s.data.size(); ++i)
     if (!std::isfinite(s.data[i]))

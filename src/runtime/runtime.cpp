@@ -272,19 +272,15 @@ Runtime::Runtime(const RuntimeOptions& o) {
   const int per_gpu = workers_per_gpu(o);
   struct starpu_conf conf = starpu_configuration(o, per_gpu);
   const SwapHidden swap_hidden;
+  bool running = false;
   try {
     start_starpu(conf, o, per_gpu);
-  } catch (...) {
-    if (set_cpu_limit_) unsetenv("STARPU_LIMIT_CPU_MEM");  // the next Runtime of the process must not inherit it
-    set_cpu_limit_ = false;
-    throw;
-  }
-  try {
+    running = true;
     scratch::start();     // the disk node once StarPU runs
     host_memory::trim();  // the buffer StarPU measured the disk with
   } catch (...) {
-    stop_starpu();
-    if (set_cpu_limit_) unsetenv("STARPU_LIMIT_CPU_MEM");
+    if (running) stop_starpu();
+    if (set_cpu_limit_) unsetenv("STARPU_LIMIT_CPU_MEM");  // the next Runtime of the process must not inherit it
     set_cpu_limit_ = false;
     throw;
   }
