@@ -174,6 +174,10 @@ while read -r name cpus cudas what rest; do
     m32="$(median $(measured "$name" gradient32))"
     n="${what#gradient}"
     [ "$what" = fwi32 ] && n=32
+    # The projection's calibration is a run on one GPU with one CUDA worker, as a user makes it
+    # (docs/cluster.md): gpu1's models, when measured (with k workers the tasks' times include
+    # their contention, and some task sizes may be left unmeasured).
+    [ ! -d "$out/homes/gpu1/.starpu/sampling/codelets" ] || home="$out/homes/gpu1"
     s="$(projected "$home" "$n" "$m32")" || s=""
     label="$what, $cudas CUDA workers (concurrency fitted to gradient32)"
     [ "$what" != fwi32 ] || label="fwi32, $cudas CUDA workers, against the fitted gradient32"

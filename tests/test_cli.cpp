@@ -564,6 +564,14 @@ TEST_F(Cli, PlanProjectsTheRunToMoreGpusAndNodes) {
        "starwave_forward.box: a named pipe (FIFO), not a regular file"},
   };
   ASSERT_EQ(mkfifo((dir_ / "pipe" / "codelets" / "45" / "starwave_forward.box").c_str(), 0600), 0);
+  // StarPU's own entry for a size it has not measured (n = 0, every number 0) is no damage.
+  const fs::path unmeasured = dir_ / "unmeasured";
+  fs::copy(cal, unmeasured, fs::copy_options::recursive);
+  std::ofstream(unmeasured / "codelets" / "45" / "starwave_misfit.box")
+      << "##################\n# Performance Model Version\n45\n\n# device type (CPU - 0, CUDA - 1)\n1\n"
+      << "33dde76d\t3004520\t0.000000e+00\t0.000000e+00\t0.000000e+00\t0.000000e+00\t0.000000e+00\t0\n";
+  const Result kept = run(on + unmeasured.string(), env + " timeout 60");
+  EXPECT_EQ(kept.status, 0) << kept.err;
   for (const auto& [folder, mention] : calibrations) {
     const Result said = run(on + folder, env + " timeout 60");  // a pipe read would block: bounded here
     EXPECT_EQ(said.status, 2) << folder << ": " << said.err;

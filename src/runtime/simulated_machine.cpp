@@ -128,7 +128,12 @@ void scale_models(const fs::path& from, const fs::path& to, const std::string& h
         std::istringstream words(line);
         std::vector<std::string> v;
         for (std::string x; words >> x;) v.push_back(x);
-        if (v.size() == 8) {  // hash size flops mean dev sum sum2 n
+        // An entry StarPU made for a size it has not measured yet (n = 0, every number 0): no
+        // time to scale, kept as it is (the simulation treats it as StarPU does).
+        const bool unmeasured = v.size() == 8 && std::all_of(v.begin() + 3, v.end(), [](const std::string& x) {
+                                  return entry_number(x, 0, 0) == 0;
+                                });
+        if (v.size() == 8 && !unmeasured) {  // hash size flops mean dev sum sum2 n
           // A measurement: times in µs, positive and below a day; n a whole number of runs.
           const double mean = entry_number(v[3], 1e-3, 8.64e10), dev = entry_number(v[4], 0, 8.64e10);
           const double sum = entry_number(v[5], 0, 1e300), sum2 = entry_number(v[6], 0, 1e300);
