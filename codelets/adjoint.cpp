@@ -84,6 +84,7 @@ template <typename T>
 void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   Unpacked<T> u = unpack(buffers, layout, a.keeps);
   u.p.column_planes = codelets::cuda_column_planes();
+  u.p.march_planes = codelets::cuda_march_planes();
   cudaStream_t stream = starpu_cuda_get_local_stream();
   if (pack16::zfp_rate(u.p.compression) > 0)  // the plan keeps such shots off the GPUs
     return codelets::record_failure(codelets::describe("adjoint", a) + ": a ZFP store on a CUDA worker");

@@ -110,6 +110,17 @@ inline int cuda_column_planes() {
   return planes;
 }
 
+/// Planes per block of the 3-D marching u and μ launches (ShotProblem::march_planes):
+/// STARWAVE_CUDA_MARCH_PLANES, a knob for benchmarks on a device (the bits do not depend on
+/// it); 0 (unset, not a positive number): no marching.
+inline int cuda_march_planes() {
+  static const int planes = [] {
+    const char* v = std::getenv("STARWAVE_CUDA_MARCH_PLANES");
+    return v && std::atoi(v) > 0 ? std::atoi(v) : 0;
+  }();
+  return planes;
+}
+
 /// Records a CUDA launcher's failure as the task's (codelets/failure.hpp): the launch, the
 /// task and the device's message, e.g. "CUDA error in forward update (forward task, order
 /// 8, float): invalid configuration argument".

@@ -64,6 +64,7 @@ template <typename T>
 void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   ShotProblem<T> p = unpack(buffers, layout, a.keeps);
   p.column_planes = codelets::cuda_column_planes();
+  p.march_planes = codelets::cuda_march_planes();
   if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
   if (pack16::zfp_rate(p.compression) > 0)  // the plan keeps such shots off the GPUs
     return codelets::record_failure(codelets::describe("forward", a) + ": a ZFP store on a CUDA worker");

@@ -53,6 +53,10 @@ struct ShotProblem {
   // default (the bits are the same whatever the runs: each cell's operations are
   // unchanged, only which thread does them).
   int column_planes = 0;
+  // > 0: the 3-D u and μ launches on a GPU as tiles marching down z (kernels/cuda/march.hpp),
+  // a block taking this many planes; ≤ 0: the interior runs above and the layer cells one a
+  // thread (the default: faster on the devices measured, docs/gpu.md). The same bits either way.
+  int march_planes = 0;
 
   const T* vdt2 = nullptr;  // v²Δt², full grid allocation (guards included)
   const T* a_z = nullptr;   // CPML coefficients, length nz (planes), ny (rows) and nx (columns)

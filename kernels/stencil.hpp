@@ -313,15 +313,14 @@ SW_HD void update_psi_point(const StepArgs<T>& a, int z, int y, int x) {
   }
 }
 
-/// The u pass at cell (z, y, x): the interior update, then each layer's correction
-/// v²Δt² (∂_d ψ_d + ζ_d) where the cell lies in the layers of dimension d (z, y, x).
+/// The u pass's layer terms at cell (z, y, x), after its interior update: each layer's
+/// correction v²Δt² (∂_d ψ_d + ζ_d) where the cell lies in the layers of dimension d (z, y, x).
 template <int Order, typename T>
-SW_HD void update_point(const StepArgs<T>& a, int z, int y, int x) {
+SW_HD void add_layer_corrections(const StepArgs<T>& a, int z, int y, int x) {
   const long i = a.cell(z, y, x);
   const T* u = a.u + i;
   T* out = a.u_prev_next + i;
   const T v = a.vdt2[i];
-  interior_point<Order>(u, out, v, a.plane, a.ystep, a.inv_dz2, a.inv_dy2, a.inv_dx2);
   if (a.z_layer(z)) {
     const long j = a.zi(z, y, x);
     out[0] += v * layer_correction<Order>(u, a.plane, a.inv_dz2, a.cpml_z1 + j, a.plane, a.inv_dz, a.cpml_z2 + j,
@@ -337,6 +336,14 @@ SW_HD void update_point(const StepArgs<T>& a, int z, int y, int x) {
     out[0] +=
         v * layer_correction<Order>(u, 1, a.inv_dx2, a.cpml_x1 + j, 1, a.inv_dx, a.cpml_x2 + j, a.a_x[x], a.b_x[x]);
   }
+}
+
+/// The u pass at cell (z, y, x): the interior update, then the layers' corrections.
+template <int Order, typename T>
+SW_HD void update_point(const StepArgs<T>& a, int z, int y, int x) {
+  const long i = a.cell(z, y, x);
+  interior_point<Order>(a.u + i, a.u_prev_next + i, a.vdt2[i], a.plane, a.ystep, a.inv_dz2, a.inv_dy2, a.inv_dx2);
+  add_layer_corrections<Order>(a, z, y, x);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -415,13 +422,13 @@ SW_HD T adjoint_correction(const T* alpha, const T* beta, long s, T inv_h, T inv
   return d2<Order>(beta, s) * inv_h2 - d1<Order>(alpha, s) * inv_h;
 }
 
-/// Adjoint u pass at cell (z, y, x): `a.u` holds μ[n+1], `a.u_prev_next` μ[n+2] → μ[n].
+/// The adjoint u pass's layer terms at cell (z, y, x), after its interior update: C_d
+/// where the cell lies in a layer of dimension d or its rim.
 template <int Order, typename T>
-SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int y, int x) {
+SW_HD void add_rim_corrections(const StepArgs<T>& a, int z, int y, int x) {
   const long i = a.cell(z, y, x);
   T* out = a.u_prev_next + i;
   const T v = a.vdt2[i];
-  interior_point<Order>(a.u + i, out, v, a.plane, a.ystep, a.inv_dz2, a.inv_dy2, a.inv_dx2);
   if (a.z_rim(z)) {
     const long j = a.zi(z, y, x);
     out[0] += v * adjoint_correction<Order>(a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz, a.inv_dz2);
@@ -434,6 +441,14 @@ SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int y, int x) {
     const long j = a.xi(z, y, x);
     out[0] += v * adjoint_correction<Order>(a.cpml_x1 + j, a.cpml_x2 + j, 1, a.inv_dx, a.inv_dx2);
   }
+}
+
+/// Adjoint u pass at cell (z, y, x): `a.u` holds μ[n+1], `a.u_prev_next` μ[n+2] → μ[n].
+template <int Order, typename T>
+SW_HD void update_adjoint_point(const StepArgs<T>& a, int z, int y, int x) {
+  const long i = a.cell(z, y, x);
+  interior_point<Order>(a.u + i, a.u_prev_next + i, a.vdt2[i], a.plane, a.ystep, a.inv_dz2, a.inv_dy2, a.inv_dx2);
+  add_rim_corrections<Order>(a, z, y, x);
 }
 
 /// Free surface, plane k = 1 … halo, after the μ pass: the forward's ψ_z and ζ_z passes

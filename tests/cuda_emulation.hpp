@@ -6,7 +6,9 @@
 // GPU would refuse it, to check the error path.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,25 @@ struct EmulatedExec {
   template <typename F>
   void sweep_wide(const char* name, F f, long n) {
     sweep1d(name, f, n);
+  }
+  /// A March's blocks one after another; in a block, each phase over every thread in
+  /// turn (the barriers between them), the threads' registers and the shared tile kept
+  /// between phases. The tile is filled with NaN before each plane's loads, so a cell
+  /// computed from a value no thread loaded differs from the CPU's.
+  template <typename B>
+  void march(const char* name, const B& b) {
+    if (b.g.blocks <= 0 || !launch(name)) return;
+    std::vector<typename B::Value> tile(B::kTile);
+    std::vector<typename B::Thread> s(B::kThreads);
+    for (long blk = 0; blk < b.g.blocks; ++blk) {
+      for (int t = 0; t < B::kThreads; ++t) b.begin(blk, t, s[t]);
+      const int planes = b.planes(s[0]);
+      for (int k = 0; k < planes; ++k) {
+        std::fill(tile.begin(), tile.end(), std::numeric_limits<typename B::Value>::quiet_NaN());
+        for (int t = 0; t < B::kThreads; ++t) b.load(s[t], t, tile.data(), k);
+        for (int t = 0; t < B::kThreads; ++t) b.compute(s[t], t, tile.data(), k);
+      }
+    }
   }
   /// Runs the launches of `issue` `times` times, as a replayed CUDA graph runs them.
   template <typename F>

@@ -7,16 +7,29 @@
 
 #include <string>
 
+#include "kernels/shot.hpp"
 #include "src/model/model.hpp"
 #include "src/model/survey.hpp"
 #include "src/numerics/propagator.hpp"
 
 namespace starwave::test {
 
+/// How the emulated launches split the work (the bits do not depend on it):
+/// ShotProblem::column_planes and ShotProblem::march_planes.
+struct LaunchShape {
+  int column_planes = 0, march_planes = 0;
+  LaunchShape(int column = 0, int march = 0) : column_planes(column), march_planes(march) {}  // NOLINT: from an int
+  template <typename T>
+  void set(ShotProblem<T>& p) const {
+    p.column_planes = column_planes;
+    p.march_planes = march_planes;
+  }
+};
+
 /// Runs shot 0 with the CPU kernel and with the emulated CUDA launches: the same bits.
 template <typename T, int Order>
 void expect_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o,
-                                  const std::string& context, int column_planes = 0);
+                                  const std::string& context, LaunchShape shape = {});
 
 /// The adjoint of shot 0 (residual = its traces) through cpu::adjoint and through the
 /// emulated CUDA launches, each after its own forward with a `storage` store: the same
@@ -25,7 +38,7 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 /// ShotProblem::compression.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
-                                          const std::string& context, int column_planes = 0, int checkpoint_every = 0,
+                                          const std::string& context, LaunchShape shape = {}, int checkpoint_every = 0,
                                           int compression = 0);
 
 }  // namespace starwave::test

@@ -30,11 +30,11 @@ inline std::vector<std::pair<int, int>> forward_pieces(int n) {
 
 template <typename T, int Order>
 void expect_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o,
-                                  const std::string& context, int column_planes) {
+                                  const std::string& context, LaunchShape shape) {
   auto cpu = prepare_shot<T>(m, s, o);
   cpu::forward<Order, T>(cpu->p);
   auto emu = prepare_shot<T>(m, s, o);
-  emu->p.column_planes = column_planes;
+  shape.set(emu->p);
   EmulatedExec ex;
   const cpu::detail::FlushSubnormals<T> as_on_the_device;
   ASSERT_TRUE((cuda_bodies::run_shot<Order>(emu->p, ex)));
@@ -46,7 +46,7 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
   // In pieces, the state kept in p.work between them: the CPU kernel and the emulated launches.
   auto split_cpu = prepare_shot<T>(m, s, o);
   auto split_emu = prepare_shot<T>(m, s, o);
-  split_emu->p.column_planes = column_planes;
+  shape.set(split_emu->p);
   for (const auto& [lo, hi] : forward_pieces(cpu->p.nsteps)) {
     cpu::forward_steps<Order, T>(split_cpu->p, lo, hi);
     ASSERT_TRUE((cuda_bodies::run_shot_steps<Order>(split_emu->p, lo, hi, ex)));
@@ -62,7 +62,7 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 /// bits in the correlation, the illumination, the store and the final state.
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
-                                          const std::string& context, int column_planes, int checkpoint_every,
+                                          const std::string& context, LaunchShape shape, int checkpoint_every,
                                           int compression) {
   std::vector<T> corr[2], illum[2], pieces[2];  // pieces: the emulated adjoint in pieces
   aligned_vector<T> store[2], final_state[2], checkpoints[2];
@@ -72,7 +72,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     auto ps = prepare_shot<T>(m, s, o);
     ShotProblem<T>& p = ps->p;
     p.storage = storage;
-    p.column_planes = column_planes;
+    shape.set(p);
     p.checkpoint_every = checkpoint_every;
     p.compression = compression;
     ps->work.assign(p.adjoint_work_size(), T(0));
@@ -175,18 +175,18 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
 /// Instantiates both comparisons for type T and every order.
 #define STARWAVE_EMULATION_COMPARISONS(T)                                                                             \
   template void expect_emulation_matches_cpu<T, 2>(const Model&, const Survey&, const NumericalOptions&,              \
-                                                   const std::string&, int);                                          \
+                                                   const std::string&, LaunchShape);                                  \
   template void expect_emulation_matches_cpu<T, 4>(const Model&, const Survey&, const NumericalOptions&,              \
-                                                   const std::string&, int);                                          \
+                                                   const std::string&, LaunchShape);                                  \
   template void expect_emulation_matches_cpu<T, 6>(const Model&, const Survey&, const NumericalOptions&,              \
-                                                   const std::string&, int);                                          \
+                                                   const std::string&, LaunchShape);                                  \
   template void expect_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&,              \
-                                                   const std::string&, int);                                          \
+                                                   const std::string&, LaunchShape);                                  \
   template void expect_adjoint_emulation_matches_cpu<T, 2>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int, int);                        \
+                                                           const std::string&, LaunchShape, int, int);                \
   template void expect_adjoint_emulation_matches_cpu<T, 4>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int, int);                        \
+                                                           const std::string&, LaunchShape, int, int);                \
   template void expect_adjoint_emulation_matches_cpu<T, 6>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int, int);                        \
+                                                           const std::string&, LaunchShape, int, int);                \
   template void expect_adjoint_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, int, int, int);
+                                                           const std::string&, LaunchShape, int, int);

@@ -82,7 +82,7 @@ struct DeviceArray {
 /// compared bit for bit.
 template <typename T, int Order>
 void compare_shot(const Model& m, const Survey& s, bool free_surface, int storage, int column_planes = 0,
-                  int checkpoint_every = 0, int compression = pack16::kNone) {
+                  int checkpoint_every = 0, int compression = pack16::kNone, int march_planes = 0) {
   NumericalOptions o;
   o.order = Order;
   o.free_surface = free_surface;
@@ -90,8 +90,8 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   const std::string what = std::to_string(m.dim) + "-D, order " + std::to_string(Order) + ", " +
                            (sizeof(T) == 8 ? "double" : "float") + ", free surface " + std::to_string(free_surface) +
                            ", storage " + std::to_string(storage) + ", column runs " + std::to_string(column_planes) +
-                           ", checkpoints every " + std::to_string(checkpoint_every) + ", store " +
-                           compression_name(compression);
+                           ", marching " + std::to_string(march_planes) + ", checkpoints every " +
+                           std::to_string(checkpoint_every) + ", store " + compression_name(compression);
 
   // CPU
   auto c = prepare_shot<T>(m, s, o);
@@ -116,6 +116,7 @@ void compare_shot(const Model& m, const Survey& s, bool free_surface, int storag
   ShotProblem<T> p = g->p;
   p.storage = storage;
   p.column_planes = column_planes;
+  p.march_planes = march_planes;
   p.checkpoint_every = checkpoint_every;
   p.compression = compression;
   DeviceArray<T> medium(g->med.buffer), signals(g->in.signals), work(p.adjoint_work_size()), traces(g->traces.size()),
@@ -173,7 +174,9 @@ void compare_all_orders() {
 }
 
 /// 3-D: a heterogeneous cube with receivers sharing a node; the u and μ launches' column
-/// runs of one plane, of uneven lengths, and of the default length.
+/// runs of one plane, of uneven lengths, and of the default length; marching in chunks of 5
+/// and 16 planes (tiles of 16 × 32 columns: 4 × 3 of them over the 59 × 69 columns with the
+/// layers, the last ones partial).
 template <typename T>
 void compare_3d() {
   Model m = constant_model_3d(23, 19, 29, 10, 2000);
@@ -186,6 +189,11 @@ void compare_3d() {
     for (int planes : {1, 4, 7, 0}) {
       compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, planes);
       compare_shot<T, 4>(m, s, fs, ShotProblem<T>::kStoreFull, planes);
+    }
+  for (bool fs : {false, true})
+    for (int march : {5, 16}) {
+      compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, 0, 0, pack16::kNone, march);
+      compare_shot<T, 4>(m, s, fs, ShotProblem<T>::kStoreFull, 0, 0, pack16::kNone, march);
     }
   for (bool fs : {false, true}) compare_shot<T, 8>(m, s, fs, ShotProblem<T>::kStoreBoundary, 0, 13);  // checkpoints
   compare_shot<T, 8>(m, s, true, ShotProblem<T>::kStoreBoundary, 0, 13, pack16::kHalf);               // 16-bit store

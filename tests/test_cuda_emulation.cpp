@@ -96,8 +96,8 @@ TEST(CudaEmulation, EveryLayerWidthAndGridSizeGivesTheCpusBits) {
 /// thinner than, as wide as and wider than the stencil (shared arrays when the model is
 /// thinner than two radii), with and without a free surface.
 template <typename T, int Order>
-void compare_3d(int ny, int pml, bool free_surface, int column_planes = 0) {
-  Model m = constant_model_3d(9, ny, 13, 10, 2000);
+void compare_3d(int ny, int pml, bool free_surface, LaunchShape shape = {}, int nx = 13) {
+  Model m = constant_model_3d(9, ny, nx, 10, 2000);
   for (int z = 0; z < m.nz; ++z)
     for (int y = 0; y < m.ny; ++y)
       for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1900 + 20 * z + 11 * y + 7 * x;
@@ -110,14 +110,15 @@ void compare_3d(int ny, int pml, bool free_surface, int column_planes = 0) {
   o.free_surface = free_surface;
   o.precision = precision_of<T>();
   const std::string context = "3-D, ny " + std::to_string(ny) + ", PML " + std::to_string(pml) + ", free surface " +
-                              std::to_string(free_surface) + ", column runs of " + std::to_string(column_planes) +
-                              " planes";
-  expect_emulation_matches_cpu<T, Order>(m, s, o, context, column_planes);
+                              std::to_string(free_surface) + ", nx " + std::to_string(nx) + ", column runs of " +
+                              std::to_string(shape.column_planes) + " planes, marching " +
+                              std::to_string(shape.march_planes);
+  expect_emulation_matches_cpu<T, Order>(m, s, o, context, shape);
   // The layers' share (boundary) always; the whole store or the rim alone in turn (each
   // 3-D geometry runs with and without a free surface).
   for (int storage :
        {ShotProblem<T>::kStoreBoundary, free_surface ? ShotProblem<T>::kStoreFull : ShotProblem<T>::kStoreShell})
-    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context, column_planes);
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, storage, context, shape);
 }
 
 TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
@@ -203,11 +204,26 @@ TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {
     compare<float, 8>(false, planes);
     compare<double, 6>(true, planes);
   }
+  // In 3-D too (the default: marching off, STARWAVE_CUDA_MARCH_PLANES unset).
   for (int planes : {2, 4, 11, 40}) {
-    compare_3d<float, 8>(7, 6, false, planes);
-    compare_3d<float, 8>(7, 6, true, planes);
-    compare_3d<double, 4>(5, 6, true, planes);
+    compare_3d<float, 8>(7, 6, false, {planes, -1});
+    compare_3d<float, 8>(7, 6, true, {planes, -1});
+    compare_3d<double, 4>(5, 6, true, {planes, -1});
   }
+}
+
+TEST(CudaEmulation, MarchingTilesGiveTheSameBits) {
+  // The 3-D u and μ launches march down z in tiles of 16 × 32 columns (when asked): grids
+  // of several tiles in y and x with partial tiles at their ends (34 × 45 and 18 × 77
+  // columns with the layers), chunks of 1, 4, 7, 16 planes and one longer than the grid (21
+  // planes with layers of 6, 15 under a free surface); orders 2 … 8, float and double.
+  for (int planes : {1, 4, 7, 16, 40}) {
+    compare_3d<float, 8>(22, 6, false, {0, planes}, 33);
+    compare_3d<float, 8>(6, 6, true, {0, planes}, 65);
+  }
+  compare_3d<double, 4>(20, 3, true, {0, 5}, 40);
+  compare_3d<float, 2>(17, 1, false, {0, 3}, 35);
+  compare_3d<double, 6>(16, 9, false, {0, 16}, 31);
 }
 
 /// Every cell of a grid, once: the interior runs' cells and then the layer cells of a
@@ -260,37 +276,87 @@ TEST(CudaEmulation, InteriorRunsAndLayerCellsCoverEachCellOnce) {
           }
 }
 
-/// Launches of one shot's forward and adjoint for `steps` internal steps.
-std::pair<long, long> launches(int steps, bool free_surface) {
-  Model m = constant_model(30, 40, 10, 2000);
-  Survey s = point_survey({100, 200}, {{10, 50}, {10, 150}, {10, 150}}, 15, 1e-3, 1e-3 * steps);
+/// The launches of one shot's forward and adjoint for `steps` internal steps, by name.
+std::pair<std::vector<std::string>, std::vector<std::string>> launches(int steps, bool free_surface, int dim = 2,
+                                                                       int march = 0) {
+  const bool three = dim == 3;
+  Model m = three ? constant_model_3d(12, 9, 14, 10, 2000) : constant_model(30, 40, 10, 2000);
+  auto at = [&](double z, double x) { return three ? Position{z, 40, x} : Position{z, x}; };
+  Survey s = point_survey(at(60, 70), {at(10, 50), at(10, 100), at(10, 100)}, 15, 1e-3, 1e-3 * steps, three);
   NumericalOptions o;
-  o.pml_width = 10;
+  o.pml_width = three ? 4 : 10;
   o.free_surface = free_surface;
   auto ps = prepare_shot<float>(m, s, o);
   ShotProblem<float>& p = ps->p;
+  p.march_planes = march;
   EXPECT_EQ(p.nsteps, steps);
   ps->work.assign(p.adjoint_work_size(), 0.0f);
   p.work = ps->work.data();
   aligned_vector<float> store(p.store_size()), final_state(2 * p.grid_size());
   p.store = store.data();
   p.final_state = final_state.data();
-  std::vector<float> corr(std::size_t(m.nz) * m.nx), illum(corr.size());
+  std::vector<float> corr(std::size_t(p.model_cells())), illum(corr.size());
   EmulatedExec fwd, adj;
   EXPECT_TRUE((cuda_bodies::run_shot<8>(p, fwd)));
   EXPECT_TRUE((cuda_bodies::run_adjoint<8>(p, ps->traces.data(), corr.data(), illum.data(), adj)));
-  return {long(fwd.launches.size()), long(adj.launches.size())};
+  return {fwd.launches, adj.launches};
 }
 
 TEST(CudaEmulation, FusedPassesLaunchesPerTimeStep) {
-  for (bool fs : {false, true}) {
-    const auto [f1, a1] = launches(40, fs);
-    const auto [f2, a2] = launches(90, fs);
-    EXPECT_EQ(f2 - f1, 2 * 50) << "forward: 2 launches per step (free surface " << fs << ")";
-    EXPECT_EQ(a2 - a1, 3 * 50) << "adjoint: 3 launches per step (free surface " << fs << ")";
-    EXPECT_LE(f1, 2 * 40 + 4) << "forward: a few launches outside the steps";
-    EXPECT_LE(a1, 3 * 40 + 6) << "adjoint: a few launches outside the steps";
+  const auto count = [](const std::vector<std::string>& names, const std::string& name) {
+    return std::count(names.begin(), names.end(), name);
+  };
+  for (int march : {0, 16})
+    for (int dim : {2, 3})
+      for (bool fs : {false, true}) {
+        const std::string context =
+            std::to_string(dim) + "-D, free surface " + std::to_string(fs) + ", marching " + std::to_string(march);
+        const auto [f40, a40] = launches(40, fs, dim, march);
+        const auto [f90, a90] = launches(90, fs, dim, march);
+        const long f1 = long(f40.size()), a1 = long(a40.size()), f2 = long(f90.size()), a2 = long(a90.size());
+        EXPECT_EQ(f2 - f1, 2 * 50) << "forward: 2 launches per step, " << context;
+        EXPECT_EQ(a2 - a1, 3 * 50) << "adjoint: 3 launches per step, " << context;
+        EXPECT_LE(f1, 2 * 40 + 4) << "forward: a few launches outside the steps, " << context;
+        EXPECT_LE(a1, 3 * 40 + 6) << "adjoint: a few launches outside the steps, " << context;
+        // Asked to, the 3-D u and μ launches march; the 2-D ones stay the interior runs' 1-D launches.
+        const bool marching = dim == 3 && march > 0;
+        EXPECT_EQ(count(f90, "forward update (marching)"), marching ? 90 : 0) << context;
+        EXPECT_EQ(count(f90, "forward update"), marching ? 0 : 90) << context;
+        EXPECT_EQ(count(a90, "adjoint mu (marching)"), marching ? 90 : 0) << context;
+        EXPECT_EQ(count(a90, "adjoint mu"), marching ? 0 : 90) << context;
+      }
+}
+
+/// Every cell of an nz × ny × nx grid, once, over the blocks and threads of a March of
+/// chunks of `planes` planes.
+void expect_marching_covers_each_cell_once(int nz, int ny, int nx, int planes) {
+  const std::string context = "grid " + std::to_string(nz) + " × " + std::to_string(ny) + " × " + std::to_string(nx) +
+                              ", chunks of " + std::to_string(planes);
+  const auto none = [] SW_LAMBDA(int, int, int, int) {};
+  using M = cuda_bodies::March<8, float, decltype(none)>;
+  const M march{cuda_bodies::MarchGrid::of(nz, ny, nx, planes), nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, {}, none};
+  std::vector<int> seen(std::size_t(nz) * ny * nx, 0);
+  for (long b = 0; b < march.g.blocks; ++b) {
+    int z, zend, y0, x0;
+    march.g.block(b, z, zend, y0, x0);
+    ASSERT_LT(z, zend) << context << ", block " << b;
+    for (int t = 0; t < M::kThreads; ++t) {
+      const int y = y0 + t / cuda_bodies::kMarchX, x = x0 + t % cuda_bodies::kMarchX;
+      if (y >= ny || x >= nx) continue;
+      for (int k = z; k < zend; ++k) ++seen[(std::size_t(k) * ny + y) * nx + x];
+    }
   }
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << context << ", cell " << i;
+}
+
+TEST(CudaEmulation, MarchingBlocksCoverEachCellOnce) {
+  // The 3-D reference case (160³ + layers of 20): 7 × 13 tiles, 13 chunks of 16 planes.
+  const cuda_bodies::MarchGrid ref = cuda_bodies::MarchGrid::of(200, 200, 200, 16);
+  EXPECT_EQ(ref.blocks, 7L * 13 * 13);
+  for (int nz : {1, 5, 33})
+    for (int ny : {1, 16, 17, 40})
+      for (int nx : {1, 32, 45})
+        for (int planes : {1, 4, 16, 100}) expect_marching_covers_each_cell_once(nz, ny, nx, planes);
 }
 
 TEST(CudaEmulation, RefusedLaunchStopsTheShotAndIsNamed) {

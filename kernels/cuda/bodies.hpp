@@ -249,8 +249,15 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     e.sweep1d(
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
-    e.sweep_wide(
-        "adjoint mu", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, true, in, rim, t); }, mu_threads);
+    if (marches(p))  // 3-D: every cell in tiles marching down z, each with its rim's terms
+      e.march("adjoint mu (marching)",
+              march_over<Order>(b.a, p.march_planes, step, [=] SW_LAMBDA(int m, int z, int y, int x) {
+                stencil::add_rim_corrections<Order>(b.a, z, y, x);
+                mu_cell<Order>(b, p, false, true, sample_at(p, m), z, y, x);
+              }));
+    else
+      e.sweep_wide(
+          "adjoint mu", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, true, in, rim, t); }, mu_threads);
     if (recreate) {
       T* t = u;
       u = u_next;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/march.hpp"
 
 namespace starwave::cuda_bodies {
 
@@ -130,6 +131,14 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
       "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
       npsi + p.nrec + saved);
   if (last) return;
+  if (marches(p)) {  // 3-D: every cell in tiles marching down z, each with its layers' terms
+    e.march("forward update (marching)",
+            march_over<Order>(a, p.march_planes, step, [=] SW_LAMBDA(int m, int z, int y, int x) {
+              stencil::add_layer_corrections<Order>(a, z, y, x);
+              update_cell<Order>(a, p, m, false, z, y, x);
+            }));
+    return;
+  }
   const InteriorRuns in = InteriorRuns::of(a, interior_run(p));
   e.sweep_wide(
       "forward update", [=] SW_LAMBDA(long t) { update_body<Order>(a, p, in, step, t); }, in.threads + a.layer_cells());
@@ -149,8 +158,9 @@ void copy_state(const ShotProblem<T>& p, T* u, T* up, T* to, bool save, Exec& ex
 /// Steps lo … hi − 1 of one shot as a sequence of launches (kernels/cpu/propagate.cpp's
 /// forward_steps(): lo = 0 starts, hi = nsteps ends, the state kept in p.work between
 /// calls). `Exec` provides zero(ptr, count), sweep1d(name, body, n) and sweep_wide (the
-/// same, more registers a thread), replay(name, times, issue) (issue(exec) once, its
-/// launches run `times` times) and ok(); bodies are callables of the thread number t.
+/// same, more registers a thread), march(name, body) (a March's blocks, kernels/cuda/march.hpp),
+/// replay(name, times, issue) (issue(exec) once, its launches run `times` times) and ok();
+/// the other bodies are callables of the thread number t.
 /// Returns ok(). With checkpoints, steps are issued one by one (a checkpoint's copies break
 /// the replayed runs).
 template <int Order, typename T, typename Exec>

@@ -29,6 +29,23 @@ __global__ void __launch_bounds__(kBlock1D, 4) sweep_wide_kernel(F f, long n) {
   if (t < n) f(t);
 }
 
+// A March (kernels/cuda/march.hpp): its phases between the block's barriers, the plane's
+// tile in shared memory.
+template <typename B>
+__global__ void __launch_bounds__(B::kThreads, B::kMinBlocks) march_kernel(B b) {
+  __shared__ typename B::Value tile[B::kTile];
+  typename B::Thread s;
+  const int t = int(threadIdx.x);
+  b.begin(long(blockIdx.x), t, s);
+  const int planes = b.planes(s);
+  for (int k = 0; k < planes; ++k) {
+    b.load(s, t, tile, k);
+    __syncthreads();
+    b.compute(s, t, tile, k);
+    __syncthreads();
+  }
+}
+
 /// Executor of run_shot()/run_adjoint() on a real GPU stream. The first failure (a launch
 /// refused, a memory operation failed) is kept with the launch's name; nothing is launched
 /// after it.
@@ -58,6 +75,13 @@ struct DeviceExec {
     const long blocks = (n + kBlock1D - 1) / kBlock1D;
     if (blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
     sweep_wide_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
+    check(name, cudaGetLastError());
+  }
+  template <typename B>
+  void march(const char* name, const B& b) {
+    if (status.code != 0 || b.g.blocks <= 0) return;
+    if (b.g.blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
+    march_kernel<<<unsigned(b.g.blocks), B::kThreads, 0, stream>>>(b);
     check(name, cudaGetLastError());
   }
   /// Captures the launches of `issue` as a CUDA graph and launches it `times` times: one
