@@ -23,45 +23,46 @@ struct Unpacked {
   long region;
 };
 
-/// adjoint_interval's buffers: medium, nodes, signals, residual, its interval's store, the
-/// shot's adjoint work, correlation, illumination, and for the last interval (the first
-/// run) the final state.
+/// The layout of an adjoint task's buffers (codelets/shot_buffers.hpp) for shot layout `p`
+/// (an interval's: the one the backward sweep starts with holds the final state).
 template <typename T>
-Unpacked<T> unpack_interval(void* buffers[], ShotProblem<T> p) {
-  p.attach_medium(vector_ptr<const T>(buffers[0]));
-  p.attach_nodes(vector_ptr<const long>(buffers[1]));
-  p.attach_signals(vector_ptr<const T>(buffers[2]));
-  p.store = vector_ptr<T>(buffers[4]);
-  p.work = vector_ptr<T>(buffers[5]);
-  if (p.interval_end(p.store_interval) == p.nsteps) p.final_state = vector_ptr<T>(buffers[8]);
-  return {p, vector_ptr<const T>(buffers[3]), vector_ptr<T>(buffers[6]), vector_ptr<T>(buffers[7]),
-          long(STARPU_VECTOR_GET_NX(buffers[6]))};
+codelets::ShotBuffers buffers_of(codelets::Keeps keeps, const ShotProblem<T>& p) {
+  return codelets::adjoint_buffers(keeps, p.checkpoints_size() > 0, p.interval_end(p.store_interval) == p.nsteps);
 }
 
 template <typename T>
-Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, int keeps) {
-  if (keeps == codelets::kInterval) return unpack_interval(buffers, p);
-  p.attach_medium(vector_ptr<const T>(buffers[0]));
-  p.attach_nodes(vector_ptr<const long>(buffers[1]));  // nsrc and nent come with the layout
-  p.attach_signals(vector_ptr<const T>(buffers[2]));
-  p.store = vector_ptr<T>(buffers[4]);
-  p.final_state = vector_ptr<T>(buffers[5]);
-  p.work = vector_ptr<T>(buffers[8]);
-  if (p.checkpoints_size() > 0) p.checkpoints = vector_ptr<T>(buffers[9]);
-  return {p, vector_ptr<const T>(buffers[3]), vector_ptr<T>(buffers[6]), vector_ptr<T>(buffers[7]),
-          long(STARPU_VECTOR_GET_NX(buffers[6]))};
+Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) {
+  const codelets::ShotBuffers b = buffers_of(keeps, p);
+  p.attach_medium(vector_ptr<const T>(buffers[b.medium]));
+  p.attach_nodes(vector_ptr<const long>(buffers[b.nodes]));  // nsrc and nent come with the layout
+  p.attach_signals(vector_ptr<const T>(buffers[b.signals]));
+  p.store = vector_ptr<T>(buffers[b.store]);
+  p.work = vector_ptr<T>(buffers[b.work]);
+  if (b.final_state >= 0) p.final_state = vector_ptr<T>(buffers[b.final_state]);
+  if (b.checkpoints >= 0) p.checkpoints = vector_ptr<T>(buffers[b.checkpoints]);
+  return {p, vector_ptr<const T>(buffers[b.traces]), vector_ptr<T>(buffers[b.correlation]),
+          vector_ptr<T>(buffers[b.illumination]), long(STARPU_VECTOR_GET_NX(buffers[b.correlation]))};
+}
+
+/// An adjoint task's parts: what it reads (the store: RW with checkpoints, whose ring it
+/// rewrites), its image, its scratch; `carried`: the image's and the work's mode.
+codelets::ShotParts parts_of(const AdjointHandles& h, bool checkpoints, enum starpu_data_access_mode carried) {
+  return {{h.medium, STARPU_R},      {h.nodes, STARPU_R},       {h.signals, STARPU_R},
+          {h.residual, STARPU_R},    {h.work, carried},         {h.store, checkpoints ? STARPU_RW : STARPU_R},
+          {h.final_state, STARPU_R}, {h.checkpoints, STARPU_R}, {h.correlation, carried},
+          {h.illumination, carried}};
 }
 
 template <typename T>
 void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
   const Unpacked<T> u = unpack(buffers, layout, a.keeps);
   const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
-  if (a.keeps != codelets::kInterval || hi == u.p.nsteps) {  // W buffers (the first interval's): ours to clear
+  if (a.keeps != codelets::Keeps::kInterval || hi == u.p.nsteps) {  // W buffers (the first interval's): ours to clear
     std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));
     std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
   }
   codelets::with_order(a, "adjoint", [&](auto o) {
-    if (a.keeps == codelets::kInterval)
+    if (a.keeps == codelets::Keeps::kInterval)
       cpu::adjoint_steps<decltype(o)::value, T>(u.p, u.residual, hi, lo, u.correlation, u.illumination, nullptr);
     else
       cpu::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, nullptr);
@@ -90,7 +91,7 @@ void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
     return codelets::record_failure(codelets::describe("adjoint", a) + ": a ZFP store on a CUDA worker");
   const std::string what = codelets::describe("adjoint", a);
   const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
-  const bool interval = a.keeps == codelets::kInterval;
+  const bool interval = a.keeps == codelets::Keeps::kInterval;
   if (!interval || hi == u.p.nsteps)
     for (T* field : {u.correlation, u.illumination}) {  // W buffers (the first interval's): ours to clear
       const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region) * sizeof(T), stream);
@@ -127,13 +128,9 @@ struct starpu_codelet* adjoint_codelet(bool checkpoints) {
   auto make = [](int k) {
     struct starpu_codelet c = codelets::wave_codelet(adjoint_cpu, "adjoint_cpu", kAdjointCuda, &models[k],
                                                      k == 0 ? "adjoint" : "adjoint_checkpoints");
-    c.nbuffers = k == 0 ? 9 : 10;
-    for (int i = 0; i < 6; ++i) c.modes[i] = STARPU_R;
-    if (k == 1) c.modes[4] = STARPU_RW;  // the store's ring
-    c.modes[6] = STARPU_W;
-    c.modes[7] = STARPU_W;
-    c.modes[8] = STARPU_SCRATCH;
-    c.modes[9] = STARPU_R;
+    codelets::ShotParts modes = parts_of(AdjointHandles{}, k == 1, STARPU_W);
+    modes.work.mode = STARPU_SCRATCH;  // one per worker: a whole shot's backward state lives in it
+    codelets::declare_buffers(c, codelets::adjoint_buffers(codelets::Keeps::kStore, k == 1, true), modes);
     return c;
   };
   static struct starpu_codelet cls[2] = {make(0), make(1)};
@@ -154,15 +151,14 @@ struct starpu_codelet* adjoint_interval_codelet() {
 template <typename T>
 void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
   codelets::ShotArgs a = codelets::interval_args(layout, j, order);
-  const bool first = layout.interval_end(j) == layout.nsteps;  // the backward sweep starts with the last interval
-  const enum starpu_data_access_mode carried = first ? STARPU_W : STARPU_RW;
-  std::vector<struct starpu_data_descr> data = {
-      {h.medium, STARPU_R}, {h.nodes, STARPU_R}, {h.signals, STARPU_R},    {h.residual, STARPU_R},
-      {h.store, STARPU_R},  {h.work, carried},   {h.correlation, carried}, {h.illumination, carried}};
-  if (first) data.push_back({h.final_state, STARPU_R});
+  ShotProblem<T> l = layout;
+  l.store_interval = j;
+  const bool first = l.interval_end(j) == l.nsteps;  // the backward sweep starts with the last interval
   a.prefetch = h.next_store;
-  codelets::submit_with_modes(adjoint_interval_codelet(), "adjoint_interval", std::move(data), where, STARPU_VALUE, &a,
-                              sizeof a);
+  codelets::submit_with_modes(
+      adjoint_interval_codelet(), "adjoint_interval",
+      codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts_of(h, false, first ? STARPU_W : STARPU_RW)),
+      where, STARPU_VALUE, &a, sizeof a);
 }
 
 template void insert_adjoint_interval<float>(const AdjointHandles&, const ShotProblem<float>&, int, int, unsigned);
@@ -171,15 +167,11 @@ template void insert_adjoint_interval<double>(const AdjointHandles&, const ShotP
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
   codelets::ShotArgs a = codelets::shot_args(layout, order);
-  if (layout.checkpoints_size() > 0)
-    submit_on(adjoint_codelet(true), "adjoint_checkpoints",
-              {h.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination, h.work,
-               h.checkpoints},
-              STARPU_VALUE, &a, sizeof a);
-  else
-    submit_on(adjoint_codelet(false), "adjoint",
-              {h.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination, h.work},
-              STARPU_VALUE, &a, sizeof a);
+  a.keeps = codelets::Keeps::kStore;
+  const bool checkpoints = layout.checkpoints_size() > 0;
+  submit_on(adjoint_codelet(checkpoints), checkpoints ? "adjoint_checkpoints" : "adjoint",
+            codelets::handles_in_order(buffers_of(a.keeps, layout), parts_of(h, checkpoints, STARPU_W)), STARPU_VALUE,
+            &a, sizeof a);
 }
 
 template void insert_adjoint<float>(const AdjointHandles&, const ShotProblem<float>&, int);

@@ -14,6 +14,7 @@
 
 #include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
+#include "codelets/shot_buffers.hpp"
 #include "codelets/submit.hpp"
 #include "kernels/cuda/propagate.hpp"
 #include "kernels/orders.hpp"
@@ -137,14 +138,11 @@ inline void check_cuda(const cuda::Status& s, const std::string& task) {
 struct ShotArgs {
   int order;
   int is_double;
-  int keeps;  // forward: the store and the final state are its buffers 5 and 6 (forward_keep);
-              // kInterval: one interval of a split store (layout.store_interval; forward_interval, adjoint_interval)
+  Keeps keeps;  // its buffers beyond the shot's inputs (codelets/shot_buffers.hpp)
   ShotProblem<float> f;
   ShotProblem<double> d;
   starpu_data_handle_t prefetch;  // adjoint_interval: the next interval's store, brought towards main memory first
 };
-
-constexpr int kInterval = 2;
 
 template <typename T>
 ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
@@ -165,7 +163,7 @@ ShotArgs interval_args(ShotProblem<T> l, int j, int order) {
   l.store = l.final_state = l.checkpoints = nullptr;
   l.store_interval = j;
   ShotArgs a = shot_args(l, order);
-  a.keeps = kInterval;
+  a.keeps = Keeps::kInterval;
   return a;
 }
 

@@ -19,25 +19,40 @@
 namespace starwave {
 namespace {
 
+/// The layout of a forward task's buffers (codelets/shot_buffers.hpp) for shot layout `p`.
 template <typename T>
-ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, int keeps) {
-  const T* medium = reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[0]));
-  p.attach_medium(medium);
-  const long* nodes = reinterpret_cast<const long*>(STARPU_VECTOR_GET_PTR(buffers[1]));
-  p.attach_nodes(nodes);
-  p.attach_signals(reinterpret_cast<const T*>(STARPU_VECTOR_GET_PTR(buffers[2])));
-  p.traces = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[3]));
-  p.work = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[4]));
-  if (keeps == codelets::kInterval) {  // forward_interval: its interval's store, the final state after the last
-    p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
-    if (p.interval_end(p.store_interval) == p.nsteps)
-      p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
-  } else if (keeps) {  // the forward_keep codelet: the store and the final state for the adjoint
-    p.store = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[5]));
-    p.final_state = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[6]));
-    if (p.checkpoints_size() > 0) p.checkpoints = reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffers[7]));
-  }
+codelets::ShotBuffers buffers_of(codelets::Keeps keeps, const ShotProblem<T>& p) {
+  return codelets::forward_buffers(keeps, p.checkpoints_size() > 0, p.interval_end(p.store_interval) == p.nsteps);
+}
+
+template <typename T>
+ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) {
+  using codelets::vector_ptr;
+  const codelets::ShotBuffers b = buffers_of(keeps, p);
+  p.attach_medium(vector_ptr<const T>(buffers[b.medium]));
+  p.attach_nodes(vector_ptr<const long>(buffers[b.nodes]));
+  p.attach_signals(vector_ptr<const T>(buffers[b.signals]));
+  p.traces = vector_ptr<T>(buffers[b.traces]);
+  p.work = vector_ptr<T>(buffers[b.work]);
+  if (b.store >= 0) p.store = vector_ptr<T>(buffers[b.store]);
+  if (b.final_state >= 0) p.final_state = vector_ptr<T>(buffers[b.final_state]);
+  if (b.checkpoints >= 0) p.checkpoints = vector_ptr<T>(buffers[b.checkpoints]);
   return p;
+}
+
+/// A forward task's parts: what it reads, its traces, its scratch and what it keeps.
+codelets::ShotParts parts_of(const ForwardHandles& h, bool first_interval) {
+  const enum starpu_data_access_mode carried = first_interval ? STARPU_W : STARPU_RW;
+  return {{h.medium, STARPU_R},
+          {h.nodes, STARPU_R},
+          {h.signals, STARPU_R},
+          {h.traces, carried},
+          {h.work, STARPU_W},
+          {h.store, STARPU_W},
+          {h.final_state, STARPU_W},
+          {h.checkpoints, STARPU_W},
+          {},
+          {}};
 }
 
 template <typename T>
@@ -45,7 +60,7 @@ void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
   const ShotProblem<T> p = unpack(buffers, layout, a.keeps);
   const int lo = p.interval_begin(p.store_interval), hi = p.interval_end(p.store_interval);
   codelets::with_order(a, "forward", [&](auto o) {
-    if (a.keeps == codelets::kInterval)
+    if (a.keeps == codelets::Keeps::kInterval)
       cpu::forward_steps<decltype(o)::value, T>(p, lo, hi);
     else
       cpu::forward<decltype(o)::value, T>(p);
@@ -71,7 +86,7 @@ void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
   cuda::Status st;
   const int lo = p.interval_begin(p.store_interval), hi = p.interval_end(p.store_interval);
   codelets::with_order(a, "forward", [&](auto o) {
-    st = a.keeps == codelets::kInterval
+    st = a.keeps == codelets::Keeps::kInterval
              ? cuda::forward_steps<decltype(o)::value, T>(p, lo, hi, starpu_cuda_get_local_stream())
              : cuda::forward<decltype(o)::value, T>(p, starpu_cuda_get_local_stream());
   });
@@ -102,18 +117,14 @@ struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
   static struct starpu_codelet cls[3];
   static const bool ready = [] {
     const char* names[3] = {"forward", "forward_keep", "forward_checkpoints"};
+    codelets::ShotParts modes = parts_of(ForwardHandles{}, true);
+    modes.work.mode = STARPU_SCRATCH;  // one per worker: a whole shot's state lives in it
     for (int k = 0; k < 3; ++k) {
       struct starpu_codelet& c = cls[k];
       c = codelets::wave_codelet(forward_cpu, "forward_cpu", kForwardCuda, &models[k], names[k]);
-      c.nbuffers = k == 0 ? 5 : k == 1 ? 7 : 8;
-      c.modes[0] = STARPU_R;
-      c.modes[1] = STARPU_R;
-      c.modes[2] = STARPU_R;
-      c.modes[3] = STARPU_W;
-      c.modes[4] = STARPU_SCRATCH;
-      c.modes[5] = STARPU_W;
-      c.modes[6] = STARPU_W;
-      c.modes[7] = STARPU_W;
+      codelets::declare_buffers(
+          c, codelets::forward_buffers(k == 0 ? codelets::Keeps::kTraces : codelets::Keeps::kStore, k == 2, true),
+          modes);
     }
     return true;
   }();
@@ -136,17 +147,13 @@ struct starpu_codelet* forward_interval_codelet() {
 template <typename T>
 void insert_forward_interval(const ForwardHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
   codelets::ShotArgs a = codelets::interval_args(layout, j, order);
-  const bool first = j == 0, last = layout.interval_end(j) == layout.nsteps;
-  std::vector<struct starpu_data_descr> data = {
-      {h.medium, STARPU_R},
-      {h.nodes, STARPU_R},
-      {h.signals, STARPU_R},
-      {h.traces, first ? STARPU_W : STARPU_RW},  // each interval's samples
-      {h.work, first ? STARPU_W : STARPU_RW},    // the shot's state, from one interval to the next
-      {h.store, STARPU_W}};
-  if (last) data.push_back({h.final_state, STARPU_W});
-  codelets::submit_with_modes(forward_interval_codelet(), "forward_interval", std::move(data), where, STARPU_VALUE, &a,
-                              sizeof a);
+  codelets::ShotParts parts = parts_of(h, j == 0);
+  parts.work.mode = parts.traces.mode;  // the shot's state, from one interval to the next, as its samples
+  ShotProblem<T> l = layout;
+  l.store_interval = j;
+  codelets::submit_with_modes(forward_interval_codelet(), "forward_interval",
+                              codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts), where, STARPU_VALUE,
+                              &a, sizeof a);
 }
 
 template void insert_forward_interval<float>(const ForwardHandles&, const ShotProblem<float>&, int, int, unsigned);
@@ -159,17 +166,11 @@ void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int o
   l.store = l.final_state = l.checkpoints = nullptr;  // buffers, set at run time
   if (!keep) l.checkpoint_every = 0;
   codelets::ShotArgs a = codelets::shot_args(l, order);
-  a.keeps = keep;
-  if (keep && l.checkpoints_size() > 0)
-    submit_on(forward_codelet(true, true), "forward_checkpoints",
-              {h.medium, h.nodes, h.signals, h.traces, h.work, h.store, h.final_state, h.checkpoints}, STARPU_VALUE, &a,
-              sizeof a);
-  else if (keep)
-    submit_on(forward_codelet(true, false), "forward_keep",
-              {h.medium, h.nodes, h.signals, h.traces, h.work, h.store, h.final_state}, STARPU_VALUE, &a, sizeof a);
-  else
-    submit_on(forward_codelet(false, false), "forward", {h.medium, h.nodes, h.signals, h.traces, h.work}, STARPU_VALUE,
-              &a, sizeof a);
+  a.keeps = keep ? codelets::Keeps::kStore : codelets::Keeps::kTraces;
+  const bool checkpoints = keep && l.checkpoints_size() > 0;
+  const char* name = checkpoints ? "forward_checkpoints" : keep ? "forward_keep" : "forward";
+  submit_on(forward_codelet(keep, checkpoints), name,
+            codelets::handles_in_order(buffers_of(a.keeps, l), parts_of(h, true)), STARPU_VALUE, &a, sizeof a);
 }
 
 template void insert_forward<float>(const ForwardHandles&, const ShotProblem<float>&, int);

@@ -12,7 +12,6 @@
 #include <starpu_mpi.h>
 #endif
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -38,9 +37,7 @@ void submit_task(struct starpu_codelet* cl, const char* name, Args... args) {
 /// submit_task() on the codelet's buffers `data`, in its order: each buffer's access mode
 /// is the one the codelet's definition gives (cl->modes), written there once.
 template <typename... Args>
-void submit_on(struct starpu_codelet* cl, const char* name, std::initializer_list<starpu_data_handle_t> data,
-               Args... args) {
-  std::vector<starpu_data_handle_t> handles(data);
+void submit_on(struct starpu_codelet* cl, const char* name, std::vector<starpu_data_handle_t> handles, Args... args) {
   if (int(handles.size()) != cl->nbuffers)
     throw graph::Refused(std::string("task '") + name + "': " + std::to_string(handles.size()) +
                          " buffers for a codelet of " + std::to_string(cl->nbuffers));

@@ -16,6 +16,7 @@
 #include "codelets/distribution.hpp"
 #include "codelets/image.hpp"
 #include "codelets/reduction.hpp"
+#include "codelets/shot_buffers.hpp"
 #include "codelets/window.hpp"
 #include "src/runtime/runtime.hpp"
 
@@ -122,6 +123,48 @@ TEST(ShotOwners, BlocksOfConsecutiveShotsWhoseReductionCrossesRanksRarely) {
       for (int s = 0; s < shots && ranks == 1; ++s) EXPECT_EQ(order[std::size_t(s)], s);
     }
   }
+}
+
+/// Every position 0 … count − 1 of a layout holds one part.
+void expect_each_position_once(const codelets::ShotBuffers& b, const std::string& context) {
+  std::vector<int> seen(std::size_t(b.count), 0);
+  for (int at : {b.medium, b.nodes, b.signals, b.traces, b.work, b.store, b.final_state, b.checkpoints, b.correlation,
+                 b.illumination}) {
+    if (at < 0) continue;
+    ASSERT_LT(at, b.count) << context;
+    ++seen[std::size_t(at)];
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << context << ", position " << i;
+}
+
+TEST(ShotBuffers, EachTaskKindsBuffersHaveOnePlaceEach) {
+  using codelets::Keeps;
+  for (Keeps k : {Keeps::kTraces, Keeps::kStore, Keeps::kInterval})
+    for (bool checkpoints : {false, true})
+      for (bool edge : {false, true}) {
+        const std::string context = "keeps " + std::to_string(int(k)) + ", checkpoints " + std::to_string(checkpoints) +
+                                    ", interval at the edge " + std::to_string(edge);
+        expect_each_position_once(codelets::forward_buffers(k, checkpoints, edge), "forward, " + context);
+        expect_each_position_once(codelets::adjoint_buffers(k, checkpoints, edge), "adjoint, " + context);
+      }
+  // The codelets' fixed counts: forward 5 / 7 / 8, adjoint 9 / 10; the intervals' as their edges ask.
+  EXPECT_EQ(codelets::forward_buffers(Keeps::kTraces, false, true).count, 5);
+  EXPECT_EQ(codelets::forward_buffers(Keeps::kStore, false, true).count, 7);
+  EXPECT_EQ(codelets::forward_buffers(Keeps::kStore, true, true).count, 8);
+  EXPECT_EQ(codelets::forward_buffers(Keeps::kInterval, false, false).final_state, -1);
+  EXPECT_EQ(codelets::forward_buffers(Keeps::kInterval, false, true).final_state, 6);
+  EXPECT_EQ(codelets::adjoint_buffers(Keeps::kStore, false, true).count, 9);
+  EXPECT_EQ(codelets::adjoint_buffers(Keeps::kStore, true, true).checkpoints, 9);
+  EXPECT_EQ(codelets::adjoint_buffers(Keeps::kInterval, false, true).final_state, 8);
+  EXPECT_EQ(codelets::adjoint_buffers(Keeps::kInterval, false, false).count, 8);
+  // A part the layout places without data is refused, not submitted.
+  int a = 0;
+  const auto h = reinterpret_cast<starpu_data_handle_t>(&a);
+  codelets::ShotParts parts{
+      {h, STARPU_R}, {h, STARPU_R}, {h, STARPU_R}, {h, STARPU_W}, {h, STARPU_SCRATCH}, {}, {}, {}, {}, {}};
+  EXPECT_EQ(codelets::in_order(codelets::forward_buffers(Keeps::kTraces, false, true), parts).size(), 5u);
+  EXPECT_EQ(codelets::in_order(codelets::forward_buffers(Keeps::kTraces, false, true), parts)[4].mode, STARPU_SCRATCH);
+  EXPECT_THROW(codelets::in_order(codelets::forward_buffers(Keeps::kStore, false, true), parts), std::logic_error);
 }
 
 TEST(Window, AdmitsNoMoreThanItsSizeAndReportsEachShotDone) {
