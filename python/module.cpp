@@ -129,16 +129,24 @@ auto working(Work&& work) {
   return result.get();
 }
 
-/// The numerical options of every call, checked as the command line checks its own.
-NumericalOptions options(const py::object& vp, int order, int pml_width, bool free_surface, double internal_dt,
-                         double pml_velocity, double pml_frequency) {
+/// The numerical keywords every call takes (def_call binds them), as the command line's options.
+struct Numerics {
+  int order;
+  int pml_width;
+  bool free_surface;
+  double internal_dt, pml_velocity, pml_frequency;
+};
+
+/// The numerical options of a call on `vp` (its dtype: the precision), checked as the command
+/// line checks its own.
+NumericalOptions options(const py::object& vp, const Numerics& n) {
   NumericalOptions o;
-  o.pml_velocity = pml_velocity;
-  o.pml_frequency = pml_frequency;
-  o.order = order;
-  o.pml_width = pml_width;
-  o.free_surface = free_surface;
-  o.internal_dt = internal_dt;
+  o.pml_velocity = n.pml_velocity;
+  o.pml_frequency = n.pml_frequency;
+  o.order = n.order;
+  o.pml_width = n.pml_width;
+  o.free_surface = n.free_surface;
+  o.internal_dt = n.internal_dt;
   o.precision = python::precision_of(vp);
   o.validate();
   return o;
@@ -180,11 +188,10 @@ py::array traces_array(const Survey& s, const std::vector<V>& values) {
   return std::move(out);
 }
 
-py::array model(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
-                const py::object& sources, const py::object& receivers, const py::object& origin,
-                const py::object& receiver_counts, int order, int pml_width, bool free_surface, double internal_dt,
-                double pml_velocity, double pml_frequency) {
-  const NumericalOptions o = options(vp, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency);
+py::array model(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                const py::object& origin, const py::object& receiver_counts) {
+  const NumericalOptions o = options(vp, n);
   const Model m = python::to_model(vp, spacing, origin);
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
   check_modeling_inputs(m, s, o);
@@ -200,49 +207,43 @@ struct ImagingRun {
   Model m;
   Survey s;
 };
-ImagingRun imaging_run(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
-                       const py::object& sources, const py::object& receivers, const py::object& observed,
-                       const py::object& origin, const py::object& receiver_counts, const py::object& weights,
-                       int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
-                       double pml_frequency, const char* data_name = "observed") {
-  ImagingRun run{options(vp, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency),
-                 python::to_model(vp, spacing, origin),
-                 {}};
+ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                       const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                       const py::object& observed, const py::object& origin, const py::object& receiver_counts,
+                       const py::object& weights, const char* data_name = "observed") {
+  ImagingRun run{options(vp, n), python::to_model(vp, spacing, origin), {}};
   run.s = python::to_survey(run.m, dt, wavelet, sources, receivers, receiver_counts, weights);
   python::set_observed(run.s, observed, data_name);
   check_imaging_inputs(run.m, run.s, run.o);
   return run;
 }
 
-py::tuple gradient(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
-                   const py::object& sources, const py::object& receivers, const py::object& observed,
-                   const py::object& origin, const py::object& receiver_counts, const py::object& weights, int order,
-                   int pml_width, bool free_surface, double internal_dt, double pml_velocity, double pml_frequency) {
-  const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency);
+py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                   const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                   const py::object& observed, const py::object& origin, const py::object& receiver_counts,
+                   const py::object& weights) {
+  const ImagingRun run =
+      imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts, weights);
   const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o); });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
 }
 
-py::array_t<double> vjp(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
-                        const py::object& sources, const py::object& receivers, const py::object& cotangent,
-                        const py::object& origin, const py::object& receiver_counts, const py::object& weights,
-                        int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
-                        double pml_frequency) {
-  const ImagingRun run =
-      imaging_run(vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts, weights, order,
-                  pml_width, free_surface, internal_dt, pml_velocity, pml_frequency, "cotangent");
+py::array_t<double> vjp(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                        const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                        const py::object& cotangent, const py::object& origin, const py::object& receiver_counts,
+                        const py::object& weights) {
+  const ImagingRun run = imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, cotangent, origin,
+                                     receiver_counts, weights, "cotangent");
   const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o); });
   return python::model_array(run.m, r.values);
 }
 
-py::array_t<double> rtm(const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
-                        const py::object& sources, const py::object& receivers, const py::object& observed,
-                        const py::object& origin, const py::object& receiver_counts, const py::object& weights,
-                        const std::string& direct_wave, double direct_smooth, int order, int pml_width,
-                        bool free_surface, double internal_dt, double pml_velocity, double pml_frequency) {
-  const ImagingRun run = imaging_run(vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts,
-                                     weights, order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency);
+py::array_t<double> rtm(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                        const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                        const py::object& observed, const py::object& origin, const py::object& receiver_counts,
+                        const py::object& weights, const std::string& direct_wave, double direct_smooth) {
+  const ImagingRun run =
+      imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts, weights);
   const Model& m = run.m;
   RtmOptions rtm_options;
   rtm_options.direct = parse_direct_wave(direct_wave);
@@ -263,14 +264,22 @@ void shutdown() {
 }
 
 /// Binds `f` as `name` with its own arguments `extra` (to the keyword-only ones), then the
-/// numerical keywords every call takes — the command line's options, their defaults
-/// NumericalOptions's (written once, src/numerics/propagator.hpp).
-template <typename F, typename... Extra>
-void def_call(py::module_& mod, const char* name, F&& f, const char* doc, const Extra&... extra) {
+/// numerical keywords every call takes (Numerics) — the command line's options, their
+/// defaults NumericalOptions's (written once, src/numerics/propagator.hpp) — which reach `f`
+/// as its first argument.
+template <typename R, typename... Args, typename... Extra>
+void def_call(py::module_& mod, const char* name, R (*f)(const Numerics&, Args...), const char* doc,
+              const Extra&... extra) {
   const NumericalOptions d;
-  mod.def(name, std::forward<F>(f), doc, extra..., py::arg("order") = d.order, py::arg("pml_width") = d.pml_width,
-          py::arg("free_surface") = d.free_surface, py::arg("internal_dt") = d.internal_dt,
-          py::arg("pml_velocity") = d.pml_velocity, py::arg("pml_frequency") = d.pml_frequency);
+  mod.def(
+      name,
+      [f](Args... args, int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
+          double pml_frequency) {
+        return f(Numerics{order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency}, args...);
+      },
+      doc, extra..., py::arg("order") = d.order, py::arg("pml_width") = d.pml_width,
+      py::arg("free_surface") = d.free_surface, py::arg("internal_dt") = d.internal_dt,
+      py::arg("pml_velocity") = d.pml_velocity, py::arg("pml_frequency") = d.pml_frequency);
 }
 
 }  // namespace
