@@ -447,12 +447,50 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
   adjoint_sweep<Order>(p, mu, mu_prev_next, [](int, int) {});
 }
 
+/// f(k, i[, z, y, x]) for every model cell, in order: k its index in the model region
+/// (row-major), i its offset in the padded grid.
+template <typename T, typename F>
+void for_model_cells(const ShotProblem<T>& p, F&& f) {
+  const int z0 = p.mz0(), z1 = p.mz1(), y0 = p.my0(), y1 = p.my1(), x0 = p.mx0(), x1 = p.mx1();
+  const int w = x1 - x0, hy = y1 - y0;
+  const long o = p.origin();
+  for (int z = z0; z < z1; ++z)
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
+        if constexpr (std::is_invocable_v<F, long, long>)
+          f(k, i);
+        else
+          f(k, i, z, y, x);
+      }
+}
+
+/// The source's terms of backward step m: f[m] into the correlation at the source nodes of the
+/// model region (the layers' terms hold theirs), and, re-creating (`u_next`), into u[m−1].
+template <typename T>
+void add_source_terms(const ShotProblem<T>& p, int m, const T* mu, T* corr, T* u_next) {
+  const long o = p.origin();
+  for (int j = 0; j < p.nsrc; ++j) {
+    int z, y, x;
+    p.cell_of(p.source_node[j], z, y, x);
+    if (p.layer_point(z, y, x)) continue;
+    const long i = o + p.source_node[j];
+    corr[i] += mu[i] * (p.source_weight[j] * p.source[m]);
+  }
+  if (!u_next) return;
+  const T* v = p.vdt2 + o;
+  for (int j = 0; j < p.nsrc; ++j) {
+    const long i = p.source_node[j];
+    u_next[o + i] += v[i] * (p.source_weight[j] * p.source[m]);
+  }
+}
+
 template <int Order, typename T>
 void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
                    T* source_adjoint) {
   const FlushSubnormals<T> ftz;
   const std::size_t G = p.grid_size();
-  const int N = p.nsteps, z0 = p.mz0(), z1 = p.mz1(), y0 = p.my0(), y1 = p.my1(), x0 = p.mx0(), x1 = p.mx1();
+  const int N = p.nsteps;
   const bool full = p.storage == ShotProblem<T>::kStoreFull;
   // The steps before this call (N − hi of them) each swapped μ's pair, and re-created u
   // into its pair's other array (the whole store re-creates none).
@@ -464,15 +502,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   T* u = u_odd ? pair : pair + G;       // u[m]
   T* corr = pair + 2 * G;               // the correlation and illumination, grid layout
   T* illum = corr + G;
-  const int w = x1 - x0, hy = y1 - y0;
   const long o = p.origin();
-  const T* v = p.vdt2 + o;
-
-  auto in_model = [&](int j) {  // no container here: its instances would be shared with other levels
-    int z, y, x;
-    p.cell_of(p.source_node[j], z, y, x);
-    return !p.layer_point(z, y, x);
-  };
 
   if (hi == N) {
     std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
@@ -482,13 +512,10 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     mirror(p, mu);
     // The sums start from the caller's values, as the CUDA launches add to them step by step:
     // the same bits whatever they hold (a sum that ends at −0 stays −0).
-    for (int z = z0; z < z1; ++z)
-      for (int y = y0; y < y1; ++y)
-        for (int x = x0; x < x1; ++x) {
-          const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
-          corr[i] = correlation[k];
-          illum[i] = illumination[k] + u_next[i] * u_next[i];
-        }
+    for_model_cells(p, [&](long k, long i) {
+      corr[i] = correlation[k];
+      illum[i] = illumination[k] + u_next[i] * u_next[i];
+    });
   }
 
   const int L = p.checkpoint_every, K = p.intervals();
@@ -501,19 +528,12 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
     adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
-      if (z >= z0 && z < z1 && y >= y0 && y < y1) image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
+      if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1())
+        image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
     });
     if (p.layer_share()) image_layers(p, mu, corr, m, held);
-    for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes of the model region (the layers' terms hold theirs)
-      if (!in_model(j)) continue;
-      const long i = o + p.source_node[j];
-      corr[i] += mu[i] * (p.source_weight[j] * p.source[m]);
-    }
+    add_source_terms(p, m, mu, corr, recreate ? u_next : nullptr);
     if (recreate) {
-      for (int j = 0; j < p.nsrc; ++j) {
-        const long i = p.source_node[j];
-        u_next[o + i] += v[i] * (p.source_weight[j] * p.source[m]);
-      }
       mirror(p, u_next);
       restore_slot(p, u_next, m - 1, held);
       std::swap(u, u_next);
@@ -528,16 +548,13 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     std::swap(mu, mu_next);
   }
   if (lo > 0) return;
-  for (int z = z0; z < z1; ++z)
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) {
-        const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
-        correlation[k] = corr[i];
-        illumination[k] = illum[i];
-        T fold;
-        if (p.layer_share() && p.edge_fold(corr + o, z, y, x, fold))
-          correlation[k] += fold;  // the layers copying this cell
-      }
+  for_model_cells(p, [&](long k, long i, int z, int y, int x) {
+    correlation[k] = corr[i];
+    illumination[k] = illum[i];
+    T fold;
+    if (p.layer_share() && p.edge_fold(corr + o, z, y, x, fold))
+      correlation[k] += fold;  // the layers copying this cell
+  });
 }
 
 template <int Order, typename T>

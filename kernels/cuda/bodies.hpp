@@ -171,6 +171,72 @@ SW_HD void mu_body(const BackwardStep<T>& b, const ShotProblem<T>& p, bool updat
   for (; z < z1; ++z) mu_cell<Order>(b, p, update, update, n, z, y, x);
 }
 
+/// What every backward step of shot `p` shares: the images and the residual, the thread
+/// ranges of the image launch, the model's and the store's cells; `acc` the layers'
+/// accumulators (the CPU kernel's correlation grid, at cell (0, 0, 0)).
+template <typename T>
+BackwardStep<T> backward_base(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, T* acc) {
+  BackwardStep<T> base;
+  base.corr = corr;
+  base.illum = illum;
+  base.residual = residual;
+  base.inv_dz2 = T(1) / (p.dz * p.dz);
+  base.inv_dy2 = T(1) / (p.dy * p.dy);
+  base.inv_dx2 = T(1) / (p.dx * p.dx);
+  base.full = p.storage == ShotProblem<T>::kStoreFull;
+  base.model_cells = p.model_cells();
+  base.cells = ModelCells::of(p);
+  base.stored = StoreCells::of(p);
+  base.layer_cells = stencil::make_step_args(p, p.u0(), p.u1()).layer_cells();
+  base.slot = p.store_step_size();
+  base.ring = base.full ? 0 : base.slot;
+  base.layers = p.layer_share() ? base.slot : 0;
+  base.acc = acc;
+  return base;
+}
+
+/// Before the first backward step: μ[N] (the adjoint sources of the last sample, mirrored:
+/// the μ launch without its update, into `mu_next`) and the last state's illumination (of
+/// `un`, u[N] at cell (0, 0, 0)).
+template <int Order, typename T, typename Exec>
+void issue_adjoint_start(const BackwardStep<T>& base, const ShotProblem<T>& p, T* mu_next, T* mu, const T* un,
+                         const InteriorRuns& in, const stencil::LayerBox& rim, Exec& ex) {
+  BackwardStep<T> b = base;
+  b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
+  b.step = Step{nullptr, nullptr, p.nsteps, 0};
+  ex.sweep_wide(
+      "adjoint sources", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, false, in, rim, t); },
+      in.threads + rim.layer_cells());
+  const ModelCells cells = base.cells;
+  T* illum = base.illum;
+  ex.sweep1d(
+      "adjoint illumination",
+      [=] SW_LAMBDA(long t) {
+        int z, y, x;
+        cells.cell(t, z, y, x);
+        const T v = un[p.row_offset(z, y) + x];
+        illum[t] += v * v;
+      },
+      b.model_cells);
+}
+
+/// After the last backward step: the layers' imaging folded into the model's edge cells.
+template <typename T, typename Exec>
+void issue_edge_fold(const BackwardStep<T>& base, const ShotProblem<T>& p, Exec& ex) {
+  const ModelCells cells = base.cells;
+  const T* acc = base.acc;
+  T* corr = base.corr;
+  ex.sweep1d(
+      "adjoint edge fold",
+      [=] SW_LAMBDA(long t) {
+        int z, y, x;
+        cells.cell(t, z, y, x);
+        T fold;
+        if (p.edge_fold(acc, z, y, x, fold)) corr[t] += fold;
+      },
+      base.model_cells);
+}
+
 /// One shot's backward steps hi − 1 … lo as a sequence of launches, the same operations as
 /// cpu::adjoint_steps(): `p` as there (store and final state from run_shot, work of
 /// adjoint_work_size(), the state kept there between calls; hi = nsteps starts, lo = 0
@@ -195,46 +261,12 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     copy_grid("adjoint final state", p.final_state + G, u, G, ex);
   }
   const long o = p.origin();
-
-  BackwardStep<T> base;
-  base.corr = corr;
-  base.illum = illum;
-  base.residual = residual;
-  base.inv_dz2 = T(1) / (p.dz * p.dz);
-  base.inv_dy2 = T(1) / (p.dy * p.dy);
-  base.inv_dx2 = T(1) / (p.dx * p.dx);
-  base.full = p.storage == ShotProblem<T>::kStoreFull;
-  base.model_cells = p.model_cells();
-  base.cells = ModelCells::of(p);
-  base.stored = StoreCells::of(p);
-  const stencil::LayerBox layers = stencil::make_step_args(p, mu_next, mu);
-  base.layer_cells = layers.layer_cells();
+  const BackwardStep<T> base = backward_base(p, residual, corr, illum, pair + 2 * G + o);
   // The μ launches: interior runs out of the rim's reach, then the rim's cells.
-  const stencil::LayerBox rim = layers.widened(p.halo);
+  const stencil::LayerBox rim = stencil::make_step_args(p, mu_next, mu).widened(p.halo);
   const InteriorRuns in = InteriorRuns::of(rim, interior_run(p));
   const long mu_threads = in.threads + rim.layer_cells();
-  base.slot = p.store_step_size();
-  base.ring = base.full ? 0 : base.slot;
-  base.layers = p.layer_share() ? base.slot : 0;
-  base.acc = pair + 2 * G + o;  // the CPU kernel's correlation grid
-  if (begin) {  // μ[N]: the adjoint sources of the last sample, mirrored; the last state's illumination
-    BackwardStep<T> b = base;
-    b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
-    b.step = Step{nullptr, nullptr, N, 0};
-    ex.sweep_wide(
-        "adjoint sources", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, false, in, rim, t); }, mu_threads);
-    const T* un = u_next + o;
-    const ModelCells cells = base.cells;
-    ex.sweep1d(
-        "adjoint illumination",
-        [=] SW_LAMBDA(long t) {
-          int z, y, x;
-          cells.cell(t, z, y, x);
-          const T v = un[p.row_offset(z, y) + x];
-          illum[t] += v * v;
-        },
-        b.model_cells);
-  }
+  if (begin) issue_adjoint_start<Order>(base, p, mu_next, mu, u_next + o, in, rim, ex);
   // Backward step `step`'s launches; `recreate`: whether its m ≥ 1 re-creates u[m−1].
   auto issue_step = [&](Exec& e, Step step, bool recreate) {
     BackwardStep<T> b = base;
@@ -286,19 +318,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
   }
-  if (lo > 0) return ex.ok();
-  const ModelCells cells = base.cells;
-  const T* acc = base.acc;
-  if (p.layer_share())
-    ex.sweep1d(
-        "adjoint edge fold",
-        [=] SW_LAMBDA(long t) {
-          int z, y, x;
-          cells.cell(t, z, y, x);
-          T fold;
-          if (p.edge_fold(acc, z, y, x, fold)) corr[t] += fold;
-        },
-        base.model_cells);
+  if (lo == 0 && p.layer_share()) issue_edge_fold(base, p, ex);
   return ex.ok();
 }
 

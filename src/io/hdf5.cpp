@@ -172,35 +172,13 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
   });
 }
 
-Survey read_survey(const std::string& path, bool need_data, const std::function<bool(int)>& load_shot) {
-  Hid f = open_file(path);
-  Survey s;
-  s.dt = read_attribute(f, path, "the root", "dt", 1)[0];
-  const double nt = read_attribute(f, path, "the root", "nt", 1)[0];
-  s.nt = int64_t(nt);
-  if (double(s.nt) != nt || s.nt < 2) throw InputError(path + ": attribute nt must be an integer ≥ 2");
+namespace {
 
+/// The receivers' positions (shared or per shot), counts and weights of survey file `f` into `s`
+/// (its ns shots and dimension read).
+void read_receivers(const Hid& f, const std::string& path, std::size_t ns, Survey& s) {
   std::vector<hsize_t> dims;
-  const std::vector<double> src = read_dataset(f, path, "/source/position", dims);
-  if (dims.size() != 2 || (dims[1] != 2 && dims[1] != 3) || dims[0] == 0)
-    throw InputError(path + ": /source/position must have shape (nshots, 2) [z, x] or (nshots, 3) [z, y, x], got " +
-                     shape_text(dims));
-  const std::size_t ns = dims[0];
-  s.dim = int(dims[1]);
   const hsize_t D = hsize_t(s.dim);
-  for (std::size_t i = 0; i < ns; ++i) s.sources.push_back(position_at(src, i, s.dim));
-
-  const std::vector<double> w = read_dataset(f, path, "/source/wavelet", dims);
-  if (dims.size() == 1 && int64_t(dims[0]) == s.nt) {
-    s.wavelets.emplace_back(w.begin(), w.end());
-  } else if (dims.size() == 2 && dims[0] == ns && int64_t(dims[1]) == s.nt) {
-    for (std::size_t i = 0; i < ns; ++i)
-      s.wavelets.emplace_back(w.begin() + long(i * s.nt), w.begin() + long((i + 1) * s.nt));
-  } else {
-    throw InputError(path + ": /source/wavelet must have shape (nt,) or (nshots, nt) = (" + std::to_string(ns) + ", " +
-                     std::to_string(s.nt) + "), got " + shape_text(dims));
-  }
-
   const std::vector<double> rec = read_dataset(f, path, "/receiver/position", dims);
   if (dims.size() == 2 && dims[1] == D && dims[0] > 0) {
     s.receivers.emplace_back();
@@ -234,43 +212,80 @@ Survey read_survey(const std::string& path, bool need_data, const std::function<
       throw InputError(path + ": /receiver/weight must have shape (nrec,) or (nshots, nrec), got " + shape_text(dims));
     s.weights.assign(wt.begin(), wt.end());
   }
+}
 
-  if (need_data || has_link(f, "/data")) {
-    if (!has_link(f, "/data")) throw InputError(path + ": missing dataset /data");
-    Hid d(H5Dopen2(f, "/data", H5P_DEFAULT), H5Dclose);
-    if (!d.ok()) throw InputError(path + ": cannot open dataset /data");
-    Hid space(H5Dget_space(d), H5Sclose);
-    dims.assign(std::size_t(std::max(0, H5Sget_simple_extent_ndims(space))), 0);
-    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-    const std::vector<hsize_t> want = {ns, hsize_t(s.nrec()), hsize_t(s.nt)};
-    if (dims != want)
-      throw InputError(path + ": /data must have shape " + shape_text(want) + " (nshots, nrec, nt), got " +
-                       shape_text(dims));
-    Hid type(H5Dget_type(d), H5Tclose);
-    if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
-      throw InputError(path + ": dataset /data is not numeric");
-    const hsize_t per_shot = want[1] * want[2];
-    std::vector<int> shots;
-    for (int k = 0; k < int(ns); ++k)
-      if (!load_shot || load_shot(k)) shots.push_back(k);
-    const memory::MemoryUse use(path + ": /data");
-    memory::require_memory(
-        count_of({hsize_t(shots.size()), want[1], want[2]}), sizeof(float),
-        path + ": /data of shape " + shape_text(want) + " (" + std::to_string(shots.size()) + " shots read)");
-    s.data.resize(shots.size() * per_shot);
-    const hsize_t count[3] = {1, want[1], want[2]};
-    Hid mem(H5Screate_simple(3, count, nullptr), H5Sclose);  // the selection's shape (see read_slice)
-    for (std::size_t i = 0; i < shots.size(); ++i) {         // one shot (one chunk) at a time
-      const hsize_t start[3] = {hsize_t(shots[i]), 0, 0};
-      check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
-            path + ": selecting a shot of /data");
-      if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, s.data.data() + i * per_shot) < 0)
-        throw InputError(path + ": cannot read shot " + std::to_string(shots[i]) + " of /data" + read_failure(d));
-      require_finite_input(s.data.data() + i * per_shot, per_shot, path,
-                           "/data (shot " + std::to_string(shots[i]) + ")");
-    }
-    if (load_shot) s.data_shots = shots;
+/// The observed data /data of survey file `f` into `s` (the shots load_shot asks for, all
+/// without it), one shot (one chunk) at a time, every sample finite.
+void read_data(const Hid& f, const std::string& path, std::size_t ns, const std::function<bool(int)>& load_shot,
+               Survey& s) {
+  std::vector<hsize_t> dims;
+  if (!has_link(f, "/data")) throw InputError(path + ": missing dataset /data");
+  Hid d(H5Dopen2(f, "/data", H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw InputError(path + ": cannot open dataset /data");
+  Hid space(H5Dget_space(d), H5Sclose);
+  dims.assign(std::size_t(std::max(0, H5Sget_simple_extent_ndims(space))), 0);
+  H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  const std::vector<hsize_t> want = {ns, hsize_t(s.nrec()), hsize_t(s.nt)};
+  if (dims != want)
+    throw InputError(path + ": /data must have shape " + shape_text(want) + " (nshots, nrec, nt), got " +
+                     shape_text(dims));
+  Hid type(H5Dget_type(d), H5Tclose);
+  if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)
+    throw InputError(path + ": dataset /data is not numeric");
+  const hsize_t per_shot = want[1] * want[2];
+  std::vector<int> shots;
+  for (int k = 0; k < int(ns); ++k)
+    if (!load_shot || load_shot(k)) shots.push_back(k);
+  const memory::MemoryUse use(path + ": /data");
+  memory::require_memory(
+      count_of({hsize_t(shots.size()), want[1], want[2]}), sizeof(float),
+      path + ": /data of shape " + shape_text(want) + " (" + std::to_string(shots.size()) + " shots read)");
+  s.data.resize(shots.size() * per_shot);
+  const hsize_t count[3] = {1, want[1], want[2]};
+  Hid mem(H5Screate_simple(3, count, nullptr), H5Sclose);  // the selection's shape (see read_slice)
+  for (std::size_t i = 0; i < shots.size(); ++i) {         // one shot (one chunk) at a time
+    const hsize_t start[3] = {hsize_t(shots[i]), 0, 0};
+    check(H5Sselect_hyperslab(space, H5S_SELECT_SET, start, nullptr, count, nullptr),
+          path + ": selecting a shot of /data");
+    if (H5Dread(d, H5T_NATIVE_FLOAT, mem, space, H5P_DEFAULT, s.data.data() + i * per_shot) < 0)
+      throw InputError(path + ": cannot read shot " + std::to_string(shots[i]) + " of /data" + read_failure(d));
+    require_finite_input(s.data.data() + i * per_shot, per_shot, path, "/data (shot " + std::to_string(shots[i]) + ")");
   }
+  if (load_shot) s.data_shots = shots;
+}
+
+}  // namespace
+
+Survey read_survey(const std::string& path, bool need_data, const std::function<bool(int)>& load_shot) {
+  Hid f = open_file(path);
+  Survey s;
+  s.dt = read_attribute(f, path, "the root", "dt", 1)[0];
+  const double nt = read_attribute(f, path, "the root", "nt", 1)[0];
+  s.nt = int64_t(nt);
+  if (double(s.nt) != nt || s.nt < 2) throw InputError(path + ": attribute nt must be an integer ≥ 2");
+
+  std::vector<hsize_t> dims;
+  const std::vector<double> src = read_dataset(f, path, "/source/position", dims);
+  if (dims.size() != 2 || (dims[1] != 2 && dims[1] != 3) || dims[0] == 0)
+    throw InputError(path + ": /source/position must have shape (nshots, 2) [z, x] or (nshots, 3) [z, y, x], got " +
+                     shape_text(dims));
+  const std::size_t ns = dims[0];
+  s.dim = int(dims[1]);
+  for (std::size_t i = 0; i < ns; ++i) s.sources.push_back(position_at(src, i, s.dim));
+
+  const std::vector<double> w = read_dataset(f, path, "/source/wavelet", dims);
+  if (dims.size() == 1 && int64_t(dims[0]) == s.nt) {
+    s.wavelets.emplace_back(w.begin(), w.end());
+  } else if (dims.size() == 2 && dims[0] == ns && int64_t(dims[1]) == s.nt) {
+    for (std::size_t i = 0; i < ns; ++i)
+      s.wavelets.emplace_back(w.begin() + long(i * s.nt), w.begin() + long((i + 1) * s.nt));
+  } else {
+    throw InputError(path + ": /source/wavelet must have shape (nt,) or (nshots, nt) = (" + std::to_string(ns) + ", " +
+                     std::to_string(s.nt) + "), got " + shape_text(dims));
+  }
+
+  read_receivers(f, path, ns, s);
+  if (need_data || has_link(f, "/data")) read_data(f, path, ns, load_shot, s);
   s.validate(path);
   return s;
 }

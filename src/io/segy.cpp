@@ -207,6 +207,54 @@ void read_samples(Reader& r, const std::string& path, int i, float* samples) {
       throw InputError(path + ": trace " + std::to_string(i + 1) + ": a sample is NaN or Inf");
 }
 
+/// Shots of different trace counts: each padded to the longest with copies of its last
+/// receiver (zero traces), its count recorded (docs/design.md §4 /receiver/count); dead
+/// traces (and the padding) weighted 0. `s.data` holds the shots' traces one after another.
+void pad_shots(std::vector<std::vector<Position>>& receivers, const std::vector<bool>& dead, Survey& s) {
+  const std::size_t nt = std::size_t(s.nt);
+  std::size_t nrec = 0;
+  for (const auto& r : receivers) nrec = std::max(nrec, r.size());
+  std::vector<float> data, weights;
+  bool ragged = false, any_dead = false;
+  std::size_t first = 0;
+  for (std::size_t k = 0; k < receivers.size(); ++k) {
+    const std::size_t n = receivers[k].size();
+    ragged = ragged || n != nrec;
+    s.counts.push_back(int64_t(n));
+    data.insert(data.end(), s.data.begin() + long(first * nt), s.data.begin() + long((first + n) * nt));
+    data.resize(data.size() + (nrec - n) * nt, 0.0f);
+    for (std::size_t r = 0; r < nrec; ++r) {
+      const bool off = r < n && dead[first + r];
+      any_dead = any_dead || off;
+      weights.push_back(r < n && !off ? 1.0f : 0.0f);
+    }
+    receivers[k].resize(nrec, receivers[k].back());
+    first += n;
+  }
+  s.data = std::move(data);
+  if (!ragged) s.counts.clear();
+  if (any_dead) s.weights = std::move(weights);
+}
+
+/// The survey's dimension: `dim` (0: 3 when a source or receiver is off the first source's
+/// line, else 2); in 2-D every y dropped, and an areal survey refused.
+void settle_dimension(const std::string& path, int dim, std::vector<std::vector<Position>>& receivers, Survey& s) {
+  const double y = s.sources[0].y;
+  auto off_line = [&](const Position& p) { return p.y != y; };
+  bool areal = std::any_of(s.sources.begin(), s.sources.end(), off_line);
+  for (const auto& r : receivers) areal = areal || std::any_of(r.begin(), r.end(), off_line);
+  if (dim == 0) s.dim = dim = areal ? 3 : 2;
+  if (dim == 2) {  // one line: y the same everywhere, then dropped
+    if (areal)
+      throw InputError(path +
+                       ": sources and receivers are not on one line (their y differ): a 2-D model needs "
+                       "one line; give a 3-D model for an areal survey");
+    for (auto& p : s.sources) p.y = 0;
+    for (auto& r : receivers)
+      for (auto& p : r) p.y = 0;
+  }
+}
+
 }  // namespace
 
 Survey read_shots(const std::string& path, int dim) {
@@ -260,45 +308,8 @@ Survey read_shots(const std::string& path, int dim) {
     read_samples(rd, path, i, trace.data());
     s.data.insert(s.data.end(), trace.begin(), trace.end());
   }
-  // Shots of different trace counts: each padded to the longest with copies of its last
-  // receiver (zero traces), its count recorded (docs/design.md §4 /receiver/count).
-  std::size_t nrec = 0;
-  for (const auto& r : receivers) nrec = std::max(nrec, r.size());
-  std::vector<float> data, weights;
-  bool ragged = false, any_dead = false;
-  std::size_t first = 0;
-  for (std::size_t k = 0; k < receivers.size(); ++k) {
-    const std::size_t n = receivers[k].size();
-    ragged = ragged || n != nrec;
-    s.counts.push_back(int64_t(n));
-    data.insert(data.end(), s.data.begin() + long(first * std::size_t(nt)),
-                s.data.begin() + long((first + n) * std::size_t(nt)));
-    data.resize(data.size() + (nrec - n) * std::size_t(nt), 0.0f);
-    for (std::size_t r = 0; r < nrec; ++r) {
-      const bool off = r < n && dead[first + r];
-      any_dead = any_dead || off;
-      weights.push_back(r < n && !off ? 1.0f : 0.0f);
-    }
-    receivers[k].resize(nrec, receivers[k].back());
-    first += n;
-  }
-  s.data = std::move(data);
-  if (!ragged) s.counts.clear();
-  if (any_dead) s.weights = std::move(weights);
-  const double y = s.sources[0].y;
-  auto off_line = [&](const Position& p) { return p.y != y; };
-  bool areal = std::any_of(s.sources.begin(), s.sources.end(), off_line);
-  for (const auto& r : receivers) areal = areal || std::any_of(r.begin(), r.end(), off_line);
-  if (dim == 0) s.dim = dim = areal ? 3 : 2;
-  if (dim == 2) {  // one line: y the same everywhere, then dropped
-    if (areal)
-      throw InputError(path +
-                       ": sources and receivers are not on one line (their y differ): a 2-D model needs "
-                       "one line; give a 3-D model for an areal survey");
-    for (auto& p : s.sources) p.y = 0;
-    for (auto& r : receivers)
-      for (auto& p : r) p.y = 0;
-  }
+  pad_shots(receivers, dead, s);
+  settle_dimension(path, dim, receivers, s);
   s.dt = dt;
   const bool shared = std::all_of(receivers.begin(), receivers.end(), [&](const auto& r) { return r == receivers[0]; });
   if (shared) receivers.resize(1);
@@ -414,54 +425,127 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
              });
 }
 
-Model read_field(const std::string& path, const std::vector<double>& spacing) {
-  Reader rd = open_reader(path);
-  const int n = rd.count;
-  std::vector<int32_t> inline_no(std::size_t(n), 0), crossline_no(std::size_t(n), 0), interval(std::size_t(n), 0);
-  std::vector<double> cdp_x(std::size_t(n), 0), cdp_y(std::size_t(n), 0), unit(std::size_t(n), 1);
-  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
-  for (int i = 0; i < n; ++i) {
-    read_header(rd, path, i, h);
-    const std::size_t k = std::size_t(i);
-    inline_no[k] = field(h.data(), SEGY_TR_INLINE);
-    crossline_no[k] = field(h.data(), SEGY_TR_CROSSLINE);
-    unit[k] = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
-    cdp_x[k] = unit[k] * field(h.data(), SEGY_TR_CDP_X);
-    cdp_y[k] = unit[k] * field(h.data(), SEGY_TR_CDP_Y);
-    interval[k] = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;
-  }
-  auto trace_text = [&](std::size_t k) {
+namespace {
+
+/// What a velocity field's trace headers say, trace by trace.
+struct FieldHeaders {
+  std::string path;
+  std::vector<int32_t> inline_no, crossline_no, interval;
+  std::vector<double> cdp_x, cdp_y, unit;
+  std::string trace_text(std::size_t k) const {
     return path + ": trace " + std::to_string(k + 1) + " (inline " + std::to_string(inline_no[k]) + ", crossline " +
            std::to_string(crossline_no[k]) + ")";
-  };
-  Model m;
-  m.nz = rd.nt;
+  }
+};
+
+FieldHeaders read_field_headers(Reader& rd, const std::string& path) {
+  const std::size_t n = std::size_t(rd.count);
+  FieldHeaders f{path,
+                 std::vector<int32_t>(n, 0),
+                 std::vector<int32_t>(n, 0),
+                 std::vector<int32_t>(n, 0),
+                 std::vector<double>(n, 0),
+                 std::vector<double>(n, 0),
+                 std::vector<double>(n, 1)};
+  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
+  for (std::size_t k = 0; k < n; ++k) {
+    read_header(rd, path, int(k), h);
+    f.inline_no[k] = field(h.data(), SEGY_TR_INLINE);
+    f.crossline_no[k] = field(h.data(), SEGY_TR_CROSSLINE);
+    f.unit[k] = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    f.cdp_x[k] = f.unit[k] * field(h.data(), SEGY_TR_CDP_X);
+    f.cdp_y[k] = f.unit[k] * field(h.data(), SEGY_TR_CDP_Y);
+    f.interval[k] = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;
+  }
+  return f;
+}
+
+/// The field's lines into `m` (dim, nx, ny): 2-D when every trace has the first's inline
+/// number; else whole lines, inline numbers strictly monotonic, each with the first line's
+/// crosslines (refused otherwise).
+void field_lines(const FieldHeaders& f, Model& m) {
+  const int n = int(f.inline_no.size());
+  const auto& inline_no = f.inline_no;
+  const auto& crossline_no = f.crossline_no;
   const bool three = std::any_of(inline_no.begin(), inline_no.end(), [&](int32_t v) { return v != inline_no[0]; });
   m.dim = three ? 3 : 2;
   m.nx = n;
-  if (three) {  // whole lines, inline numbers strictly monotonic, each with the first line's crosslines
-    m.nx = 1;
-    while (m.nx < n && inline_no[std::size_t(m.nx)] == inline_no[0]) ++m.nx;
-    if (m.nx == 1)
-      throw InputError(path + ": every trace has an inline number (bytes 189–192) of its own: a 3-D field's lines " +
-                       "hold several crosslines each (a 2-D one: give every trace the same inline number)");
-    m.ny = n / m.nx;
-    const std::size_t w = std::size_t(m.nx);
-    const bool up = inline_no[std::min(w, std::size_t(n - 1))] > inline_no[0], xup = crossline_no[1] > crossline_no[0];
-    for (std::size_t k = 0; k < std::size_t(n); ++k) {
-      const std::size_t line = k / w, x = k % w, first = line * w;
-      const bool monotonic =
-          line == 0 || (up ? inline_no[first] > inline_no[first - 1] : inline_no[first] < inline_no[first - 1]);
-      const bool distinct =
-          line > 0 || x == 0 || (xup ? crossline_no[x] > crossline_no[x - 1] : crossline_no[x] < crossline_no[x - 1]);
-      if (!(first + w <= std::size_t(n) && inline_no[k] == inline_no[first] && monotonic && distinct &&
-            crossline_no[k] == crossline_no[x]))
-        throw InputError(trace_text(k) + ": the traces do not form lines of " + std::to_string(m.nx) +
-                         " (the first line's length) one after another, inline numbers (bytes 189–192) rising "
-                         "or falling line by line, each line with the first line's crossline numbers (193–196), "
-                         "rising or falling");
+  if (!three) return;
+  m.nx = 1;
+  while (m.nx < n && inline_no[std::size_t(m.nx)] == inline_no[0]) ++m.nx;
+  if (m.nx == 1)
+    throw InputError(f.path + ": every trace has an inline number (bytes 189–192) of its own: a 3-D field's lines " +
+                     "hold several crosslines each (a 2-D one: give every trace the same inline number)");
+  m.ny = n / m.nx;
+  const std::size_t w = std::size_t(m.nx);
+  const bool up = inline_no[std::min(w, std::size_t(n - 1))] > inline_no[0], xup = crossline_no[1] > crossline_no[0];
+  for (std::size_t k = 0; k < std::size_t(n); ++k) {
+    const std::size_t line = k / w, x = k % w, first = line * w;
+    const bool monotonic =
+        line == 0 || (up ? inline_no[first] > inline_no[first - 1] : inline_no[first] < inline_no[first - 1]);
+    const bool distinct =
+        line > 0 || x == 0 || (xup ? crossline_no[x] > crossline_no[x - 1] : crossline_no[x] < crossline_no[x - 1]);
+    if (!(first + w <= std::size_t(n) && inline_no[k] == inline_no[first] && monotonic && distinct &&
+          crossline_no[k] == crossline_no[x]))
+      throw InputError(f.trace_text(k) + ": the traces do not form lines of " + std::to_string(m.nx) +
+                       " (the first line's length) one after another, inline numbers (bytes 189–192) rising "
+                       "or falling line by line, each line with the first line's crossline numbers (193–196), "
+                       "rising or falling");
+  }
+}
+
+/// The grid's spacing from the headers into `m`: dz from the sample interval (mm), dx and dy
+/// from the CDP coordinates — one grid: CDP_X = x0 + x·dx on every line, CDP_Y = y0 + y·dy
+/// along every line (2-D: the same everywhere), the steps from the first line's (column's)
+/// ends; a coordinate within one unit of its scalar of the grid (a writer may have rounded them).
+void field_spacing(const FieldHeaders& f, Model& m) {
+  const std::size_t n = f.interval.size();
+  const bool three = m.dim == 3;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (f.interval[k] <= 0)
+      throw InputError(f.trace_text(k) +
+                       ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are "
+                       "0), which holds dz in mm: give the grid's spacing with --spacing");
+    if (f.interval[k] != f.interval[0])
+      throw InputError(f.trace_text(k) + ": sample interval " + std::to_string(f.interval[k]) +
+                       " (dz in mm) differs from the first trace's");
+  }
+  m.dz = f.interval[0] / 1000.0;
+  auto step = [&](const std::vector<double>& c, const char* name, int count, std::size_t stride) {
+    if (count < 2)
+      throw InputError(f.path + ": " + (stride == 1 ? "one trace a line" : "one line") +
+                       ", so no spacing to read from the headers: give it with --spacing");
+    const double d = (c[std::size_t(count - 1) * stride] - c[0]) / (count - 1);
+    if (d <= 0)
+      throw InputError(f.path + ": " + name + " does not increase " + (stride == 1 ? "along a line" : "line by line") +
+                       ": give the grid's spacing with --spacing");
+    return d;
+  };
+  m.dx = step(f.cdp_x, "CDP_X (bytes 181–184)", m.nx, 1);
+  m.dy = three ? step(f.cdp_y, "CDP_Y (bytes 185–188)", m.ny, std::size_t(m.nx)) : 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double x = f.cdp_x[0] + double(k % std::size_t(m.nx)) * m.dx,
+                 y = f.cdp_y[0] + double(k / std::size_t(m.nx)) * m.dy;
+    auto off = [&](double got, double want) { return std::abs(got - want) > f.unit[k] + 1e-9 * std::abs(want); };
+    if (off(f.cdp_x[k], x) || off(f.cdp_y[k], y)) {
+      std::ostringstream os;
+      os << f.trace_text(k) << ": CDP (x, y) = (" << f.cdp_x[k] << ", " << f.cdp_y[k] << ") m, not (" << x << ", " << y
+         << ") m of the grid the first traces give (x along a line, " << (three ? "y across the lines" : "y fixed")
+         << "); give the grid's spacing with --spacing";
+      throw InputError(os.str());
     }
   }
+}
+
+}  // namespace
+
+Model read_field(const std::string& path, const std::vector<double>& spacing) {
+  Reader rd = open_reader(path);
+  const FieldHeaders f = read_field_headers(rd, path);
+  Model m;
+  m.nz = rd.nt;
+  field_lines(f, m);
+  const bool three = m.dim == 3;
   if (!spacing.empty()) {
     if (spacing.size() != 1 && spacing.size() != std::size_t(m.dim))
       throw InputError("--spacing: " + std::string(three ? "a 3-D field needs dz,dy,dx" : "a 2-D field needs dz,dx") +
@@ -470,49 +554,13 @@ Model read_field(const std::string& path, const std::vector<double>& spacing) {
     m.dy = three ? spacing[spacing.size() == 1 ? 0 : 1] : 0;
     m.dx = spacing.back();
   } else {
-    for (std::size_t k = 0; k < std::size_t(n); ++k) {
-      if (interval[k] <= 0)
-        throw InputError(trace_text(k) +
-                         ": no sample interval (trace header bytes 117–118 and binary header bytes 3217–3218 are "
-                         "0), which holds dz in mm: give the grid's spacing with --spacing");
-      if (interval[k] != interval[0])
-        throw InputError(trace_text(k) + ": sample interval " + std::to_string(interval[k]) +
-                         " (dz in mm) differs from the first trace's");
-    }
-    m.dz = interval[0] / 1000.0;
-    // One grid: CDP_X = x0 + x·dx on every line, CDP_Y = y0 + y·dy along every line (2-D:
-    // the same everywhere), the steps from the first line's (column's) ends; a coordinate
-    // within one unit of its scalar of the grid (a writer may have rounded them).
-    auto step = [&](const std::vector<double>& c, const char* name, int count, std::size_t stride) {
-      if (count < 2)
-        throw InputError(path + ": " + (stride == 1 ? "one trace a line" : "one line") +
-                         ", so no spacing to read from the headers: give it with --spacing");
-      const double d = (c[std::size_t(count - 1) * stride] - c[0]) / (count - 1);
-      if (d <= 0)
-        throw InputError(path + ": " + name + " does not increase " + (stride == 1 ? "along a line" : "line by line") +
-                         ": give the grid's spacing with --spacing");
-      return d;
-    };
-    m.dx = step(cdp_x, "CDP_X (bytes 181–184)", m.nx, 1);
-    m.dy = three ? step(cdp_y, "CDP_Y (bytes 185–188)", m.ny, std::size_t(m.nx)) : 0;
-    for (std::size_t k = 0; k < std::size_t(n); ++k) {
-      const double x = cdp_x[0] + double(k % std::size_t(m.nx)) * m.dx,
-                   y = cdp_y[0] + double(k / std::size_t(m.nx)) * m.dy;
-      auto off = [&](double got, double want) { return std::abs(got - want) > unit[k] + 1e-9 * std::abs(want); };
-      if (off(cdp_x[k], x) || off(cdp_y[k], y)) {
-        std::ostringstream os;
-        os << trace_text(k) << ": CDP (x, y) = (" << cdp_x[k] << ", " << cdp_y[k] << ") m, not (" << x << ", " << y
-           << ") m of the grid the first traces give (x along a line, " << (three ? "y across the lines" : "y fixed")
-           << "); give the grid's spacing with --spacing";
-        throw InputError(os.str());
-      }
-    }
+    field_spacing(f, m);
   }
-  m.x0 = cdp_x[0];
-  m.y0 = three ? cdp_y[0] : 0;
+  m.x0 = f.cdp_x[0];
+  m.y0 = three ? f.cdp_y[0] : 0;
   m.vp.resize(m.cells());
   std::vector<float> trace(std::size_t(m.nz));
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < rd.count; ++i) {
     read_samples(rd, path, i, trace.data());
     const int y = i / m.nx, x = i % m.nx;
     for (int z = 0; z < m.nz; ++z) m.vp[m.index(z, y, x)] = trace[std::size_t(z)];

@@ -239,15 +239,12 @@ double clip_amplitude(const std::vector<float>& values, double clip) {
   return mag[k] > 0 ? mag[k] : 1.0;
 }
 
-Layout draw(const std::string& path, const std::string& title, const std::vector<Panel>& panels,
-            const ColourScale& scale) {
-  if (panels.empty()) throw InputError(path + ": nothing to draw");
-  for (const Panel& p : panels)
-    if (p.values.rows <= 0 || p.values.cols <= 0 ||
-        p.values.values.size() != std::size_t(p.values.rows) * std::size_t(p.values.cols))
-      throw InputError(path + ": nothing to draw (empty array)");
-  // Sizes: panels drawn to scale share one pixels-per-unit, chosen so that they fill about
-  // 900 px across and at most 620 px down; the others share the width left, 560 px tall.
+namespace {
+
+/// Where each panel and the colour bar go: panels drawn to scale share one pixels-per-unit,
+/// chosen so that they fill about 900 px across and at most 620 px down; the others share
+/// the width left, 560 px tall.
+Layout layout_of(const std::vector<Panel>& panels) {
   const double target_w = 900, max_h = 620, free_h = 560;
   double scaled_extent = 0, tallest = 0;
   int free_cols = 0;
@@ -288,6 +285,40 @@ Layout draw(const std::string& path, const std::string& title, const std::vector
   L.width = x + right;
   L.height = top + height + bottom;
 
+  return L;
+}
+
+/// The colour bar in `bar`, hi at the top, with its ticks and label.
+void draw_colour_bar(Canvas& canvas, const Box& bar, const ColourScale& scale) {
+  cairo_t* cr = canvas.cr();
+  for (int r = 0; r < bar.h; ++r) {
+    const unsigned c = colour_of(scale.map, 1.0 - (r + 0.5) / bar.h);
+    cairo_set_source_rgb(cr, ((c >> 16) & 255) / 255.0, ((c >> 8) & 255) / 255.0, (c & 255) / 255.0);
+    cairo_rectangle(cr, bar.x, bar.y + r, bar.w, 1);
+    cairo_fill(cr);
+  }
+  cairo_set_source_rgb(cr, 0, 0, 0);
+  cairo_rectangle(cr, bar.x + 0.5, bar.y + 0.5, bar.w - 1, bar.h - 1);
+  cairo_stroke(cr);
+  if (scale.hi > scale.lo)
+    for (double v : nice_ticks(scale.lo, scale.hi, 6)) {
+      const double py = std::floor(bar.y + bar.h * (scale.hi - v) / (scale.hi - scale.lo)) + 0.5;
+      canvas.line(bar.x + bar.w, py, bar.x + bar.w + 5, py);
+      canvas.text(number(v), bar.x + bar.w + 8, py, kTick, 0, 0.5);
+    }
+  canvas.text(scale.label, bar.x + bar.w + 80, bar.y + bar.h / 2.0, kLabel, 0.5, 0.5, -M_PI / 2);
+}
+
+}  // namespace
+
+Layout draw(const std::string& path, const std::string& title, const std::vector<Panel>& panels,
+            const ColourScale& scale) {
+  if (panels.empty()) throw InputError(path + ": nothing to draw");
+  for (const Panel& p : panels)
+    if (p.values.rows <= 0 || p.values.cols <= 0 ||
+        p.values.values.size() != std::size_t(p.values.rows) * std::size_t(p.values.cols))
+      throw InputError(path + ": nothing to draw (empty array)");
+  const Layout L = layout_of(panels);
   Canvas canvas(L.width, L.height);
   cairo_t* cr = canvas.cr();
   canvas.text(title, L.width / 2.0, 10, kTitle, 0.5, 0, 0, true);
@@ -313,24 +344,7 @@ Layout draw(const std::string& path, const std::string& title, const std::vector
       canvas.text(p.down.label, b.x - 58, b.y + b.h / 2.0, kLabel, 0.5, 0.5, -M_PI / 2);
     }
   }
-  // The colour bar: hi at the top.
-  const Box& bar = L.bar;
-  for (int r = 0; r < bar.h; ++r) {
-    const unsigned c = colour_of(scale.map, 1.0 - (r + 0.5) / bar.h);
-    cairo_set_source_rgb(cr, ((c >> 16) & 255) / 255.0, ((c >> 8) & 255) / 255.0, (c & 255) / 255.0);
-    cairo_rectangle(cr, bar.x, bar.y + r, bar.w, 1);
-    cairo_fill(cr);
-  }
-  cairo_set_source_rgb(cr, 0, 0, 0);
-  cairo_rectangle(cr, bar.x + 0.5, bar.y + 0.5, bar.w - 1, bar.h - 1);
-  cairo_stroke(cr);
-  if (scale.hi > scale.lo)
-    for (double v : nice_ticks(scale.lo, scale.hi, 6)) {
-      const double py = std::floor(bar.y + bar.h * (scale.hi - v) / (scale.hi - scale.lo)) + 0.5;
-      canvas.line(bar.x + bar.w, py, bar.x + bar.w + 5, py);
-      canvas.text(number(v), bar.x + bar.w + 8, py, kTick, 0, 0.5);
-    }
-  canvas.text(scale.label, bar.x + bar.w + 80, bar.y + bar.h / 2.0, kLabel, 0.5, 0.5, -M_PI / 2);
+  draw_colour_bar(canvas, L.bar, scale);
   canvas.write(path);
   return L;
 }

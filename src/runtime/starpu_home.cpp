@@ -186,15 +186,93 @@ bool bus_file_sound(const std::string& path, const std::string& kind, int gpus) 
   return true;
 }
 
-std::vector<std::string> prepare(int gpus) {
-  // An empty variable is StarPU's "/" ("" + "/.starpu"): as good as unset.
+namespace {
+
+/// An empty variable is StarPU's "/" ("" + "/.starpu"): as good as unset. No home at all: the
+/// user's own, rather than StarPU's /tmp (shared, and emptied).
+void settle_home_variables() {
   for (const char* var : {"STARPU_PERF_MODEL_DIR", "XDG_CACHE_HOME", "STARPU_HOME", "HOME", "TMPDIR", "TEMP", "TMP"})
     if (const char* v = std::getenv(var); v && !*v) unsetenv(var);
-  // No home at all: the user's own, rather than StarPU's /tmp (shared, and emptied).
   if (!std::getenv("STARPU_PERF_MODEL_DIR") && !std::getenv("XDG_CACHE_HOME") && !std::getenv("STARPU_HOME") &&
       !std::getenv("HOME"))
     if (const struct passwd* pw = getpwuid(getuid()); pw && pw->pw_dir && *pw->pw_dir && access(pw->pw_dir, W_OK) == 0)
       setenv("STARPU_HOME", pw->pw_dir, 1);
+}
+
+/// starwave's performance models in `models`: the regular files (and their bytes), and the
+/// entries StarPU would abort on or wait on for ever (a folder, a pipe).
+struct ModelFiles {
+  std::vector<std::string> files, strange;
+  std::uintmax_t bytes = 0;
+};
+ModelFiles model_files_in(const fs::path& models) {
+  ModelFiles m;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(models, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool damaged = name.size() > 8 && name.compare(name.size() - 8, 8, ".damaged") == 0;
+    if (name.rfind("starwave_", 0) != 0 || damaged) continue;
+    std::error_code fec;
+    if (!e.is_regular_file(fec)) {
+      m.strange.push_back(e.path().string());
+      continue;
+    }
+    const std::uintmax_t size = e.file_size(fec);
+    m.bytes += fec ? 0 : size;
+    m.files.push_back(e.path().string());
+  }
+  return m;
+}
+
+/// The bus files of this host, by kind.
+constexpr const char* kBusKinds[] = {"config", "affinity", "latency", "bandwidth", "platform.xml", "platform.v4.xml"};
+
+/// Refuses (InputError, naming `named`) a home whose file system lacks room or inodes for what
+/// StarPU writes at the end of a run: its files as they are (`kept` bytes of models and the
+/// bus files in `bus`), and more.
+void require_room_to_save(const Home& home, const std::string& named, const fs::path& bus, std::uintmax_t kept) {
+  std::error_code ec;
+  for (const char* kind : kBusKinds) {
+    const std::uintmax_t size = fs::file_size(bus / (host_name() + "." + kind), ec);
+    kept += ec ? 0 : size;
+  }
+  const std::uintmax_t need = kept + (std::uintmax_t(1) << 20);
+  struct statvfs st {};
+  if (statvfs(home.sampling.c_str(), &st) != 0 || st.f_blocks == 0) return;
+  const std::uintmax_t free = std::uintmax_t(st.f_bavail) * std::uintmax_t(st.f_frsize);
+  const bool no_inodes = st.f_files > 0 && st.f_favail == 0;
+  if (free < need || no_inodes)
+    throw InputError(named + ": the file system of " + home.sampling.string() + " has " +
+                     (no_inodes ? std::string("no free inodes") : bytes_text(double(free)) + " free") +
+                     ", and StarPU needs about " + bytes_text(double(need)) +
+                     " there to save its performance models (one cut short by a full disk stops every later "
+                     "run): free some space, or set STARPU_HOME to a folder with room");
+}
+
+/// This host's bus files in `bus` when one StarPU could not read (config and affinity are
+/// read; the others need only be files): all set aside (*.damaged), so StarPU measures the
+/// bus anew; a note of it in `notes`.
+void set_aside_unreadable_bus(const fs::path& bus, int gpus, std::vector<std::string>& notes) {
+  std::error_code ec;
+  const std::string host = host_name();
+  for (const char* kind : kBusKinds) {
+    const fs::path f = bus / (host + "." + kind);
+    const bool read = std::strcmp(kind, "config") == 0 || std::strcmp(kind, "affinity") == 0;
+    if (!read && (!fs::exists(f, ec) || fs::is_regular_file(f, ec))) continue;
+    if (!fs::exists(f, ec) || (fs::is_regular_file(f, ec) && bus_file_sound(f.string(), kind, gpus))) continue;
+    for (const char* k : kBusKinds)
+      if (fs::exists(bus / (host + "." + k), ec)) set_aside(bus / (host + "." + k));
+    notes.push_back("StarPU's bus measurements " + f.string() +
+                    " could not be read (cut short?); set aside with the rest of this host's bus files (*.damaged): "
+                    "StarPU measures the bus anew");
+    return;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> prepare(int gpus) {
+  settle_home_variables();
   const Home home = find_home();
   const std::string named = home.var.empty() ? "StarPU's home" : "environment: " + home.var + "='" + home.value + "'";
   const fs::path models = models_folder(home.sampling), bus = home.sampling / "bus";
@@ -206,42 +284,11 @@ std::vector<std::string> prepare(int gpus) {
                        (ec ? " (" + ec.message() + ")" : std::string(" (not a writable folder)")) +
                        "; set STARPU_HOME to a folder it may write");
   }
-  // Room for what StarPU writes at the end of a run: its files as they are, and more.
-  std::uintmax_t kept = 0;
-  std::vector<std::string> model_files;
-  std::vector<std::string> notes, strange;  // strange: a folder, a pipe (StarPU would wait on it for ever)
-  for (const auto& e : fs::directory_iterator(models, ec)) {
-    const std::string name = e.path().filename().string();
-    const bool damaged = name.size() > 8 && name.compare(name.size() - 8, 8, ".damaged") == 0;
-    if (name.rfind("starwave_", 0) != 0 || damaged) continue;
-    std::error_code fec;
-    if (!e.is_regular_file(fec)) {
-      strange.push_back(e.path().string());
-      continue;
-    }
-    const std::uintmax_t size = e.file_size(fec);
-    kept += fec ? 0 : size;
-    model_files.push_back(e.path().string());
-  }
-  const std::string host = host_name();
-  for (const char* kind : {"config", "affinity", "latency", "bandwidth", "platform.xml", "platform.v4.xml"}) {
-    const std::uintmax_t size = fs::file_size(bus / (host + "." + kind), ec);
-    kept += ec ? 0 : size;
-  }
-  const std::uintmax_t need = kept + (std::uintmax_t(1) << 20);
-  struct statvfs st {};
-  if (statvfs(home.sampling.c_str(), &st) == 0 && st.f_blocks > 0) {
-    const std::uintmax_t free = std::uintmax_t(st.f_bavail) * std::uintmax_t(st.f_frsize);
-    const bool no_inodes = st.f_files > 0 && st.f_favail == 0;
-    if (free < need || no_inodes)
-      throw InputError(named + ": the file system of " + home.sampling.string() + " has " +
-                       (no_inodes ? std::string("no free inodes") : bytes_text(double(free)) + " free") +
-                       ", and StarPU needs about " + bytes_text(double(need)) +
-                       " there to save its performance models (one cut short by a full disk stops every later "
-                       "run): free some space, or set STARPU_HOME to a folder with room");
-  }
+  ModelFiles found = model_files_in(models);
+  require_room_to_save(home, named, bus, found.bytes);
+  std::vector<std::string> notes;
   // Files StarPU would abort on: set aside, and measured anew.
-  for (const std::string& f : strange)
+  for (const std::string& f : found.strange)
     if (set_aside(f))
       notes.push_back("StarPU's performance model " + f + " is not a regular file; set aside as " + f +
                       ".damaged: StarPU measures that task anew");
@@ -249,25 +296,13 @@ std::vector<std::string> prepare(int gpus) {
   // has not run yet, whose StarPU state is fresh (a later Runtime of the same process,
   // as in the tests, finds the files its own StarPU saved).
   static bool first_start = true;
-  if (!first_start) model_files.clear();
+  if (!first_start) found.files.clear();
   first_start = false;
-  for (const std::string& f : unreadable_models(model_files))
+  for (const std::string& f : unreadable_models(found.files))
     if (set_aside(f))
       notes.push_back("StarPU's performance model " + f + " could not be read (cut short?); set aside as " + f +
                       ".damaged: StarPU measures that task anew");
-  const char* const kinds[] = {"config", "affinity", "latency", "bandwidth", "platform.xml", "platform.v4.xml"};
-  for (const char* kind : kinds) {  // config and affinity read; the others need only be files
-    const fs::path f = bus / (host + "." + kind);
-    const bool read = std::strcmp(kind, "config") == 0 || std::strcmp(kind, "affinity") == 0;
-    if (!read && (!fs::exists(f, ec) || fs::is_regular_file(f, ec))) continue;
-    if (!fs::exists(f, ec) || (fs::is_regular_file(f, ec) && bus_file_sound(f.string(), kind, gpus))) continue;
-    for (const char* k : kinds)
-      if (fs::exists(bus / (host + "." + k), ec)) set_aside(bus / (host + "." + k));
-    notes.push_back("StarPU's bus measurements " + f.string() +
-                    " could not be read (cut short?); set aside with the rest of this host's bus files (*.damaged): "
-                    "StarPU measures the bus anew");
-    break;
-  }
+  set_aside_unreadable_bus(bus, gpus, notes);
   return notes;
 }
 

@@ -234,7 +234,11 @@ Model smoothed(const Model& m, double sigma, bool keep_water) {
   return out;
 }
 
-Survey regular_survey(const Model& m, const SurveyOptions& o) {
+namespace {
+
+/// Refuses options no survey has (a count below 1, a negative dt or record, a Ricker --dt
+/// does not sample).
+void check_survey_options(const SurveyOptions& o) {
   if (o.nshots < 1) throw InputError("--nshots: must be at least 1");
   if (o.receiver_every < 1) throw InputError("--receiver-every: must be at least 1");
   if (!(o.frequency > 0)) throw InputError("--frequency: must be positive");
@@ -244,8 +248,11 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
     throw InputError("--frequency: a " + number_text(o.frequency) + " Hz Ricker is not sampled by --dt " +
                      number_text(o.dt) + " s (its Nyquist is " + number_text(0.5 / o.dt) +
                      " Hz; keep the peak below half of it)");
-  memory::require_memory(std::uint64_t(o.nshots), 64, "--nshots " + std::to_string(o.nshots));
-  Survey s;
+}
+
+/// The shots spread evenly on grid columns (and lines along y in 3-D) at the source depth,
+/// and one receiver every `receiver_every` cells at the receiver depth, into `s`.
+void place_points(const Model& m, const SurveyOptions& o, Survey& s) {
   const double sd = o.source_depth >= 0 ? o.source_depth : m.dz;
   const double rd = o.receiver_depth >= 0 ? o.receiver_depth : m.dz;
   auto on_node = [&](double depth, const char* opt) {
@@ -286,24 +293,34 @@ Survey regular_survey(const Model& m, const SurveyOptions& o) {
       else
         s.receivers[0].push_back({zr, m.x0 + ix * m.dx});
     }
+}
+
+/// The automatic dt: half the order-8 stability limit and fine enough for a `frequency` Hz
+/// Ricker, rounded down to 0.1 ms; below 0.1 ms (fine grids, high frequencies) to one
+/// significant digit. `why`: what chose it, for the messages.
+double automatic_dt(const Model& m, double frequency, std::string& why) {
+  const double stable = 0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8, m.three_d() ? m.dy : 0);
+  const double limit = std::min(stable, 1.0 / (12 * frequency));
+  why = limit < stable ? " (automatic: 12 samples per period of the " + number_text(frequency) + " Hz Ricker)"
+                       : " (automatic: half the model's stability limit)";
+  // k / 10^e, not k · 10^-e: the double nearest k steps (0.0013, not 0.0013000000000000002),
+  // so SEG-Y's whole microseconds and a user's --dt 0.0013 give the same dt.
+  const int e = limit >= 1e-4 ? 4 : -int(std::floor(std::log10(limit)));
+  double per_second = 1;  // 10^e, exact for e ≤ 22 (beyond, a Ricker no record can hold: refused later)
+  for (int i = 0; i < e; ++i) per_second *= 10;
+  return e <= 22 ? std::floor(limit * per_second) / per_second
+                 : std::floor(limit / std::pow(10.0, -e)) * std::pow(10.0, -e);
+}
+
+}  // namespace
+
+Survey regular_survey(const Model& m, const SurveyOptions& o) {
+  check_survey_options(o);
+  memory::require_memory(std::uint64_t(o.nshots), 64, "--nshots " + std::to_string(o.nshots));
+  Survey s;
+  place_points(m, o, s);
   std::string why_dt;  // what chose an automatic dt, for the messages below
-  if (o.dt > 0) {
-    s.dt = o.dt;
-  } else {
-    // Half the order-8 stability limit and fine enough for the wavelet, rounded down to
-    // 0.1 ms; below 0.1 ms (fine grids, high frequencies) to one significant digit.
-    const double stable = 0.5 * stable_time_step(m.vmax(), m.dz, m.dx, 8, m.three_d() ? m.dy : 0);
-    const double limit = std::min(stable, 1.0 / (12 * o.frequency));
-    why_dt = limit < stable ? " (automatic: 12 samples per period of the " + number_text(o.frequency) + " Hz Ricker)"
-                            : " (automatic: half the model's stability limit)";
-    // k / 10^e, not k · 10^-e: the double nearest k steps (0.0013, not 0.0013000000000000002),
-    // so SEG-Y's whole microseconds and a user's --dt 0.0013 give the same dt.
-    const int e = limit >= 1e-4 ? 4 : -int(std::floor(std::log10(limit)));
-    double per_second = 1;  // 10^e, exact for e ≤ 22 (beyond, a Ricker no record can hold: refused below)
-    for (int i = 0; i < e; ++i) per_second *= 10;
-    s.dt = e <= 22 ? std::floor(limit * per_second) / per_second
-                   : std::floor(limit / std::pow(10.0, -e)) * std::pow(10.0, -e);
-  }
+  s.dt = o.dt > 0 ? o.dt : automatic_dt(m, o.frequency, why_dt);
   const double t_max = o.t_max > 0 ? o.t_max : std::max(0.5, 2.2 * (m.nz - 1) * m.dz / m.vmin());
   const double samples = std::floor(t_max / s.dt + 0.5) + 1;
   const std::string record =
