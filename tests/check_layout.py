@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The code's layout holds (docs/design.md §1): each folder includes only the folders below
 it, the core library (src/base … src/plot) holds no StarPU or MPI, no source file passes 600
-lines, no function of the product's code (kernels, codelets, src, drivers, python) passes 80
-(each reads as named steps), every repository file a comment names exists, and no unit
+lines (no test source 800), no function of the product's code (kernels, codelets, src,
+drivers, python) passes 80 (each reads as named steps), every repository file a comment names exists, and no unit
 includes (or imports) itself through others. Usage: check_layout.py REPO_ROOT"""
 import pathlib
 import re
@@ -29,6 +29,7 @@ ALLOWED = {
     "python": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "kernels"},
 }
 MAX_LINES = 600
+MAX_TEST_LINES = 800
 MAX_FUNCTION_LINES = 80
 # Where a function must read as named steps: every folder of the product's code.
 STEPS = tuple(ALLOWED)
@@ -151,6 +152,12 @@ for unit in sorted(units):
     if path and frozenset(path) not in reported:
         reported.add(frozenset(path))
         problems.append("an include circle: " + " → ".join(path))
+
+# Test sources: a file a reader can hold (a long suite splits into sources of one executable).
+for f in sorted((root / "tests").glob("*")):
+    if f.suffix in (".cpp", ".hpp") and f.read_text(encoding="utf-8").count("\n") > MAX_TEST_LINES:
+        problems.append(f"{f.relative_to(root).as_posix()}: more than {MAX_TEST_LINES} lines: split it into sources "
+                        "of the same test program (a fixture header beside them)")
 
 for p in problems:
     print(p)
