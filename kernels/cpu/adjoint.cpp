@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -447,7 +446,7 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
   adjoint_sweep<Order>(p, mu, mu_prev_next, [](int, int) {});
 }
 
-/// f(k, i[, z, y, x]) for every model cell, in order: k its index in the model region
+/// f(k, i, z, y, x) for every model cell (z, y, x), in order: k its index in the model region
 /// (row-major), i its offset in the padded grid.
 template <typename T, typename F>
 void for_model_cells(const ShotProblem<T>& p, F&& f) {
@@ -458,10 +457,7 @@ void for_model_cells(const ShotProblem<T>& p, F&& f) {
     for (int y = y0; y < y1; ++y)
       for (int x = x0; x < x1; ++x) {
         const long k = (long(z - z0) * hy + (y - y0)) * w + (x - x0), i = o + p.row_offset(z, y) + x;
-        if constexpr (std::is_invocable_v<F, long, long>)
-          f(k, i);
-        else
-          f(k, i, z, y, x);
+        f(k, i, z, y, x);
       }
 }
 
@@ -512,7 +508,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     mirror(p, mu);
     // The sums start from the caller's values, as the CUDA launches add to them step by step:
     // the same bits whatever they hold (a sum that ends at −0 stays −0).
-    for_model_cells(p, [&](long k, long i) {
+    for_model_cells(p, [&](long k, long i, int, int, int) {
       corr[i] = correlation[k];
       illum[i] = illumination[k] + u_next[i] * u_next[i];
     });
