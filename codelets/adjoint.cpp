@@ -54,8 +54,8 @@ codelets::ShotParts parts_of(const AdjointHandles& h, bool checkpoints, enum sta
 }
 
 template <typename T>
-void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const Unpacked<T> u = unpack(buffers, layout, a.keeps);
+void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
+  const Unpacked<T> u = unpack(buffers, a.problem, a.keeps);
   const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
   if (a.keeps != codelets::Keeps::kInterval || hi == u.p.nsteps) {  // W buffers (the first interval's): ours to clear
     std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));
@@ -72,18 +72,18 @@ void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 void adjoint_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("adjoint")) return;
-  codelets::with_shot_args(cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) {
+  codelets::with_shot_args(cl_arg, [&](const auto& a) {
     // The next interval's store from disk while this one runs (a split store, out of core).
     if (a.prefetch)
       starpu_data_prefetch_on_node(a.prefetch, starpu_worker_get_memory_node(unsigned(starpu_worker_get_id())), 1);
-    adjoint_cpu_typed(buffers, a, layout);
+    adjoint_cpu_typed(buffers, a);
   });
 }
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  Unpacked<T> u = unpack(buffers, layout, a.keeps);
+void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
+  Unpacked<T> u = unpack(buffers, a.problem, a.keeps);
   u.p.column_planes = codelets::cuda_column_planes();
   u.p.march_planes = codelets::cuda_march_planes();
   cudaStream_t stream = starpu_cuda_get_local_stream();
@@ -109,8 +109,7 @@ void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
 void adjoint_cuda(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("adjoint")) return;
-  codelets::with_shot_args(
-      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { adjoint_cuda_typed(buffers, a, layout); });
+  codelets::with_shot_args(cl_arg, [&](const auto& a) { adjoint_cuda_typed(buffers, a); });
 }
 #endif
 
@@ -150,15 +149,17 @@ struct starpu_codelet* adjoint_interval_codelet() {
 
 template <typename T>
 void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
-  codelets::ShotArgs a = codelets::interval_args(layout, j, order);
+  codelets::ShotArgs<T> a = codelets::interval_args(layout, j, order);
   ShotProblem<T> l = layout;
   l.store_interval = j;
   const bool first = l.interval_end(j) == l.nsteps;  // the backward sweep starts with the last interval
   a.prefetch = h.next_store;
-  codelets::submit_with_modes(
-      adjoint_interval_codelet(), "adjoint_interval",
-      codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts_of(h, false, first ? STARPU_W : STARPU_RW)),
-      where, STARPU_VALUE, &a, sizeof a);
+  codelets::with_shot_values(a, [&](auto... values) {
+    codelets::submit_with_modes(
+        adjoint_interval_codelet(), "adjoint_interval",
+        codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts_of(h, false, first ? STARPU_W : STARPU_RW)),
+        where, values...);
+  });
 }
 
 template void insert_adjoint_interval<float>(const AdjointHandles&, const ShotProblem<float>&, int, int, unsigned);
@@ -166,12 +167,12 @@ template void insert_adjoint_interval<double>(const AdjointHandles&, const ShotP
 
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
-  codelets::ShotArgs a = codelets::shot_args(layout, order);
-  a.keeps = codelets::Keeps::kStore;
+  const codelets::ShotArgs<T> a = codelets::shot_args(layout, order, codelets::Keeps::kStore);
   const bool checkpoints = layout.checkpoints_size() > 0;
-  submit_on(adjoint_codelet(checkpoints), checkpoints ? "adjoint_checkpoints" : "adjoint",
-            codelets::handles_in_order(buffers_of(a.keeps, layout), parts_of(h, checkpoints, STARPU_W)), STARPU_VALUE,
-            &a, sizeof a);
+  codelets::with_shot_values(a, [&](auto... values) {
+    submit_on(adjoint_codelet(checkpoints), checkpoints ? "adjoint_checkpoints" : "adjoint",
+              codelets::handles_in_order(buffers_of(a.keeps, layout), parts_of(h, checkpoints, STARPU_W)), values...);
+  });
 }
 
 template void insert_adjoint<float>(const AdjointHandles&, const ShotProblem<float>&, int);

@@ -133,49 +133,58 @@ inline void check_cuda(const cuda::Status& s, const std::string& task) {
 }
 #endif
 
-/// The value argument of the per-shot propagation tasks (forward, adjoint): the stencil
-/// order and the grid/time layout in the run's precision.
+/// The value argument of the per-shot propagation tasks (forward, adjoint), in the precision
+/// the task runs: the stencil order, its buffers and the shot's description. A task's values
+/// are its precision (kIsDouble<T>), then these (with_shot_values packs both), so that its
+/// function reads the precision first and unpacks the arguments of that type (with_shot_args).
+template <typename T>
 struct ShotArgs {
-  int order;
-  int is_double;
-  Keeps keeps;  // its buffers beyond the shot's inputs (codelets/shot_buffers.hpp)
-  ShotProblem<float> f;
-  ShotProblem<double> d;
-  starpu_data_handle_t prefetch;  // adjoint_interval: the next interval's store, brought towards main memory first
+  int order = 0;
+  Keeps keeps = Keeps::kTraces;  // its buffers beyond the shot's inputs (codelets/shot_buffers.hpp)
+  ShotProblem<T> problem{};
+  starpu_data_handle_t prefetch =
+      nullptr;  // adjoint_interval: the next interval's store, brought towards main memory first
 };
 
+/// A task value's precision tag: 1 for double, 0 for float.
 template <typename T>
-ShotArgs shot_args(const ShotProblem<T>& layout, int order) {
-  ShotArgs a{};
+inline constexpr int kIsDouble = sizeof(T) == sizeof(double) ? 1 : 0;
+
+/// Calls submit(values...) with a shot task's values: its precision, then `a` (the one way
+/// they are packed, as with_shot_args reads them).
+template <typename T, typename Submit>
+void with_shot_values(const ShotArgs<T>& a, Submit&& submit) {
+  submit(STARPU_VALUE, &kIsDouble<T>, sizeof(int), STARPU_VALUE, &a, sizeof a);
+}
+
+template <typename T>
+ShotArgs<T> shot_args(const ShotProblem<T>& layout, int order, Keeps keeps) {
+  ShotArgs<T> a;
   a.order = order;
-  a.is_double = sizeof(T) == sizeof(double);
-  if constexpr (sizeof(T) == sizeof(double))
-    a.d = layout;
-  else
-    a.f = layout;
+  a.keeps = keeps;
+  a.problem = layout;
   return a;
 }
 
 /// The value argument of interval j's task of a split store (forward_interval,
 /// adjoint_interval): the layout with j, its buffers set at run time.
 template <typename T>
-ShotArgs interval_args(ShotProblem<T> l, int j, int order) {
+ShotArgs<T> interval_args(ShotProblem<T> l, int j, int order) {
   l.store = l.final_state = l.checkpoints = nullptr;
   l.store_interval = j;
-  ShotArgs a = shot_args(l, order);
-  a.keeps = Keeps::kInterval;
-  return a;
+  return shot_args(l, order, Keeps::kInterval);
 }
 
 /// "forward task, order 8, float": what a CUDA error message says of a shot task.
-inline std::string describe(const char* task, const ShotArgs& a) {
-  return std::string(task) + " task, order " + std::to_string(a.order) + ", " + (a.is_double ? "double" : "float");
+template <typename T>
+std::string describe(const char* task, const ShotArgs<T>& a) {
+  return std::string(task) + " task, order " + std::to_string(a.order) + ", " + (kIsDouble<T> ? "double" : "float");
 }
 
 /// Calls f(std::integral_constant<int, order>) for the task's stencil order; an order
 /// without kernels (NumericalOptions::validate refuses it long before) fails the task.
-template <typename F>
-void with_order(const ShotArgs& a, const char* task, F&& f) {
+template <typename T, typename F>
+void with_order(const ShotArgs<T>& a, const char* task, F&& f) {
   if (!starwave::with_order(a.order, f)) record_failure(describe(task, a) + ": no kernels for this stencil order");
 }
 
@@ -191,15 +200,20 @@ void submit_with_modes(struct starpu_codelet* cl, const char* name, std::vector<
     submit_task(cl, name, STARPU_DATA_MODE_ARRAY, data.data(), int(data.size()), args...);
 }
 
-/// Unpacks a task's ShotArgs and calls f(args, layout) with the layout of its precision.
+/// Unpacks a task's ShotArgs in the precision its first value names and calls f(args).
 template <typename F>
 void with_shot_args(void* cl_arg, F&& f) {
-  ShotArgs a;
-  starpu_codelet_unpack_args(cl_arg, &a);
-  if (a.is_double)
-    f(a, a.d);
-  else
-    f(a, a.f);
+  int is_double = 0;
+  starpu_codelet_unpack_args(cl_arg, &is_double, nullptr);  // a null pointer: the rest left packed
+  if (is_double) {
+    ShotArgs<double> a;
+    starpu_codelet_unpack_args(cl_arg, &is_double, &a);
+    f(a);
+  } else {
+    ShotArgs<float> a;
+    starpu_codelet_unpack_args(cl_arg, &is_double, &a);
+    f(a);
+  }
 }
 
 template <typename T>

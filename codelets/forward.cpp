@@ -56,8 +56,8 @@ codelets::ShotParts parts_of(const ForwardHandles& h, bool first_interval) {
 }
 
 template <typename T>
-void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  const ShotProblem<T> p = unpack(buffers, layout, a.keeps);
+void forward_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
+  const ShotProblem<T> p = unpack(buffers, a.problem, a.keeps);
   const int lo = p.interval_begin(p.store_interval), hi = p.interval_end(p.store_interval);
   codelets::with_order(a, "forward", [&](auto o) {
     if (a.keeps == codelets::Keeps::kInterval)
@@ -70,14 +70,13 @@ void forward_cpu_typed(void* buffers[], const codelets::ShotArgs& a, const ShotP
 void forward_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("forward")) return;
-  codelets::with_shot_args(
-      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cpu_typed(buffers, a, layout); });
+  codelets::with_shot_args(cl_arg, [&](const auto& a) { forward_cpu_typed(buffers, a); });
 }
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const ShotProblem<T>& layout) {
-  ShotProblem<T> p = unpack(buffers, layout, a.keeps);
+void forward_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
+  ShotProblem<T> p = unpack(buffers, a.problem, a.keeps);
   p.column_planes = codelets::cuda_column_planes();
   p.march_planes = codelets::cuda_march_planes();
   if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
@@ -96,8 +95,7 @@ void forward_cuda_typed(void* buffers[], const codelets::ShotArgs& a, const Shot
 void forward_cuda(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("forward")) return;
-  codelets::with_shot_args(
-      cl_arg, [&](const codelets::ShotArgs& a, const auto& layout) { forward_cuda_typed(buffers, a, layout); });
+  codelets::with_shot_args(cl_arg, [&](const auto& a) { forward_cuda_typed(buffers, a); });
 }
 #endif
 
@@ -146,14 +144,15 @@ struct starpu_codelet* forward_interval_codelet() {
 
 template <typename T>
 void insert_forward_interval(const ForwardHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {
-  codelets::ShotArgs a = codelets::interval_args(layout, j, order);
+  const codelets::ShotArgs<T> a = codelets::interval_args(layout, j, order);
   codelets::ShotParts parts = parts_of(h, j == 0);
   parts.work.mode = parts.traces.mode;  // the shot's state, from one interval to the next, as its samples
   ShotProblem<T> l = layout;
   l.store_interval = j;
-  codelets::submit_with_modes(forward_interval_codelet(), "forward_interval",
-                              codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts), where, STARPU_VALUE,
-                              &a, sizeof a);
+  codelets::with_shot_values(a, [&](auto... values) {
+    codelets::submit_with_modes(forward_interval_codelet(), "forward_interval",
+                                codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts), where, values...);
+  });
 }
 
 template void insert_forward_interval<float>(const ForwardHandles&, const ShotProblem<float>&, int, int, unsigned);
@@ -165,12 +164,14 @@ void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int o
   const bool keep = h.store != nullptr;
   l.store = l.final_state = l.checkpoints = nullptr;  // buffers, set at run time
   if (!keep) l.checkpoint_every = 0;
-  codelets::ShotArgs a = codelets::shot_args(l, order);
-  a.keeps = keep ? codelets::Keeps::kStore : codelets::Keeps::kTraces;
+  const codelets::ShotArgs<T> a =
+      codelets::shot_args(l, order, keep ? codelets::Keeps::kStore : codelets::Keeps::kTraces);
   const bool checkpoints = keep && l.checkpoints_size() > 0;
   const char* name = checkpoints ? "forward_checkpoints" : keep ? "forward_keep" : "forward";
-  submit_on(forward_codelet(keep, checkpoints), name,
-            codelets::handles_in_order(buffers_of(a.keeps, l), parts_of(h, true)), STARPU_VALUE, &a, sizeof a);
+  codelets::with_shot_values(a, [&](auto... values) {
+    submit_on(forward_codelet(keep, checkpoints), name,
+              codelets::handles_in_order(buffers_of(a.keeps, l), parts_of(h, true)), values...);
+  });
 }
 
 template void insert_forward<float>(const ForwardHandles&, const ShotProblem<float>&, int);

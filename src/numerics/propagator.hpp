@@ -53,32 +53,6 @@ struct NumericalOptions {
   void validate() const;
 };
 
-/// The --storage word of a ShotProblem::kStore* value: boundary, full or shell (the default:
-/// boundary, what a gradient keeps).
-inline const char* storage_name(int storage) {
-  return storage == ShotProblem<float>::kStoreFull    ? "full"
-         : storage == ShotProblem<float>::kStoreShell ? "shell"
-                                                      : "boundary";
-}
-
-/// The --store-compression word of a pack16::k* value: none, fp16, bf16, zfp16, zfp12 or zfp8.
-inline const char* compression_name(int compression) {
-  switch (compression) {
-    case pack16::kHalf:
-      return "fp16";
-    case pack16::kBfloat:
-      return "bf16";
-    case pack16::kZfp16:
-      return "zfp16";
-    case pack16::kZfp12:
-      return "zfp12";
-    case pack16::kZfp8:
-      return "zfp8";
-    default:
-      return "none";
-  }
-}
-
 /// The internal time step: the data are sampled every `k` internal steps.
 struct TimeStepping {
   double dt_stable = 0;  // docs/design.md §2 bound
