@@ -17,7 +17,7 @@ ALLOWED = {
     "src/base": set(),
     "src/model": {"src/base"},
     "src/safety": {"src/base"},
-    "src/memory": {"src/base"},
+    "src/memory": {"src/base", "kernels"},
     "src/optim": {"src/base"},
     "src/numerics": {"src/base", "src/model", "kernels"},
     "src/synthetic": {"src/base", "src/model", "src/numerics", "src/memory", "src/safety"},

@@ -136,8 +136,8 @@ std::uint64_t room_in(const std::string& dir) {
   const std::uint64_t room = g_most > 0 ? std::min(g_most, free - free / 10) : free - free / 10;
   if (room < STARPU_DISK_SIZE_MIN)
     throw InputError(g_option + g_dir + ": " + bytes_text(double(free)) + " free there" +
-                       (g_most > 0 ? " (STARPU_DISK_SWAP_SIZE " + bytes_text(double(g_most)) + ")" : "") +
-                       "; StarPU's disk node needs 16 MiB at least, and the run leaves a tenth free");
+                     (g_most > 0 ? " (STARPU_DISK_SWAP_SIZE " + bytes_text(double(g_most)) + ")" : "") +
+                     "; StarPU's disk node needs 16 MiB at least, and the run leaves a tenth free");
   return room;
 }
 
@@ -336,11 +336,10 @@ std::uint64_t room() {
 
 void require_file_size(std::uint64_t bytes, const std::string& what) { refuse_above_file_size(given(), bytes, what); }
 
-std::pair<std::string, std::string> room_text_against(std::uint64_t bytes) {
+memory::MemoryRoom disk_room() {
   const std::lock_guard<std::mutex> lock(g_mutex);
-  auto [size, room] = bytes_text_apart(double(bytes), double(g_room));
-  return {size, room + (g_most > 0 && g_room == g_most ? " STARPU_DISK_SWAP_SIZE allows"
-                                                       : " StarPU may use there (nine tenths of its free space)")};
+  return {g_room, g_most > 0 && g_room == g_most ? "STARPU_DISK_SWAP_SIZE allows"
+                                                 : "StarPU may use there (nine tenths of its free space)"};
 }
 
 std::uint64_t cpu_limit_mib(std::uint64_t available) {

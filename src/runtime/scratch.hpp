@@ -12,6 +12,8 @@
 #include <string>
 #include <utility>
 
+#include "src/memory/room.hpp"
+
 namespace starwave::scratch {
 
 /// --scratch DIR: checks that DIR is a folder this process may write, with room for StarPU's
@@ -43,9 +45,9 @@ std::uint64_t room();
 /// "an interval of the store out of core takes") above this process's file-size limit
 /// (ulimit -f): StarPU could never write it.
 void require_file_size(std::uint64_t bytes, const std::string& what);
-/// `bytes` and the room said with what sets it ("… StarPU may use there (nine tenths of its
-/// free space)"), each with the digits that tell them apart.
-std::pair<std::string, std::string> room_text_against(std::uint64_t bytes);
+/// room() with what sets it, for messages: "StarPU may use there (nine tenths of its free
+/// space)", or "STARPU_DISK_SWAP_SIZE allows".
+memory::MemoryRoom disk_room();
 
 /// The STARPU_LIMIT_CPU_MEM (MiB) to set before StarPU starts, when a run wants scratch and
 /// none is set: StarPU moves data to disk only once its main-memory count reaches a limit.

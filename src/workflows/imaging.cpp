@@ -29,6 +29,7 @@
 #include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
+#include "src/memory/store_plan.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/runtime/scratch.hpp"
 #include "src/synthetic/synth.hpp"
@@ -37,18 +38,6 @@
 
 namespace starwave {
 namespace {
-
-/// Steps an interval of a split store (out of core) holds: a 32nd of the steps, so that the
-/// two intervals a shot holds in memory are a 16th of its store, each interval's buffer
-/// (L + 2 slots of `slot` bytes: the two at its edges kept twice) at most kIntervalBytes, a
-/// piece StarPU may move to disk (graph::kLargestDiskPiece).
-constexpr std::uint64_t kIntervalBytes = graph::kLargestDiskPiece;
-constexpr int kSplitIntervals = 32;
-int split_interval(int nsteps, std::uint64_t slot) {
-  const std::uint64_t most = std::max<std::uint64_t>(kIntervalBytes / std::max<std::uint64_t>(slot, 1), 3) - 2;
-  const std::uint64_t share = std::uint64_t((std::max(nsteps, 1) + kSplitIntervals - 1) / kSplitIntervals);
-  return int(std::min(most, share));
-}
 
 /// The shots of one evaluation, ascending: the hooks' mini-batch, or every shot.
 std::vector<int> evaluation_shots(const Survey& s, const GradientHooks& hooks) {
@@ -89,10 +78,14 @@ class Evaluation {
     }
     // An image needs no exact edges: by default RTM keeps the rim alone, a gradient the layers too.
     const bool image = mode == imaging::Mode::kRtm || mode == imaging::Mode::kRtmObserved;
-    run_.layout.storage = o.storage != NumericalOptions::kStorageDefault ? o.storage
-                          : image                                        ? ShotProblem<T>::kStoreShell
-                                                                         : ShotProblem<T>::kStoreBoundary;
-    run_.layout.compression = o.store_compression;
+    request_.storage = o.storage != NumericalOptions::kStorageDefault ? o.storage
+                       : image                                        ? StorePlan::kStoreShell
+                                                                      : StorePlan::kStoreBoundary;
+    request_.compression = o.store_compression;
+    request_.checkpoint_every =
+        o.checkpoint_every == NumericalOptions::kCheckpointAuto ? StoreRequest::kAuto : o.checkpoint_every;
+    run_.layout.storage = request_.storage;
+    run_.layout.compression = request_.compression;
     if (std::size_t(run_.layout.model_cells()) != region_)
       throw RuntimeError("imaging: the padded grid's model region does not match the model");
   }
@@ -153,146 +146,55 @@ class Evaluation {
   /// its own (docs/design.md §3, §9). A shot's tasks run one after another, so a second shot
   /// per CPU worker only holds memory: with 2 × workers the demo's gradient took 7 % longer
   /// and peaked at 335 MB instead of 196. Where one shot does not fit main memory the GPUs
-  /// alone take shots, and the reverse (graph::take_shots_on).
-  /// The store (whole, out of core or checkpointed at the interval that takes the least
-  /// memory) as choose_store picks it, judged where shots would run (a GPU if there is one).
+  /// alone take shots, and the reverse (graph::take_shots_on). The store is the memory
+  /// plan's choice (src/memory/store_plan.hpp), rank 0's on every rank.
   int plan_window() {
     ShotProblem<T>& layout = run_.layout;
-    const std::uint64_t t = sizeof(T), count = shots_.size();
-    const int cpus = graph::workers() - graph::cuda_workers();
-    const bool cpu_only = pack16::zfp_rate(layout.compression) > 0;  // a ZFP store is the CPU's
-    if (cpu_only && cpus == 0)
-      throw InputError("--store-compression " + std::string(compression_name(layout.compression)) +
-                       ": a ZFP store is written and read by CPU workers, and this run has none (STARPU_NCPU=0)");
-    const std::vector<GpuRoom> gpus = cpu_only ? std::vector<GpuRoom>{} : gpu_rooms();
-    layout.checkpoint_every = std::max(0, o_.checkpoint_every);
-    layout.split_store = false;
-    MemoryNeed need = memory_need();
-    choose_store(need, cpus, gpus);
-    if (layout.split_store) split_intervals();
-    need = memory_need();
-    // What the refusal suggests: out of core first where the store is what does not fit.
-    const std::string out_of_core = scratch::active() ? "" : "--scratch DIR (the store out of core), ";
-    ShotPlacement where =
-        place_shots(need, cpus, room_for_buffers(), gpus, "this run",
-                    run_.layout.storage == ShotProblem<T>::kStoreFull
-                        ? "use " + out_of_core + "--storage boundary, or fewer workers with STARPU_NCPU"
-                    : run_.layout.storage == ShotProblem<T>::kStoreBoundary
-                        ? out_of_core +
-                              "a smaller model, a shorter record, --storage shell (the edges' gradient then inexact), "
-                              "or fewer workers with STARPU_NCPU"
-                        : out_of_core + "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
-    if (cpu_only && graph::cuda_workers() > 0) {
-      where.gpu.assign(gpu_rooms().size(), 0);
-      where.gpus_take_shots = false;
-      where.left_out = "a ZFP store is the CPU's";
+    const StoreRoom room = store_room();
+    const ShotHoldings holdings = shot_holdings();
+    StorePlan& plan = layout;
+    plan = choose_store(layout, request_, holdings, room);
+    if (graph::distributed()) {
+      std::vector<double> choice{double(plan.checkpoint_every), plan.split_store ? 1.0 : 0.0};
+      mpi::broadcast(choice);
+      plan.checkpoint_every = int(choice[0]);
+      plan.split_store = choice[1] != 0;
     }
-    const int most_shots = layout.split_store ? place_split_shots(need, where) : std::max(1, where.total());
+    if (layout.split_store) split_intervals(layout, room);
+    const MemoryNeed need = shot_need(layout, holdings);
+    const StoreShots placed = place_store_shots(layout, need, room);
+    if (layout.split_store) split_where_ = placed.split_on_gpus ? STARPU_CUDA : STARPU_CPU;
+    const ShotPlacement& where = placed.where;
     graph::take_shots_on(where.cpu_takes_shots, !where.gpu.empty() && where.gpus_take_shots);
-    if (hooks_.on_plan && graph::rank() == 0) {
-      ShotProblem<T> full = layout;
-      full.storage = ShotProblem<T>::kStoreFull;
-      full.checkpoint_every = 0;
-      full.compression = pack16::kNone;
-      // The shots in flight the run will have: a split store's are also bounded by its disk.
-      hooks_.on_plan(need, t * (full.store_size() + 2 * full.grid_size()), where, std::min(int(count), most_shots));
-    }
-    return most_shots;
+    if (hooks_.on_plan && graph::rank() == 0)  // the shots in flight the run will have
+      hooks_.on_plan(need, full_store_bytes(layout), where, std::min(int(shots_.size()), placed.shots));
+    return placed.shots;
   }
 
-  /// The fastest store that fits (docs/design.md §9), the same on every rank (rank 0's
-  /// choice): every step's slot in memory when a shot's whole store fits; else out of core
-  /// when the run has scratch (as fast as checkpoints or faster: docs/benchmarks.md), else
-  /// checkpoints (not for --storage full, whose point is the whole field). --checkpoint-every
-  /// N > 0 asks for intervals of N steps: out of core with scratch, else checkpoints; 0 for
-  /// the whole store. Sets run_.layout.split_store and checkpoint_every.
-  void choose_store(const MemoryNeed& need, int cpus, const std::vector<GpuRoom>& gpus) {
-    ShotProblem<T>& layout = run_.layout;
-    const bool automatic = o_.checkpoint_every == NumericalOptions::kCheckpointAuto;
-    layout.split_store = scratch::active() && o_.checkpoint_every > 0;
-    if (!automatic || (!scratch::active() && layout.storage == ShotProblem<T>::kStoreFull)) return;
-    std::vector<double> choice{0, 0};  // checkpoint interval, out of core
-    if (graph::rank() == 0 && !fits_one_shot(need, cpus, room_for_buffers(), gpus)) {
-      if (scratch::active())
-        choice[1] = 1;
-      else
-        choice[0] = checkpoint_interval(layout.nsteps, sizeof(T) * std::uint64_t(layout.slot_size()),
-                                        sizeof(T) * std::uint64_t(layout.checkpoint_size()));
-    }
-    if (graph::distributed()) mpi::broadcast(choice);
-    layout.checkpoint_every = int(choice[0]);
-    layout.split_store = choice[1] != 0;
+  /// The run's room for shots, as the runtime has it: workers, GPUs, memory, scratch.
+  static StoreRoom store_room() {
+    StoreRoom room;
+    room.cpus = graph::workers() - graph::cuda_workers();
+    room.gpus = gpu_rooms();
+    room.host = room_for_buffers();
+    room.scratch = scratch::active();
+    room.scratch_option = scratch::given();
+    room.disk = scratch::disk_room();
+    room.largest_piece = graph::kLargestDiskPiece;
+    room.require_file_size = scratch::require_file_size;
+    return room;
   }
 
-  /// Out of core (--scratch): every slot kept, in intervals StarPU may move to disk. Sets
-  /// run_.layout.checkpoint_every to the interval (--checkpoint-every's, else
-  /// split_interval's); refuses one StarPU 1.3's disk backend cannot move in one piece.
-  void split_intervals() {
-    ShotProblem<T>& layout = run_.layout;
-    const std::uint64_t t = sizeof(T), slot = t * std::uint64_t(layout.slot_size());
-    const bool asked = layout.checkpoint_every > 0;
-    if (!asked) layout.checkpoint_every = split_interval(layout.nsteps, slot);
-    if (t * layout.store_size() <= kIntervalBytes) return;
-    const std::uint64_t most = kIntervalBytes / slot;
-    throw InputError((asked ? "--checkpoint-every " + std::to_string(layout.checkpoint_every) : scratch::given()) +
-                     ": an interval of the store would take " + bytes_text(double(t * layout.store_size())) +
-                     ", more than the " + bytes_text(double(kIntervalBytes)) +
-                     " StarPU moves to disk in one piece (its 1.3 disk backend moves less than 2 GiB a call); " +
-                     (most >= 3 ? "use --checkpoint-every " + std::to_string(most - 2) + " or less"
-                                : "one step's store is too large for it: a smaller model, or no out of core"));
-  }
-
-  /// Where a split store's shots run, and how many are in flight: one kind of worker a shot
-  /// (the CPU's and the CUDA adjoint keep their running sums apart), the GPUs when they take
-  /// shots, else the CPU workers; no more shots than the disk holds every interval of.
-  int place_split_shots(const MemoryNeed& need, ShotPlacement& where) {
-    const bool gpus_take = !where.gpu.empty() && where.gpus_take_shots;
-    split_where_ = gpus_take ? STARPU_CUDA : STARPU_CPU;
-    if (gpus_take && where.cpu_workers > 0) {
-      where.cpu = 0;
-      where.cpu_takes_shots = false;
-      where.left_out = "a shot out of core (--scratch) runs on one kind of worker";
-    }
-    if (need.intervals > 0)
-      scratch::require_file_size(need.scratch / std::uint64_t(need.intervals),
-                                 "an interval of the store out of core takes");
-    const std::uint64_t room = scratch::room(), fit = need.scratch > 0 ? room / need.scratch : ~std::uint64_t(0);
-    if (fit == 0) {
-      const auto [store, there] = scratch::room_text_against(need.scratch);
-      throw InputError(scratch::given() + ": a shot's store takes " + store + ", more than the " + there);
-    }
-    return int(std::min<std::uint64_t>(std::uint64_t(std::max(1, where.total())), fit));
-  }
-
-  /// What the run holds in memory with run_.layout as it is.
-  MemoryNeed memory_need() const {
-    const ShotProblem<T>& layout = run_.layout;
+  /// What a shot in flight holds beside its store and work arrays, and what the run shares.
+  ShotHoldings shot_holdings() const {
     const std::uint64_t t = sizeof(T), count = shots_.size();
-    MemoryNeed need;
-    need.checkpoint_every = layout.intervals() > 1 ? layout.checkpoint_every : 0;
-    if (layout.compression != pack16::kNone) need.store_words = compression_name(layout.compression);
-    need.store_kind = storage_name(layout.storage);
-    need.checkpoints = t * layout.checkpoints_size();
-    // Store, final state, states; with a split store, two intervals (the one a task uses and
-    // the next) and the shot's own work arrays: the other intervals may be on disk.
-    const std::uint64_t intervals = layout.split_store ? std::uint64_t(std::min(2, layout.intervals())) : 1;
-    need.store = t * (intervals * layout.store_size() + 2 * layout.grid_size()) + need.checkpoints;
-    const std::uint64_t own_work = layout.split_store ? t * (layout.work_size() + layout.adjoint_work_size()) : 0;
-    if (layout.split_store) {
-      need.scratch = t * std::uint64_t(layout.intervals()) * layout.store_size();
-      need.intervals = layout.intervals();
-      need.checkpoint_every = 0;
-    }
-    need.per_shot = need.store + own_work +
-                    t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
-                    sizeof(float) * traces_ + points_bytes<T>(layout, most_point_nodes(m_, s_)) + sizeof(double);
-    // Each worker's scratch; a split store's shots carry their own (above): then only RTM's
-    // reference forward takes a worker's.
-    need.per_worker = layout.split_store ? (reference_ ? t * layout.work_size() : 0)
-                                         : t * (layout.work_size() + layout.adjoint_work_size());
-    need.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
-                       2 * region_ * std::uint64_t(Tree::most_held(int(count))));
-    return need;
+    ShotHoldings h;
+    h.per_shot = t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
+                 sizeof(float) * traces_ + points_bytes<T>(run_.layout, most_point_nodes(m_, s_)) + sizeof(double);
+    h.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
+                    2 * region_ * std::uint64_t(Tree::most_held(int(count))));
+    h.plain_forward = reference_ != nullptr;
+    return h;
   }
 
   /// Shot i of the evaluation: its observed traces (read now when streamed, copied into its
@@ -373,6 +275,7 @@ class Evaluation {
   const imaging::Mode mode_;
   const GradientHooks& hooks_;
   const Model* reference_;
+  StoreRequest request_;      // what the options ask of the store
   unsigned split_where_ = 0;  // with a split store: the kind of worker that runs its shots (STARPU_CPU, STARPU_CUDA)
   ShotRun<T> run_;
   Medium<T> ref_medium_;
