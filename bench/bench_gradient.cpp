@@ -27,7 +27,7 @@
 #include "kernels/cpu/levels.hpp"
 #include "src/memory/plan.hpp"
 #include "src/runtime/runtime.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
 

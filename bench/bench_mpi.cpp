@@ -22,7 +22,7 @@
 
 #include "bench/reference_case.hpp"
 #include "src/runtime/runtime.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 
 using namespace starwave;
 

@@ -16,7 +16,7 @@
 #include "bench/reference_case.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/runtime/runtime.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 
 #ifdef STARWAVE_SIMGRID

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "codelets/common.hpp"
-#include "codelets/submit.hpp"
+#include "graph/submit.hpp"
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cuda/propagate.hpp"
 

@@ -12,10 +12,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/shot_buffers.hpp"
-#include "codelets/submit.hpp"
+#include "graph/data.hpp"
+#include "graph/submit.hpp"
 #include "kernels/cuda/propagate.hpp"
 #include "kernels/orders.hpp"
 #include "kernels/shot.hpp"

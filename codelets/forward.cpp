@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "codelets/common.hpp"
-#include "codelets/submit.hpp"
+#include "graph/submit.hpp"
 #include "kernels/cpu/propagate.hpp"
 #include "kernels/cuda/propagate.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <starpu.h>
 
-#include "kernels/imaging.hpp"
+#include "kernels/misfit_image.hpp"
 
 namespace starwave {
 
@@ -15,7 +15,7 @@ struct ImageHandles {
   starpu_data_handle_t correlation, illumination, velocity, contribution;
 };
 
-/// `mode`: what the task makes of the data (imaging::Mode, kernels/imaging.hpp). `done(arg)`, when
+/// `mode`: what the task makes of the data (imaging::Mode, kernels/misfit_image.hpp). `done(arg)`, when
 /// given, runs once the task has (a StarPU callback: keep it short, no StarPU calls).
 void insert_image(const ImageHandles& h, imaging::Mode mode, void (*done)(void*) = nullptr, void* arg = nullptr);
 

@@ -2,9 +2,9 @@
 #include "codelets/misfit.hpp"
 
 #include "codelets/common.hpp"
-#include "codelets/submit.hpp"
-#include "kernels/cuda/imaging.hpp"
-#include "kernels/imaging.hpp"
+#include "graph/submit.hpp"
+#include "kernels/cuda/misfit_image.hpp"
+#include "kernels/misfit_image.hpp"
 
 namespace starwave {
 namespace {

@@ -4,17 +4,17 @@
 
 #include <starpu.h>
 
-#include "kernels/imaging.hpp"
+#include "kernels/misfit_image.hpp"
 
 namespace starwave {
 
 /// `synthetic`: nrec × nt traces of the run's precision (R); `observed`: float32 (R);
 /// `residual`: adjoint source, run's precision (W); `misfit`: one double (W).
-/// `mode`: what the task makes of the data (imaging::Mode, kernels/imaging.hpp).
+/// `mode`: what the task makes of the data (imaging::Mode, kernels/misfit_image.hpp).
 struct MisfitHandles {
   starpu_data_handle_t synthetic, observed, residual, misfit;
   starpu_data_handle_t scratch;  // imaging::kMisfitBlocks doubles (SCRATCH): the CUDA block sums
-  starpu_data_handle_t weights;  // nrec floats (R): each trace's weight (kernels/imaging.hpp TraceWeights)
+  starpu_data_handle_t weights;  // nrec floats (R): each trace's weight (kernels/misfit_image.hpp TraceWeights)
 };
 
 void insert_misfit(const MisfitHandles& h, imaging::Mode mode);

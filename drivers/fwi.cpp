@@ -21,7 +21,7 @@
 #include "src/safety/outputs.hpp"
 #include "src/safety/signals.hpp"
 #include "src/workflows/fwi.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave::commands {

@@ -18,7 +18,7 @@
 #include "src/runtime/scratch.hpp"
 #include "src/safety/outputs.hpp"
 #include "src/synthetic/synth.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 
 namespace starwave::commands {
 namespace {

@@ -24,7 +24,7 @@
 #include "src/runtime/runtime.hpp"
 #include "src/safety/signals.hpp"
 #include "src/synthetic/synth.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace py = pybind11;

@@ -55,7 +55,7 @@ for page in pages:
 
 sections = {m.group(1) for _, line in lines_outside_fences("docs/design.md")
             for m in [re.match(r"^## (\d+)\.", line)] if m}
-sources = [f for pattern in ("src/**/*", "codelets/*", "kernels/**/*", "drivers/*", "tests/*", "bench/*",
+sources = [f for pattern in ("src/**/*", "codelets/*", "graph/*", "kernels/**/*", "drivers/*", "tests/*", "bench/*",
                              "examples/**/*", "scripts/*", "cmake/*", "CMakeLists.txt")
            for f in glob.glob(pattern, recursive=True) if os.path.isfile(f) and f != "tests/check_docs.py"]
 for source in sources + pages:

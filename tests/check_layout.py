@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The code's layout holds (docs/design.md §1): each folder includes only the folders below
 it, the core library (src/base … src/plot) holds no StarPU or MPI, no source file passes 600
-lines (no test source 800), no function of the product's code (kernels, codelets, src,
+lines (no test source 800), no function of the product's code (kernels, graph, codelets, src,
 drivers, python) passes 80 (each reads as named steps), every repository file a comment names exists, and no unit
 includes (or imports) itself through others. Usage: check_layout.py REPO_ROOT"""
 import pathlib
@@ -13,7 +13,8 @@ CORE = ["src/base", "src/model", "src/safety", "src/memory", "src/numerics", "sr
 # What each folder may include besides itself.
 ALLOWED = {
     "kernels": set(),
-    "codelets": {"kernels"},
+    "graph": {"kernels"},
+    "codelets": {"kernels", "graph"},
     "src/base": set(),
     "src/model": {"src/base"},
     "src/safety": {"src/base"},
@@ -23,10 +24,10 @@ ALLOWED = {
     "src/synthetic": {"src/base", "src/model", "src/numerics", "src/memory", "src/safety"},
     "src/io": {"src/base", "src/model", "src/safety", "src/memory"},
     "src/plot": {"src/base", "src/safety", "src/memory"},
-    "src/runtime": {"src/base", "src/memory", "src/safety", "codelets", "kernels"},
-    "src/workflows": set(CORE) | {"src/runtime", "src/optim", "codelets", "kernels"},
-    "drivers": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "kernels"},
-    "python": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "kernels"},
+    "src/runtime": {"src/base", "src/memory", "src/safety", "codelets", "graph", "kernels"},
+    "src/workflows": set(CORE) | {"src/runtime", "src/optim", "codelets", "graph", "kernels"},
+    "drivers": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "graph", "kernels"},
+    "python": set(CORE) | {"src/runtime", "src/workflows", "src/optim", "codelets", "graph", "kernels"},
 }
 MAX_LINES = 600
 MAX_TEST_LINES = 800
@@ -65,7 +66,7 @@ def folder(path):
 
 # A repository path a comment names, with a file's extension: it must exist (a file moved or
 # renamed leaves its old name in comments).
-COMMENT_PATH = re.compile(r"(?<![\w./-])((?:src|kernels|codelets|drivers|python|docs|scripts|tests|bench|cmake)/"
+COMMENT_PATH = re.compile(r"(?<![\w./-])((?:src|kernels|codelets|graph|drivers|python|docs|scripts|tests|bench|cmake)/"
                           r"[\w./-]*\.(?:hpp|cpp|cu|h|c|py|md|sh|pl|txt|cmake))\b")
 
 
@@ -80,7 +81,7 @@ def comments(text, python):
 
 
 problems = []
-for top in ["kernels", "codelets", "src", "drivers", "python"]:
+for top in ["kernels", "graph", "codelets", "src", "drivers", "python"]:
     for f in sorted((root / top).rglob("*.py")):
         for i, comment in comments(f.read_text(encoding="utf-8"), True):
             for m in COMMENT_PATH.finditer(comment):
@@ -118,7 +119,7 @@ for top in ["kernels", "codelets", "src", "drivers", "python"]:
 # No include circle: a unit (x.hpp with x.cpp, or a Python module) that needs another which
 # needs it back is one unit cut in two, or a layer inside a folder turned upside down.
 units = {}
-for top in ["kernels", "codelets", "src", "drivers", "python"]:
+for top in ["kernels", "graph", "codelets", "src", "drivers", "python"]:
     for f in sorted((root / top).rglob("*")):
         rel = f.relative_to(root).as_posix()
         if f.suffix in (".cpp", ".hpp", ".cu", ".h"):

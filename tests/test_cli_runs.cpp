@@ -25,7 +25,7 @@
 #include "src/io/hdf5.hpp"
 #include "src/plot/figures.hpp"
 #include "src/synthetic/synth.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "tests/background.hpp"
 #include "tests/cli_fixture.hpp"
 #include "tests/png.hpp"

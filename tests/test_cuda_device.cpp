@@ -17,17 +17,17 @@
 #include <vector>
 
 #include "kernels/cpu/adjoint.hpp"
-#include "kernels/imaging.hpp"
+#include "kernels/misfit_image.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
 
 #ifdef STARWAVE_USE_CUDA
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/imaging.hpp"
+#include "kernels/cuda/misfit_image.hpp"
 #include "kernels/cuda/propagate.hpp"
 #endif
 

@@ -12,7 +12,7 @@
 
 #include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/subnormals.hpp"  // the device flushes float subnormals (nvcc -ftz=true)
-#include "kernels/imaging.hpp"
+#include "kernels/misfit_image.hpp"
 #include "tests/cuda_emulation.hpp"
 #include "tests/emulation_compare.hpp"
 #include "tests/helpers.hpp"

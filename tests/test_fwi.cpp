@@ -21,7 +21,7 @@
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/fwi.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
 

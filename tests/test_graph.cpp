@@ -13,11 +13,11 @@
 #include <utility>
 #include <vector>
 
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 #include "codelets/image.hpp"
-#include "codelets/reduction.hpp"
+#include "graph/reduction.hpp"
 #include "codelets/shot_buffers.hpp"
-#include "codelets/window.hpp"
+#include "graph/window.hpp"
 #include "src/runtime/runtime.hpp"
 
 namespace starwave::test {

@@ -10,7 +10,7 @@
 #include "src/base/error.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
 

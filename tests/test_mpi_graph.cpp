@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 #include "src/base/error.hpp"
 #include "src/safety/signals.hpp"
 

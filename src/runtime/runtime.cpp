@@ -23,9 +23,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 #include "codelets/failure.hpp"
-#include "codelets/rest.hpp"
+#include "graph/resting.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "src/base/error.hpp"
 #include "src/memory/plan.hpp"

@@ -4,7 +4,7 @@
 //           trials v_t = P(v + α d), α halved until Φ(v_t) ≤ Φ + c₁ gᵀ(v_t − v)
 //           update the pairs; v, Φ, g ← the accepted trial; save the state
 //   or (Adam, GD): g ← gradient on this iteration's batch; v ← P(v − step(H g)); save
-// Each evaluation is one gradient task graph (src/workflows/imaging.cpp); the optimiser
+// Each evaluation is one gradient task graph (src/workflows/gradient.cpp); the optimiser
 // works on its result here, on the calling thread, once the graph has drained. Under
 // several MPI ranks rank 0 runs this loop and announces each evaluation; the other ranks
 // follow(), building the same graph on their own shots.
@@ -16,8 +16,8 @@
 #include <random>
 #include <string>
 
-#include "codelets/clock.hpp"
-#include "codelets/distribution.hpp"
+#include "graph/clock.hpp"
+#include "graph/data.hpp"
 #include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
@@ -27,7 +27,7 @@
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/fwi_state.hpp"
-#include "src/workflows/imaging.hpp"
+#include "src/workflows/gradient.hpp"
 
 namespace starwave {
 namespace {

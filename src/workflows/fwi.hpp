@@ -1,7 +1,7 @@
 // src/workflows/fwi.hpp — full-waveform inversion (`starwave fwi`): L-BFGS on the velocity
 // with bounds by projection and a backtracking Armijo line search, or Adam / plain
 // gradient descent on mini-batches of shots; frequency bands one after the other. Every
-// evaluation is one task graph, the gradient of src/workflows/imaging.hpp; the optimiser
+// evaluation is one task graph, the gradient of src/workflows/gradient.hpp; the optimiser
 // works on its result on the calling thread. After each iteration the whole state is written (atomically) so
 // that a resumed run continues bit for bit.
 #pragma once

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 #include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <deque>
 
-#include "codelets/clock.hpp"
-#include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
-#include "codelets/rest.hpp"
-#include "codelets/shots.hpp"
+#include "graph/clock.hpp"
+#include "graph/data.hpp"
+#include "graph/resting.hpp"
+#include "graph/shots.hpp"
 #include "src/base/error.hpp"
 #include "src/workflows/shot_run.hpp"
 

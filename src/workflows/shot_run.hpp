@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "codelets/clock.hpp"
-#include "codelets/distribution.hpp"
+#include "graph/clock.hpp"
+#include "graph/data.hpp"
 #include "src/memory/plan.hpp"
 #include "src/memory/room.hpp"
 #include "src/model/model.hpp"

@@ -1,4 +1,4 @@
-// kernels/imaging.hpp — the per-element math of the misfit, image and reduce tasks
+// kernels/misfit_image.hpp — the per-element math of the misfit, image and reduce tasks
 // (docs/design.md §3), shared by their CPU loops and CUDA kernels. Pure: no StarPU, no I/O.
 #pragma once
 

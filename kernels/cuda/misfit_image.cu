@@ -1,9 +1,9 @@
-// kernels/cuda/imaging.cu — CUDA kernels of the misfit, image and reduce tasks: the
-// per-element math and the misfit's order of summation of kernels/imaging.hpp.
+// kernels/cuda/misfit_image.cu — CUDA kernels of the misfit, image and reduce tasks: the
+// per-element math and the misfit's order of summation of kernels/misfit_image.hpp.
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/imaging.hpp"
-#include "kernels/imaging.hpp"
+#include "kernels/cuda/misfit_image.hpp"
+#include "kernels/misfit_image.hpp"
 
 namespace starwave::cuda {
 namespace {

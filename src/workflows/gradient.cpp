@@ -1,13 +1,13 @@
-// src/workflows/imaging.cpp — the gradient and RTM algorithm on the task graph of docs/design.md
+// src/workflows/gradient.cpp — the gradient and RTM algorithm on the task graph of docs/design.md
 // §3. Per shot:
 //     forward_keep(s) → misfit(s) → adjoint(s) → image(s)
 // then the contributions are summed by a fixed binary tree over shot index (built as a
 // binary counter while shots are submitted), so the result has the same bits whatever
-// ran where (codelets/reduction.hpp). At most one shot per CPU worker and two per CUDA
+// ran where (graph/reduction.hpp). At most one shot per CPU worker and two per CUDA
 // worker of a rank are in flight
-// (codelets/window.hpp); each shot's data is handed back after its last task
-// (codelets/shots.hpp).
-#include "src/workflows/imaging.hpp"
+// (graph/window.hpp); each shot's data is handed back after its last task
+// (graph/shots.hpp).
+#include "src/workflows/gradient.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,17 +15,17 @@
 #include <vector>
 
 #include "codelets/adjoint.hpp"
-#include "codelets/clock.hpp"
-#include "codelets/distribution.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "codelets/image.hpp"
 #include "codelets/misfit.hpp"
-#include "codelets/reduction.hpp"
-#include "codelets/rest.hpp"
-#include "codelets/shots.hpp"
-#include "codelets/window.hpp"
-#include "kernels/imaging.hpp"
+#include "graph/clock.hpp"
+#include "graph/data.hpp"
+#include "graph/reduction.hpp"
+#include "graph/resting.hpp"
+#include "graph/shots.hpp"
+#include "graph/window.hpp"
+#include "kernels/misfit_image.hpp"
 #include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"

@@ -1,4 +1,4 @@
-// codelets/window.hpp — the submission window of docs/design.md §3: at most `size` of this rank's
+// graph/window.hpp — the submission window of docs/design.md §3: at most `size` of this rank's
 // shots in flight, so memory is bounded by the window and not by the number of shots. The
 // workflow admits a shot before it registers the shot's data (waiting while the window is
 // full) and gives the shot's last task the window's callback, which frees its place. Its lock

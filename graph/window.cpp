@@ -1,4 +1,4 @@
-#include "codelets/window.hpp"
+#include "graph/window.hpp"
 
 #include <starpu.h>
 
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "codelets/rest.hpp"
+#include "graph/resting.hpp"
 
 namespace starwave::graph {
 

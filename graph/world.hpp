@@ -1,6 +1,6 @@
-// codelets/world.hpp — this process's place among the MPI ranks: recorded once when MPI starts
+// graph/world.hpp — this process's place among the MPI ranks: recorded once when MPI starts
 // (mpi::start_if_launched(); src/runtime/mpi.hpp's mpi::rank() and size() read it here), read
-// by the graph layer (codelets/distribution.hpp) and by the workers' rest (codelets/rest.hpp).
+// by the graph layer (graph/data.hpp) and by the workers' rest (graph/resting.hpp).
 #pragma once
 
 namespace starwave::graph {

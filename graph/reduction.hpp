@@ -1,4 +1,4 @@
-// codelets/reduction.hpp — the fixed reduction tree of docs/design.md §3. Parts arrive in shot
+// graph/reduction.hpp — the fixed reduction tree of docs/design.md §3. Parts arrive in shot
 // order and are summed as a binary counter counts: two partial sums that stand for the same
 // number of parts merge (left += right) as soon as both exist, and what remains at the end
 // merges right to left. Which parts are added to which depends only on their number, never

@@ -1,4 +1,4 @@
-// codelets/clock.hpp — the run's clock, in seconds: the machine's, or in a StarPU-SimGrid build
+// graph/clock.hpp — the run's clock, in seconds: the machine's, or in a StarPU-SimGrid build
 // (STARWAVE_SIMGRID, docs/cluster.md) the simulated machine's, so that a simulated run reports
 // the time it would take.
 #pragma once

@@ -1,4 +1,4 @@
-// codelets/rest.hpp — StarPU's workers rest while no task graph runs. StarPU 1.3's drivers
+// graph/resting.hpp — StarPU's workers rest while no task graph runs. StarPU 1.3's drivers
 // poll for tasks in a tight loop, so an idle worker keeps a core busy; paused
 // (starpu_pause), they sleep. The Runtime puts them to rest as StarPU starts; everything
 // that needs them — a submission, a wait, a read of a result, a transfer — wakes them first

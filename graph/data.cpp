@@ -1,4 +1,4 @@
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 
 #ifdef STARWAVE_USE_MPI
 #include <mpi.h>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "codelets/rest.hpp"
+#include "graph/resting.hpp"
 
 namespace starwave::graph {
 namespace {

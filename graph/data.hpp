@@ -1,4 +1,4 @@
-// codelets/distribution.hpp — where each piece of docs/design.md §3's task graph lives when
+// graph/data.hpp — where each piece of docs/design.md §3's task graph lives when
 // starwave runs as several MPI ranks (starpu-mpi), and the one way data enters a graph.
 //
 // Every rank builds the same graph in the same order. A handle is registered on every
@@ -21,7 +21,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "codelets/world.hpp"
+#include "graph/world.hpp"
 
 namespace starwave::graph {
 

@@ -1,5 +1,5 @@
-// codelets/rest.cpp — see rest.hpp.
-#include "codelets/rest.hpp"
+// graph/resting.cpp — see rest.hpp.
+#include "graph/resting.hpp"
 
 #include <starpu.h>
 
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "codelets/world.hpp"
+#include "graph/world.hpp"
 
 // StarPU's own test that no data request is queued or in flight on a memory node: exported by
 // StarPU 1.3's library, though not declared in its headers (absent elsewhere: weak).

@@ -1,4 +1,4 @@
-// src/workflows/imaging.hpp — the gradient ∇Φ = Jᵀ (F(v) − d) of the misfit and the RTM image
+// src/workflows/gradient.hpp — the gradient ∇Φ = Jᵀ (F(v) − d) of the misfit and the RTM image
 // Jᵀ (d − F(v_background)) (`starwave gradient`, `starwave rtm`; docs/design.md §2 names the
 // operators): per shot forward_keep (F) → misfit → adjoint (Fᵀ) → image tasks, and a fixed
 // binary tree of reduce tasks over shot index (docs/design.md §3).

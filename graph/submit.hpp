@@ -1,7 +1,7 @@
-// codelets/submit.hpp — the one way every task is submitted. Each codelet's insert_<op>()
+// graph/submit.hpp — the one way every task is submitted. Each codelet's insert_<op>()
 // calls submit_task(). Under several MPI ranks it is starpu_mpi_task_insert on the world
 // communicator: every rank submits the same graph, the task runs where the data it
-// writes lives and StarPU-MPI moves what it reads (codelets/distribution.hpp), so the
+// writes lives and StarPU-MPI moves what it reads (graph/data.hpp), so the
 // workflows are the same for one process or many.
 #pragma once
 
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "codelets/distribution.hpp"
-#include "codelets/rest.hpp"
+#include "graph/data.hpp"
+#include "graph/resting.hpp"
 
 namespace starwave {
 

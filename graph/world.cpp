@@ -1,5 +1,5 @@
-// codelets/world.cpp — see world.hpp.
-#include "codelets/world.hpp"
+// graph/world.cpp — see world.hpp.
+#include "graph/world.hpp"
 
 namespace starwave::graph {
 namespace {

@@ -1,4 +1,4 @@
-#include "codelets/shots.hpp"
+#include "graph/shots.hpp"
 
 namespace starwave::graph {
 

@@ -1,10 +1,10 @@
-// kernels/cuda/imaging.hpp — CUDA launchers of the misfit, image and reduce tasks
-// (kernels/imaging.hpp), on the caller's stream, never synchronising. Declared in every
+// kernels/cuda/misfit_image.hpp — CUDA launchers of the misfit, image and reduce tasks
+// (kernels/misfit_image.hpp), on the caller's stream, never synchronising. Declared in every
 // build; defined where CUDA is compiled in.
 #pragma once
 
 #include "kernels/cuda/propagate.hpp"
-#include "kernels/imaging.hpp"
+#include "kernels/misfit_image.hpp"
 
 namespace starwave::cuda {
 
@@ -16,7 +16,7 @@ template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
               imaging::Mode mode, const float* weight, long nt, void* stream);
 
-/// out = [contribution (n) | illumination (n)] (kernels/imaging.hpp).
+/// out = [contribution (n) | illumination (n)] (kernels/misfit_image.hpp).
 template <typename T>
 Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, imaging::Mode mode,
                     void* stream);

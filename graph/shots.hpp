@@ -1,5 +1,5 @@
-// codelets/shots.hpp — one shot's data in a task graph (docs/design.md §3), as types that register,
-// own and hand back its handles (codelets/distribution.hpp): registered on every rank in
+// graph/shots.hpp — one shot's data in a task graph (docs/design.md §3), as types that register,
+// own and hand back its handles (graph/data.hpp): registered on every rank in
 // the same order, owned by the shot's rank, which alone is given what the shot reads
 // (the other ranks pass nulls and register placeholders). Whatever a workflow does not
 // move out is handed back when the shot goes out of scope, after its last task.
@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "codelets/distribution.hpp"
+#include "graph/data.hpp"
 #include "kernels/shot.hpp"
 
 namespace starwave::graph {
