@@ -8,7 +8,9 @@
 
 #include <starpu_thread.h>
 
+#include <deque>
 #include <functional>
+#include <utility>
 
 namespace starwave::graph {
 
@@ -58,6 +60,38 @@ class Window {
   int size_, total_, admitted_ = 0, done_ = 0, most_ = 0;
   int unwinding_;  // exceptions in flight when the window was made
   std::function<void(int, int)> progress_;
+};
+
+/// Shots in flight handed on in the order they were submitted (modeling: rank 0 hands each
+/// shot's traces on as they come, in order): at most `size` held, the submitting thread
+/// finishing the oldest (`finish(item)`: waits for its data and hands it on) before it holds
+/// one more. Unlike Window it waits on the submitting thread, shot by shot in order, which is
+/// what an ordered hand-on needs; the memory bound is the same.
+template <typename Item>
+class InOrder {
+ public:
+  InOrder(int size, std::function<void(Item&)> finish) : size_(size < 1 ? 1 : size), finish_(std::move(finish)) {}
+
+  /// Holds `item`; with `size` held, finishes the oldest.
+  void add(Item item) {
+    held_.push_back(std::move(item));
+    if (int(held_.size()) >= size_) finish_oldest();
+  }
+  /// Finishes every item held, oldest first.
+  void drain() {
+    while (!held_.empty()) finish_oldest();
+  }
+
+ private:
+  void finish_oldest() {
+    Item oldest = std::move(held_.front());
+    held_.pop_front();
+    finish_(oldest);
+  }
+
+  int size_;
+  std::function<void(Item&)> finish_;
+  std::deque<Item> held_;
 };
 
 }  // namespace starwave::graph

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "graph/data.hpp"
 #include "codelets/image.hpp"
-#include "graph/reduction.hpp"
 #include "codelets/shot_buffers.hpp"
+#include "graph/data.hpp"
+#include "graph/reduction.hpp"
 #include "graph/window.hpp"
 #include "src/runtime/runtime.hpp"
 
@@ -188,6 +188,27 @@ TEST(Window, AdmitsNoMoreThanItsSizeAndReportsEachShotDone) {
   EXPECT_EQ(window.most_in_flight(), 2);
   EXPECT_EQ(progress, (std::vector<std::pair<int, int>>{{1, 3}, {2, 3}, {3, 3}}));
   EXPECT_THROW(graph::Window(0, 1), std::invalid_argument);
+}
+
+TEST(InOrder, HandsOnInSubmissionOrderHoldingNoMoreThanItsSize) {
+  std::vector<int> handed;
+  std::size_t most_held = 0;
+  std::vector<int> held;
+  graph::InOrder<int> in_order(3, [&](int& shot) {
+    most_held = std::max(most_held, held.size());
+    EXPECT_EQ(held.front(), shot) << "the oldest first";
+    held.erase(held.begin());
+    handed.push_back(shot);
+  });
+  for (int shot : {4, 0, 7, 2, 9}) {
+    held.push_back(shot);
+    in_order.add(shot);
+    EXPECT_LT(held.size(), 3u) << "a third item is finished as it arrives";
+  }
+  in_order.drain();
+  EXPECT_EQ(handed, (std::vector<int>{4, 0, 7, 2, 9}));
+  EXPECT_EQ(most_held, 3u);
+  EXPECT_TRUE(held.empty());
 }
 
 class GraphData : public ::testing::Test {

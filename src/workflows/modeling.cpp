@@ -5,7 +5,6 @@
 #include "src/workflows/modeling.hpp"
 
 #include <algorithm>
-#include <deque>
 
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
@@ -13,6 +12,7 @@
 #include "graph/data.hpp"
 #include "graph/resting.hpp"
 #include "graph/shots.hpp"
+#include "graph/window.hpp"
 #include "src/base/error.hpp"
 #include "src/workflows/shot_run.hpp"
 
@@ -52,10 +52,8 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     int shot;
     graph::Data traces;
   };
-  std::deque<InFlight> in_flight;
   int done = 0;
-  auto finish_oldest = [&] {
-    InFlight& f = in_flight.front();
+  const auto hand_on = [&](InFlight& f) {
     if (graph::rank() == 0) {
       const graph::Reading r(f.traces);
       for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = graph::kSimulated ? 0.0f : float(r.values<T>()[i]);
@@ -66,15 +64,14 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
       std::fill(shot_traces.begin() + used, shot_traces.end(), 0.0f);
       if (exact_sink) std::fill(exact_traces.begin() + used, exact_traces.end(), 0.0);
     }
-    f.traces.close();  // on the shot's rank: waits for its task (and the send)
-    const int shot = f.shot;
-    in_flight.pop_front();
+    f.traces.close();                                 // on the shot's rank: waits for its task (and the send)
     if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
-      if (sink) sink(shot, shot_traces.data());
-      if (exact_sink) exact_sink(shot, exact_traces.data());
+      if (sink) sink(f.shot, shot_traces.data());
+      if (exact_sink) exact_sink(f.shot, exact_traces.data());
       if (on_shot_done) on_shot_done(++done, nshots);
     }
   };
+  graph::InOrder<InFlight> in_flight(window, hand_on);
 
   // d ← F(m), shot by shot: each rank's first shot, then each rank's second … (rank 0 hands the
   // traces on in this order; in shot order it would wait on its own block before the others').
@@ -89,10 +86,9 @@ void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotS
     graph::ForwardShot d = graph::forward_shot<T>(owner, x.problem, reads);
     insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, x.problem, o.order);
     graph::send_to(d.traces, 0);
-    in_flight.push_back({shot, std::move(d.traces)});
-    if (int(in_flight.size()) >= window) finish_oldest();
+    in_flight.add({shot, std::move(d.traces)});
   }
-  while (!in_flight.empty()) finish_oldest();
+  in_flight.drain();
   medium.close();
   work.close();
   if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
