@@ -58,73 +58,96 @@ void say_written(bool rtm, const std::string& out, const Model& m, const Survey&
             << (rt.size() > 1 ? " on rank 0 of " + std::to_string(rt.size()) : "") << "\n";
 }
 
-int run(const std::string& command, int argc, char** argv, bool plan_only = false) {
-  const bool rtm = command == "rtm";
+/// What one `gradient`, `rtm` or `plan gradient|rtm` call asks, its options parsed and checked.
+struct Call {
+  std::string command;
+  bool rtm = false, plan_only = false;
   NumericalOptions o;
-  cli::NumericalText numerical;
-  std::string model_path, data_path, out, direct = "smooth";
+  std::string model_path, data_path, out;
   RtmOptions rtm_options;
   cli::CommonFlags flags;
+  Projection projection;
+};
+
+Call parse_call(const std::string& command, int argc, char** argv, bool plan_only) {
+  Call c;
+  c.command = command;
+  c.rtm = command == "rtm";
+  c.plan_only = plan_only;
+  cli::NumericalText numerical;
+  std::string direct = "smooth";
   cli::po::options_description desc(std::string(plan_only ? "starwave plan " : "starwave ") + command);
-  auto out_value = cli::po::value<std::string>(&out);
+  auto out_value = cli::po::value<std::string>(&c.out);
   if (!plan_only) out_value->required();
-  desc.add_options()("model", cli::po::value<std::string>(&model_path)->required(),
-                     rtm ? "migration velocity model (HDF5)" : "velocity model the gradient is taken at (HDF5)")(
-      "data", cli::po::value<std::string>(&data_path)->required(), "observed data file (HDF5, with /data)")(
+  desc.add_options()("model", cli::po::value<std::string>(&c.model_path)->required(),
+                     c.rtm ? "migration velocity model (HDF5)" : "velocity model the gradient is taken at (HDF5)")(
+      "data", cli::po::value<std::string>(&c.data_path)->required(), "observed data file (HDF5, with /data)")(
       "out", out_value,
       plan_only ? "the run's output (plan: not touched)"
-      : rtm     ? "output: /image, /image_raw, /illumination"
+      : c.rtm   ? "output: /image, /image_raw, /illumination"
                 : "output: /gradient, /illumination, attribute misfit");
-  if (rtm)
+  if (c.rtm)
     desc.add_options()("direct-wave", cli::po::value<std::string>(&direct)->default_value("smooth"),
                        "what is subtracted from the data before migrating them: smooth (data modeled in a "
                        "smoothed copy of the migration model: the direct wave, not the reflections; works in "
                        "smooth and sharp models), model (data modeled in the migration model itself: only for a "
                        "smooth model), none")(
-        "direct-smooth", cli::po::value<double>(&rtm_options.smooth)->default_value(0),
+        "direct-smooth", cli::po::value<double>(&c.rtm_options.smooth)->default_value(0),
         "--direct-wave smooth: Gaussian smoothing length, m (0 = half a dominant wavelength at the model's "
         "mean velocity)");
-  cli::add_numerical_options(desc, o, numerical);
-  cli::add_common_flags(desc, flags);
-  Projection projection;
-  if (plan_only) add_projection_options(desc, projection);
+  cli::add_numerical_options(desc, c.o, numerical);
+  cli::add_common_flags(desc, c.flags);
+  if (plan_only) add_projection_options(desc, c.projection);
   cli::po::variables_map vm;
   cli::parse(plan_only ? "plan " + command : command, argc, argv, desc, vm);
-  cli::finish_numerical_options(o, numerical);
-  if (rtm) finish_rtm_options(rtm_options, direct);
-  if (plan_only) check_projection_options(vm, projection);
+  cli::finish_numerical_options(c.o, numerical);
+  if (c.rtm) finish_rtm_options(c.rtm_options, direct);
+  if (plan_only) check_projection_options(vm, c.projection);
+  return c;
+}
+
+/// The evaluation (gradient or RTM stack) of the call on a running Runtime: the plan line
+/// first unless quiet (always for a plan); only the first `simulated_shots` shots when
+/// simulated (0: all).
+ImagingResult evaluate(const Call& c, const Model& m, const Survey& s, GradientHooks hooks, int simulated_shots) {
+  for (int shot = 0; shot < std::min(simulated_shots, s.nshots()); ++shot) hooks.shots.push_back(shot);
+  hooks.plan_only = c.plan_only && simulated_shots == 0;
+  if ((!c.flags.quiet || c.plan_only) && simulated_shots == 0)
+    hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
+      std::cout << c.command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
+                << plan_text(need, full_store, where, shots) << std::endl;
+    };
+  return c.rtm ? rtm_stack(m, s, c.o, hooks, c.rtm_options) : misfit_gradient(m, s, c.o, hooks);
+}
+
+int run(const std::string& command, int argc, char** argv, bool plan_only = false) {
+  const Call c = parse_call(command, argc, argv, plan_only);
   if (plan_only) scratch::set_planning(true);  // a plan makes and removes nothing in --scratch DIR
   std::optional<safety::OutputClaim> claim;    // a plan writes nothing
   if (!plan_only) {
-    claim.emplace(out, "--out", flags.overwrite, std::vector<std::string>{model_path, data_path}, mpi::rank() == 0);
-    safety::refuse_other_format_name(out, "--out", safety::Format::kHdf5);
+    claim.emplace(c.out, "--out", c.flags.overwrite, std::vector<std::string>{c.model_path, c.data_path},
+                  mpi::rank() == 0);
+    safety::refuse_other_format_name(c.out, "--out", safety::Format::kHdf5);
   }
 
-  const Model m = io::read_model(model_path);
+  const Model m = io::read_model(c.model_path);
   // The survey and /data's shape now; each shot's traces are read as it is submitted
   // (streamed: peak memory does not grow with the number of shots).
-  const Survey s = io::read_survey(data_path, true, [](int) { return false; });
-  check_imaging_inputs(m, s, o, true);  // every refusal before StarPU starts
+  const Survey s = io::read_survey(c.data_path, true, [](int) { return false; });
+  check_imaging_inputs(m, s, c.o, true);  // every refusal before StarPU starts
   GradientHooks hooks;
-  hooks.observed = stream_observed_data(data_path, s).read;  // checks this rank's shots for NaN/Inf
+  hooks.observed = stream_observed_data(c.data_path, s).read;  // checks this rank's shots for NaN/Inf
   hooks.inputs_checked = true;
-  if (rtm && rtm_options.direct == DirectWave::kSmooth)
-    check_smoothing_length(m, rtm_options.smooth, "--direct-smooth");
+  if (c.rtm && c.rtm_options.direct == DirectWave::kSmooth)
+    check_smoothing_length(m, c.rtm_options.smooth, "--direct-smooth");
   // A projection (plan --gpus/--nodes) simulates this run; the simulation build's starwave,
   // started by it, runs the first shots of the run itself (projection_shots) on its machine.
-  const int simulated_shots = projection.wanted() ? projection_shots() : 0;
-  if (projection.wanted() && simulated_shots == 0)
-    return project(command, projection, m, s, o.precision == Precision::kDouble ? 8 : 4, argc, argv);
-  for (int shot = 0; shot < std::min(simulated_shots, s.nshots()); ++shot) hooks.shots.push_back(shot);
+  const int simulated_shots = c.projection.wanted() ? projection_shots() : 0;
+  if (c.projection.wanted() && simulated_shots == 0)
+    return project(command, c.projection, m, s, c.o.precision == Precision::kDouble ? 8 : 4, argc, argv);
 
   Runtime rt;
-  hooks.plan_only = plan_only && simulated_shots == 0;
-  if ((!flags.quiet || plan_only) && simulated_shots == 0)
-    hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
-      std::cout << command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
-                << plan_text(need, full_store, where, shots) << std::endl;
-    };
-  const ImagingResult r = rtm ? rtm_stack(m, s, o, hooks, rtm_options) : misfit_gradient(m, s, o, hooks);
+  const ImagingResult r = evaluate(c, m, s, hooks, simulated_shots);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (simulated_shots > 0) {
     std::printf("simulated: %.9g s\n", r.seconds);
@@ -134,8 +157,8 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     say_planned(r, rt);
     return 0;
   }
-  write_result(rtm, out, m, s, rtm_options, r);
-  if (!flags.quiet) say_written(rtm, out, m, s, rtm_options, r, rt);
+  write_result(c.rtm, c.out, m, s, c.rtm_options, r);
+  if (!c.flags.quiet) say_written(c.rtm, c.out, m, s, c.rtm_options, r, rt);
   return 0;
 }
 
