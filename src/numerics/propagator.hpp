@@ -129,6 +129,13 @@ std::uint64_t points_bytes(const ShotProblem<T>& layout, int nodes) {
          sizeof(T) * std::uint64_t(nodes) * std::uint64_t(layout.nrec + 1);
 }
 
+/// 2δv/v on layout l's padded grid (grid layout, grid_size() values, zero in the guard
+/// cells), each layer cell holding the value of the model cell whose velocity it copies: the
+/// scatter of the Born modelling (kernels/cpu/born.hpp). `dv`: one value a model cell, in
+/// Model::index order.
+template <typename T>
+std::vector<T> born_scatter(const ShotProblem<T>& l, const Model& m, const std::vector<double>& dv);
+
 /// The per-shot inputs of the forward task.
 template <typename T>
 struct ShotInputs {
