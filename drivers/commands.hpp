@@ -11,6 +11,7 @@ int info(int argc, char** argv);
 int synth(int argc, char** argv);
 int survey(int argc, char** argv);
 int model(int argc, char** argv);
+int born(int argc, char** argv);
 int gradient(int argc, char** argv);
 int rtm(int argc, char** argv);
 int plan(int argc, char** argv);

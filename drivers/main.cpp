@@ -33,6 +33,7 @@ const char* kUsage =
     "  synth    write a built-in velocity model (constant, layered, marmousi-like, marmousi2)\n"
     "  survey   write a regular surface acquisition with a Ricker wavelet\n"
     "  model    forward-model every shot of a survey: synthetic data\n"
+    "  born     the Born (linearised) data J δv of a velocity perturbation\n"
     "  gradient misfit and its exact gradient with respect to the velocity\n"
     "  rtm      reverse-time migration image of observed data\n"
     "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
     if (cmd == "synth") return starwave::commands::synth(argc - 1, argv + 1);
     if (cmd == "survey") return starwave::commands::survey(argc - 1, argv + 1);
     if (cmd == "model") return starwave::commands::model(argc - 1, argv + 1);
+    if (cmd == "born") return starwave::commands::born(argc - 1, argv + 1);
     if (cmd == "gradient") return starwave::commands::gradient(argc - 1, argv + 1);
     if (cmd == "fwi") return starwave::commands::fwi(argc - 1, argv + 1);
     if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);

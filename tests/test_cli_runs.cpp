@@ -124,6 +124,53 @@ TEST_F(Cli, ThreeDimensionalEndToEnd) {
   expect_refused(model_cmd(model_, s3, path("mixed2.h5")), path("mixed2.h5"), "--survey/--data");
 }
 
+TEST_F(Cli, BornWritesTheDerivativeOfModelsData) {
+  // `born --perturbation dv.h5` writes J δv as `model` writes data, and J is the derivative of
+  // `model`'s F: ‖F(v + hδv) − F(v) − hJδv‖ falls as h² (Δt and the CPML profile held); a
+  // perturbation on another grid is refused before any work, nothing written.
+  const std::string m = path("b-vp.h5"), s = path("b-s.h5"), dvf = path("b-dv.h5");
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --out " + m).status, 0);
+  ASSERT_EQ(run("survey --model " + m + " --nshots 2 --dt 0.002 --t-max 0.3 --out " + s).status, 0);
+  const Model v = io::read_model(m);
+  std::vector<double> dv(v.vp.size());
+  for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = 20 + 10 * std::sin(0.37 * double(i));
+  io::write_fields(dvf, v, {{"/vp", dv}}, {});
+  const std::string held = " --quiet --precision double --internal-dt 0.0005 --pml-velocity 4000";
+  const Result born =
+      run("born --model " + m + " --perturbation " + dvf + " --survey " + s + " --out " + path("b-j.h5") + held);
+  ASSERT_EQ(born.status, 0) << born.err;
+  const std::vector<float> j = io::read_survey(path("b-j.h5"), true).data;
+  auto modeled = [&](double h, const std::string& name) {
+    Model vh = v;
+    for (std::size_t i = 0; i < dv.size(); ++i) vh.vp[i] += h * dv[i];
+    io::write_model(path(name + ".h5"), vh);
+    const Result r =
+        run("model --model " + path(name + ".h5") + " --survey " + s + " --out " + path(name + "-d.h5") + held);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return io::read_survey(path(name + "-d.h5"), true).data;
+  };
+  const std::vector<float> f0 = modeled(0, "b-v0");
+  std::vector<double> remainder;
+  for (const double h : {1.0, 0.5, 0.25}) {
+    const std::vector<float> fh = modeled(h, "b-vh" + std::to_string(int(4 * h)));
+    double r2 = 0;
+    for (std::size_t i = 0; i < fh.size(); ++i) r2 += std::pow(double(fh[i]) - f0[i] - h * j[i], 2);
+    remainder.push_back(std::sqrt(r2));
+  }
+  for (std::size_t k = 1; k < remainder.size(); ++k)
+    EXPECT_NEAR(std::log2(remainder[k - 1] / remainder[k]), 2.0, 0.1) << "halving " << k;
+
+  Model other = v;
+  other.nx -= 1;
+  other.vp.resize(std::size_t(other.nz) * other.nx);
+  io::write_fields(path("b-dv2.h5"), other, {{"/vp", std::vector<double>(other.vp.size(), 1.0)}}, {});
+  const Result refused = run("born --model " + m + " --perturbation " + path("b-dv2.h5") + " --survey " + s +
+                             " --out " + path("b-never.h5"));
+  EXPECT_EQ(refused.status, 2);
+  EXPECT_NE(refused.err.find(path("b-dv2.h5") + ": /vp's grid"), std::string::npos) << refused.err;
+  EXPECT_FALSE(fs::exists(path("b-never.h5")));
+}
+
 TEST_F(Cli, FailedTaskEndsTheRunWithOneLine) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);

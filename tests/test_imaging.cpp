@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "kernels/cpu/adjoint.hpp"
+#include "kernels/cpu/born.hpp"
 #include "src/base/error.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
@@ -277,6 +279,46 @@ TEST(Imaging, GradientEqualsTheKernelsShotByShotInDouble) {
   EXPECT_NEAR(r.misfit, J, 1e-12 * J);
   EXPECT_LE(diff_norm(r.values, grad) / norm(grad), 1e-12);
   EXPECT_LE(diff_norm(r.illumination, illum) / norm(illum), 1e-12);
+}
+
+TEST(Imaging, BornDataAndTheVjpAreOneOperatorPair) {
+  // J (the born tasks) and Jᵀ (data_vjp: the forward, adjoint and image tasks) through the
+  // task graph: ⟨J δv, r⟩ = ⟨δv, Jᵀ r⟩ in double with δv rough up to the edges; J's data the
+  // same bits with 1 and 2 workers, and the kernel's shot by shot.
+  Case c = small_case(true);
+  std::vector<double> dv(c.model.vp.size());
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> rough(-10, 10);
+  for (double& v : dv) v = rough(gen) + 5;
+  auto born_with = [&](int ncpus) {
+    RuntimeOptions ro;
+    ro.ncpus = ncpus;
+    ro.ncuda = 0;
+    Runtime rt(ro);
+    return born_shots_exact(c.model, dv, c.survey, c.options);
+  };
+  const std::vector<double> born = born_with(1);
+  EXPECT_TRUE(same_bits(born, born_with(2))) << "1 and 2 workers";
+  const std::size_t per_shot = std::size_t(c.survey.nrec()) * c.survey.nt;
+  for (int shot = 0; shot < c.survey.nshots(); ++shot) {
+    auto bg = prepare_shot<double>(c.model, c.survey, c.options, shot);
+    auto sc = prepare_shot<double>(c.model, c.survey, c.options, shot);
+    const std::vector<double> scatter = born_scatter(bg->p, c.model, dv);
+    std::vector<double> scratch(bg->p.grid_size());
+    cpu::born<8, double>(bg->p, sc->p, scatter.data(), scratch.data());
+    EXPECT_TRUE(same_bits(sc->traces.data(), born.data() + std::size_t(shot) * per_shot, per_shot)) << "shot " << shot;
+  }
+  std::uniform_real_distribution<float> any(-1, 1);
+  for (float& r : c.survey.data) r = any(gen);
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  const std::vector<double> g = data_vjp(c.model, c.survey, c.options).values;
+  double lhs = 0, rhs = 0;
+  for (std::size_t i = 0; i < born.size(); ++i) lhs += born[i] * double(c.survey.data[i]);
+  for (std::size_t k = 0; k < dv.size(); ++k) rhs += dv[k] * g[k];
+  EXPECT_NEAR(lhs, rhs, 1e-12 * std::abs(lhs)) << "⟨J δv, r⟩ against ⟨δv, Jᵀ r⟩";
 }
 
 /// Four flat interfaces, velocity rising 1500 → 3500 m/s (rows 12, 24, 36, 48 of 60, 10 m

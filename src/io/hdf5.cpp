@@ -20,7 +20,10 @@
 namespace starwave::io {
 using namespace detail;  // the HDF5 helpers (hdf5_detail.hpp)
 
-Model read_model(const std::string& path) {
+namespace {
+
+/// A model file's grid and /vp values, unchecked.
+Model read_grid(const std::string& path) {
   Hid f = open_file(path);
   std::vector<hsize_t> dims;
   const std::vector<double> v = read_dataset(f, path, "/vp", dims);
@@ -48,8 +51,25 @@ Model read_model(const std::string& path) {
     m.y0 = m.three_d() ? origin[1] : 0;
     m.x0 = origin.back();
   }
+  return m;
+}
+
+}  // namespace
+
+Model read_model(const std::string& path) {
+  Model m = read_grid(path);
   m.validate(path);
   return m;
+}
+
+std::vector<double> read_perturbation(const std::string& path, const Model& m) {
+  const Model p = read_grid(path);  // NaN and infinities refused as they are read
+  if (p.dim != m.dim || p.nz != m.nz || p.ny != m.ny || p.nx != m.nx || p.dz != m.dz || p.dy != m.dy || p.dx != m.dx)
+    throw InputError(
+        path + ": /vp's grid (" + std::to_string(p.nz) + (p.three_d() ? " × " + std::to_string(p.ny) : "") + " × " +
+        std::to_string(p.nx) + " cells) is not the model's (" + std::to_string(m.nz) +
+        (m.three_d() ? " × " + std::to_string(m.ny) : "") + " × " + std::to_string(m.nx) + " cells, the same spacing)");
+  return p.vp;
 }
 
 namespace {

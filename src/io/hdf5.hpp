@@ -17,6 +17,9 @@
 namespace starwave::io {
 
 Model read_model(const std::string& path);
+/// A model perturbation δv (`born --perturbation`): a model file whose /vp holds δv in m/s
+/// (any sign), on `m`'s grid (InputError naming the file otherwise). One value a model cell.
+std::vector<double> read_perturbation(const std::string& path, const Model& m);
 void write_model(const std::string& path, const Model& m);
 
 /// Writes model-sized fields (each nz × nx, row-major) as float32 datasets, with the

@@ -5,7 +5,9 @@
 #include "src/workflows/modeling.hpp"
 
 #include <algorithm>
+#include <cmath>
 
+#include "codelets/born.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "graph/clock.hpp"
@@ -22,83 +24,139 @@ namespace {
 /// Receives one shot's traces in the run's precision as doubles (nrec × nt).
 using ExactSink = std::function<void(int shot, const double* traces)>;
 
+/// Where each shot's traces go (rank 0), and the run's report.
+struct Outputs {
+  const ShotSink& sink;
+  const ExactSink& exact_sink;
+  ModelingReport* report;
+  const std::function<void(int, int)>& on_shot_done;
+};
+
+/// One modeling graph: per shot a forward task, d = F(v), or with a perturbation δv a born
+/// task, d = J δv (the background and scattered fields together, kernels/cpu/born.hpp);
+/// a bounded window of shots in flight, each shot's traces handed on in order.
 template <typename T>
-void run(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink, const ExactSink& exact_sink,
-         ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
-  const graph::Resting resting;  // the workers run this graph, and rest once it is done
-  const ShotRun<T> run = set_up_shots<T>(m, s, o);
-  const ShotProblem<T>& layout = run.layout;
-  const int nshots = s.nshots();
-  const std::size_t per_shot = std::size_t(layout.nrec) * std::size_t(s.nt);
-  std::vector<float> shot_traces(per_shot);
-  std::vector<double> exact_traces(exact_sink ? per_shot : 0);
+class Modeling {
+ public:
+  Modeling(const Model& m, const Survey& s, const NumericalOptions& o, const std::vector<double>* dv)
+      : m_(m), s_(s), o_(o), dv_(dv), run_(set_up_shots<T>(m, s, o)) {}
 
-  // Shots in flight: 2 × workers per rank, fewer if memory is short.
-  MemoryNeed need;
-  need.per_shot =
-      sizeof(T) * (per_shot + std::uint64_t(run.time.nsteps)) + points_bytes<T>(layout, most_point_nodes(m, s));
-  need.per_worker = sizeof(T) * layout.work_size();
-  need.shared = sizeof(T) * run.medium.buffer.size() + sizeof(float) * per_shot;
-  const int window = shots_in_window(need, std::max(2, 2 * graph::workers() * graph::size()),
-                                     "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
-  graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
+  void run(const Outputs& out) {
+    const graph::Resting resting;  // the workers run this graph, and rest once it is done
+    const ShotProblem<T>& layout = run_.layout;
+    const int nshots = s_.nshots();
+    if (dv_ && graph::workers() == graph::cuda_workers())
+      throw InputError("born: its tasks run on CPU workers, and this run has none (STARPU_NCPU=0)");
+    const int window = plan_window();
+    graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
+    graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
+    std::vector<T> scatter = dv_ ? born_scatter(layout, m_, *dv_) : std::vector<T>{};
+    graph::Data scatter_data;
+    if (dv_) scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
+    graph::Data work = graph::scratch_vector(work_size(), sizeof(T));
+    Handing hand(*this, out);
+    graph::InOrder<InFlight> in_flight(window, [&](InFlight& f) { hand.on(f); });
+    // d ← F(m) (or J δv), shot by shot: each rank's first shot, then each rank's second … (rank
+    // 0 hands the traces on in this order; in shot order it would wait on its own block first).
+    bool stopped = false;
+    int submitted = 0;
+    for (const int shot : graph::interleaved_shots(nshots)) {
+      if (submitted++ > 0 && (stopped = interrupted())) break;
+      in_flight.add({shot, submit(shot, medium, scatter_data, work)});
+    }
+    in_flight.drain();
+    for (graph::Data* h : {&medium, &scatter_data, &work})
+      if (*h) h->close();
+    if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
+    if (stopped) throw interruption();
+    if (out.report) {
+      out.report->time = run_.time;
+      out.report->seconds = run_.seconds();
+      out.report->cell_updates = run_.cell_updates(nshots, dv_ ? 2 : 1);
+    }
+  }
 
-  graph::Data medium = graph::per_rank_vector(run.medium.buffer.data(), run.medium.buffer.size(), sizeof(T));
-  graph::Data work = graph::scratch_vector(layout.work_size(), sizeof(T));
-
-  // Shots in flight, in submission order (the window above). Rank 0 receives every shot's
-  // traces and hands them on in that order; the other ranks just compute their own.
+ private:
   struct InFlight {
     int shot;
     graph::Data traces;
   };
-  int done = 0;
-  const auto hand_on = [&](InFlight& f) {
-    if (graph::rank() == 0) {
-      const graph::Reading r(f.traces);
-      for (std::size_t i = 0; i < per_shot; ++i) shot_traces[i] = graph::kSimulated ? 0.0f : float(r.values<T>()[i]);
-      for (std::size_t i = 0; i < exact_traces.size(); ++i)
-        exact_traces[i] = graph::kSimulated ? 0.0 : double(r.values<T>()[i]);
-      // Receivers past the shot's count are padding: their traces are written as zeros.
-      const long used = long(std::size_t(s.count(f.shot)) * std::size_t(s.nt));
-      std::fill(shot_traces.begin() + used, shot_traces.end(), 0.0f);
-      if (exact_sink) std::fill(exact_traces.begin() + used, exact_traces.end(), 0.0);
-    }
-    f.traces.close();                                 // on the shot's rank: waits for its task (and the send)
-    if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
-      if (sink) sink(f.shot, shot_traces.data());
-      if (exact_sink) exact_sink(f.shot, exact_traces.data());
-      if (on_shot_done) on_shot_done(++done, nshots);
-    }
-  };
-  graph::InOrder<InFlight> in_flight(window, hand_on);
 
-  // d ← F(m), shot by shot: each rank's first shot, then each rank's second … (rank 0 hands the
-  // traces on in this order; in shot order it would wait on its own block before the others').
-  bool stopped = false;
-  int submitted = 0;
-  for (const int shot : graph::interleaved_shots(nshots)) {
-    if (submitted++ > 0 && (stopped = interrupted())) break;
-    const int owner = graph::owner(shot, nshots);
-    const typename ShotRun<T>::Shot x = run.shot(m, s, shot);
+  /// Rank 0's hand-on of a shot's traces, in float32 and (when asked) in the run's precision.
+  struct Handing {
+    Handing(const Modeling& workflow, const Outputs& o)
+        : w(workflow),
+          out(o),
+          per_shot(std::size_t(workflow.run_.layout.nrec) * std::size_t(workflow.s_.nt)),
+          traces(per_shot),
+          exact(o.exact_sink ? per_shot : 0) {}
+    void on(InFlight& f) {
+      if (graph::rank() == 0) {
+        const graph::Reading r(f.traces);
+        for (std::size_t i = 0; i < per_shot; ++i) traces[i] = graph::kSimulated ? 0.0f : float(r.values<T>()[i]);
+        for (std::size_t i = 0; i < exact.size(); ++i) exact[i] = graph::kSimulated ? 0.0 : double(r.values<T>()[i]);
+        // Receivers past the shot's count are padding: their traces are written as zeros.
+        const long used = long(std::size_t(w.s_.count(f.shot)) * std::size_t(w.s_.nt));
+        std::fill(traces.begin() + used, traces.end(), 0.0f);
+        if (!exact.empty()) std::fill(exact.begin() + used, exact.end(), 0.0);
+      }
+      f.traces.close();                                 // on the shot's rank: waits for its task (and the send)
+      if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
+        if (out.sink) out.sink(f.shot, traces.data());
+        if (out.exact_sink) out.exact_sink(f.shot, exact.data());
+        if (out.on_shot_done) out.on_shot_done(++done, w.s_.nshots());
+      }
+    }
+    const Modeling& w;
+    const Outputs& out;
+    const std::size_t per_shot;
+    std::vector<float> traces;
+    std::vector<double> exact;
+    int done = 0;
+  };
+
+  /// A worker's scratch: a forward's work arrays, or a born task's (two fields and a grid).
+  std::size_t work_size() const { return dv_ ? born_work_size(run_.layout) : run_.layout.work_size(); }
+
+  /// Shots in flight: 2 × workers per rank, fewer if memory is short.
+  int plan_window() const {
+    const ShotProblem<T>& layout = run_.layout;
+    const std::size_t per_shot = std::size_t(layout.nrec) * std::size_t(s_.nt);
+    MemoryNeed need;
+    need.per_shot =
+        sizeof(T) * (per_shot + std::uint64_t(run_.time.nsteps)) + points_bytes<T>(layout, most_point_nodes(m_, s_));
+    need.per_worker = sizeof(T) * work_size();
+    need.shared = sizeof(T) * (run_.medium.buffer.size() + (dv_ ? layout.grid_size() : 0)) + sizeof(float) * per_shot;
+    return shots_in_window(need, std::max(2, 2 * graph::workers() * graph::size()),
+                           "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
+  }
+
+  /// Shot `shot`'s data and task; its traces handle, sent to rank 0.
+  graph::Data submit(int shot, graph::Data& medium, graph::Data& scatter, graph::Data& work) {
+    const int owner = graph::owner(shot, s_.nshots());
+    const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) reads = {x.inputs.nodes.data(), x.inputs.signals.data()};
     graph::ForwardShot d = graph::forward_shot<T>(owner, x.problem, reads);
-    insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, x.problem, o.order);
+    if (dv_)
+      insert_born<T>({medium, scatter, d.nodes, d.signals, d.traces, work}, x.problem, o_.order);
+    else
+      insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, x.problem, o_.order);
     graph::send_to(d.traces, 0);
-    in_flight.add({shot, std::move(d.traces)});
+    return std::move(d.traces);
   }
-  in_flight.drain();
-  medium.close();
-  work.close();
-  if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
-  if (stopped) throw interruption();
 
-  if (report) {
-    report->time = run.time;
-    report->seconds = run.seconds();
-    report->cell_updates = run.cell_updates(nshots, 1);
-  }
+  const Model& m_;
+  const Survey& s_;
+  const NumericalOptions& o_;
+  const std::vector<double>* dv_;
+  const ShotRun<T> run_;
+};
+
+template <typename T>
+void run(const Model& m, const Survey& s, const NumericalOptions& o, const Outputs& out,
+         const std::vector<double>* dv = nullptr) {
+  Modeling<T>(m, s, o, dv).run(out);
 }
 
 }  // namespace
@@ -118,7 +176,8 @@ void check_modeling_inputs(const Model& m, const Survey& s, const NumericalOptio
 void model_each_shot(const Model& m, const Survey& s, const NumericalOptions& o, const ShotSink& sink,
                      ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
   check_modeling_inputs(m, s, o);
-  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, sink, {}, report, on_shot_done); });
+  const ExactSink none;
+  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, Outputs{sink, none, report, on_shot_done}); });
 }
 
 std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalOptions& o, ModelingReport* report,
@@ -134,15 +193,56 @@ std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalO
   return data;
 }
 
-std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o) {
-  check_modeling_inputs(m, s, o);
+namespace {
+
+/// Every shot's traces in the run's precision, as doubles (nshots, nrec, nt): F(v), or with
+/// `dv` the Born data J δv.
+std::vector<double> exact_traces(const Model& m, const Survey& s, const NumericalOptions& o,
+                                 const std::vector<double>* dv) {
   const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
   std::vector<double> data(std::size_t(s.nshots()) * per_shot);
   const ExactSink keep = [&](int shot, const double* traces) {
     std::copy(traces, traces + per_shot, data.begin() + long(std::size_t(shot) * per_shot));
   };
-  with_precision(o.precision, [&](auto t) { run<decltype(t)>(m, s, o, {}, keep, nullptr, {}); });
+  const ShotSink no_sink;
+  const std::function<void(int, int)> no_progress;
+  with_precision(o.precision, [&](auto t) {
+    run<decltype(t)>(m, s, o, Outputs{no_sink, keep, nullptr, no_progress}, dv);
+  });
   return data;
+}
+
+/// δv: one finite value a model cell (InputError naming it otherwise).
+void check_perturbation(const Model& m, const std::vector<double>& dv) {
+  if (dv.size() != m.cells())
+    throw InputError("the perturbation has " + std::to_string(dv.size()) + " values, the model " +
+                     std::to_string(m.cells()) + " cells");
+  for (double v : dv)
+    if (!std::isfinite(v)) throw InputError("the perturbation holds a value that is not finite");
+}
+
+}  // namespace
+
+std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o) {
+  check_modeling_inputs(m, s, o);
+  return exact_traces(m, s, o, nullptr);
+}
+
+void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey& s, const NumericalOptions& o,
+                    const ShotSink& sink, ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
+  check_modeling_inputs(m, s, o);
+  check_perturbation(m, dv);
+  const ExactSink none;
+  with_precision(o.precision, [&](auto t) {
+    run<decltype(t)>(m, s, o, Outputs{sink, none, report, on_shot_done}, &dv);
+  });
+}
+
+std::vector<double> born_shots_exact(const Model& m, const std::vector<double>& dv, const Survey& s,
+                                     const NumericalOptions& o) {
+  check_modeling_inputs(m, s, o);
+  check_perturbation(m, dv);
+  return exact_traces(m, s, o, &dv);
 }
 
 std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o) {

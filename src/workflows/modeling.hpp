@@ -37,6 +37,18 @@ std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalO
 /// a caller that differentiates them needs (data_vjp). Needs a running Runtime.
 std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o);
 
+/// The Born data J δv of every shot (docs/design.md §2: the derivative of F(v) along δv, one
+/// value a model cell in Model::index order, m/s), each shot's traces handed to `sink` as
+/// model_each_shot hands them. Runs on CPU workers. Needs a running Runtime.
+void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey& s, const NumericalOptions& o,
+                    const ShotSink& sink, ModelingReport* report,
+                    const std::function<void(int, int)>& on_shot_done = {});
+
+/// born_each_shot()'s traces in the run's precision, (nshots, nrec, nt), as doubles. Needs a
+/// running Runtime.
+std::vector<double> born_shots_exact(const Model& m, const std::vector<double>& dv, const Survey& s,
+                                     const NumericalOptions& o);
+
 /// model_shots() by this process alone, whatever the ranks (a graph only it builds: rank
 /// 0's pictures while the other ranks wait for the next evaluation).
 std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o);
