@@ -13,14 +13,23 @@
 namespace starwave::cpu {
 namespace {
 
-/// f(i, model) for every cell of the padded grid: i its allocation offset, `model` whether
-/// it lies in the model region (else in a layer).
+/// f(first, count, model) for each run of one row's cells that lie all in the model region
+/// (`model`) or all in the layers: allocation offsets first … first + count − 1, rows in
+/// order (contiguous loops, no test per cell).
 template <typename T, typename F>
-void for_grid_cells(const ShotProblem<T>& p, F&& f) {
+void for_runs(const ShotProblem<T>& p, F&& f) {
   const long o = p.origin();
   for (int z = 0; z < p.nz; ++z)
-    for (int y = 0; y < p.ny; ++y)
-      for (int x = 0; x < p.nx; ++x) f(o + p.row_offset(z, y) + x, !p.layer_point(z, y, x));
+    for (int y = 0; y < p.ny; ++y) {
+      const long row = o + p.row_offset(z, y);
+      if (z < p.mz0() || z >= p.mz1() || y < p.my0() || y >= p.my1()) {
+        f(row, long(p.nx), false);
+        continue;
+      }
+      if (p.mx0() > 0) f(row, long(p.mx0()), false);
+      f(row + p.mx0(), long(p.mx1() - p.mx0()), true);
+      if (p.mx1() < p.nx) f(row + p.mx1(), long(p.nx - p.mx1()), false);
+    }
 }
 
 /// The model cells' secondary source of step m into `sec` (scatter · v²Δt² · (L u + f)),
@@ -30,11 +39,12 @@ template <int Order, typename T>
 void before_step(const ShotProblem<T>& p, const T* u, const T* up, const T* scatter, int m, T* sec) {
   const long sy = p.three_d() ? p.stride : 0;
   const T cz = T(1) / (p.dz * p.dz), cy = T(1) / (p.dy * p.dy), cx = T(1) / (p.dx * p.dx);
-  for_grid_cells(p, [&](long i, bool model) {
+  for_runs(p, [&](long first, long n, bool model) {
     if (model)
-      sec[i] = scatter[i] * p.vdt2[i] * stencil::laplacian<Order>(u + i, p.plane, sy, cz, cy, cx);
+      for (long i = first; i < first + n; ++i)
+        sec[i] = scatter[i] * p.vdt2[i] * stencil::laplacian<Order>(u + i, p.plane, sy, cz, cy, cx);
     else
-      sec[i] = T(2) * u[i] - up[i];
+      for (long i = first; i < first + n; ++i) sec[i] = T(2) * u[i] - up[i];
   });
   const long o = p.origin();
   for (int j = 0; j < p.nsrc; ++j) {  // f[m] at the source nodes of the model region
@@ -49,7 +59,12 @@ void before_step(const ShotProblem<T>& p, const T* u, const T* up, const T* scat
 /// the layer cells; then the free surface's mirror of δu[m+1].
 template <typename T>
 void add_secondary(const ShotProblem<T>& d, const T* u_next, const T* scatter, const T* sec, T* du_next) {
-  for_grid_cells(d, [&](long i, bool model) { du_next[i] += model ? sec[i] : scatter[i] * (u_next[i] - sec[i]); });
+  for_runs(d, [&](long first, long n, bool model) {
+    if (model)
+      for (long i = first; i < first + n; ++i) du_next[i] += sec[i];
+    else
+      for (long i = first; i < first + n; ++i) du_next[i] += scatter[i] * (u_next[i] - sec[i]);
+  });
   if (d.free_surface)
     for (int y = 0; y < d.ny; ++y)
       for (int x = 0; x < d.nx; ++x)
