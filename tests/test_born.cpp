@@ -2,8 +2,10 @@
 // modelling F: ‖F(v + hδv) − F(v) − h J δv‖ falls as h² along a perturbation that moves
 // every cell, edges included (and with them the layers that copy them), in 2-D and 3-D, with
 // and without a free surface, the points on and off the nodes; float's J is double's to its
-// precision. The dot test of J against the adjoint is tests/test_adjoint.cpp's.
+// precision; every instruction-set level gives the same bits. The dot test of J against the adjoint is
+// tests/test_adjoint.cpp's.
 #include "kernels/cpu/born.hpp"
+#include "kernels/cpu/levels.hpp"
 #include "tests/adjoint_fixture.hpp"
 
 namespace starwave::test {
@@ -95,6 +97,45 @@ INSTANTIATE_TEST_SUITE_P(Geometries, Linearisation,
                            return std::to_string(i.param.dim) + "DOrder" + std::to_string(i.param.order) +
                                   (i.param.off_grid ? "OffGrid" : "") + (i.param.free_surface ? "FreeSurface" : "");
                          });
+
+TEST(Born, EveryInstructionSetLevelGivesTheSameBits) {
+  // J's fused step (kernels/cpu/propagate.cpp: born_step) is compiled once per level, as the
+  // forward is: each level this CPU runs gives the baseline's Born traces, bit for bit, 2-D
+  // and 3-D, float and double, with and without a free surface.
+  const cpu::Level was = cpu::level();
+  for (const int dim : {2, 3})
+    for (const bool fs : {false, true}) {
+      const Model m = test_model(dim);
+      NumericalOptions o;
+      o.order = dim == 3 ? 4 : 8;
+      o.pml_width = dim == 3 ? 5 : 10;
+      o.free_surface = fs;
+      const Survey sv = test_survey(m, fs, true);
+      const std::vector<double> dv = everywhere(m);
+      std::vector<double> reference_f, reference_d;
+      for (const cpu::Level l : cpu::compiled_levels()) {
+        if (!cpu::supported(l)) continue;
+        ASSERT_EQ(cpu::choose_level(l), "");
+        std::vector<double> f, d;
+        with_order(o.order, [&](auto order) {
+          f = born_data<decltype(order)::value, float>(m, sv, o, dv);
+          d = born_data<decltype(order)::value, double>(m, sv, o, dv);
+        });
+        if (reference_f.empty()) {
+          reference_f = f;
+          reference_d = d;
+          EXPECT_GT(norm(d), 0.0);
+          continue;
+        }
+        const std::string what = std::to_string(dim) + "-D" + (fs ? " free surface, " : ", ") + cpu::level_name(l);
+        EXPECT_TRUE(same_bits(reference_f, f))
+            << what << " float: first difference at " << first_difference(reference_f, f);
+        EXPECT_TRUE(same_bits(reference_d, d))
+            << what << " double: first difference at " << first_difference(reference_d, d);
+      }
+    }
+  cpu::choose_level(was);
+}
 
 }  // namespace
 }  // namespace starwave::test

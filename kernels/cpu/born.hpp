@@ -13,11 +13,11 @@ namespace starwave::cpu {
 /// medium and points, with work arrays of its own (d.traces gets the Born traces). `scatter`
 /// (grid layout, as v²Δt²): 2δv/v at every cell of the padded grid, a layer cell holding
 /// the value of the model cell whose velocity it copies (born_scatter, src/numerics).
-/// `scratch`: grid_size() values. Each step m: u[m+1] by the forward step; δu[m+1] by the
-/// same step without a source, plus the secondary source — at a model cell
-/// scatter · v²Δt² · (L u[m] + f[m]), at a layer cell scatter · (u[m+1] − 2u[m] + u[m−1])
-/// (all that v²Δt² multiplies there, CPML terms included) — then the free surface's mirror,
-/// and δu[m+1] sampled as the forward samples u.
+/// `scratch`: nx values at least. Each step m: u[m+1] by the forward step; δu[m+1] by the
+/// same step without a source, plus the secondary source scatter · (u[m+1] − 2u[m] + u[m−1])
+/// at every cell — all that v²Δt² multiplies in u's update: v²Δt² (L u[m] + f[m]) in the
+/// model, the CPML terms too in the layers — then the free surface's mirror, and δu[m+1]
+/// sampled as the forward samples u. One sweep a step does both fields (born_step).
 template <int Order, typename T>
 void born(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, T* scratch);
 

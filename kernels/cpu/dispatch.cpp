@@ -149,6 +149,11 @@ void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value) {
   STARWAVE_DISPATCH(template step<Order, T>(p, u, u_prev_next, source_value));
 }
 template <int Order, typename T>
+void born_step(const ShotProblem<T>& p, const T* u, T* upn, const ShotProblem<T>& d, const T* du, T* dupn,
+               const T* scatter, T source_value, T* row) {
+  STARWAVE_DISPATCH(template born_step<Order, T>(p, u, upn, d, du, dupn, scatter, source_value, row));
+}
+template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
   STARWAVE_DISPATCH(template adjoint_step<Order, T>(p, mu, mu_prev_next));
 }
@@ -166,12 +171,14 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   STARWAVE_DISPATCH(template save_slot<T>(p, u, m));
 }
 
-#define STARWAVE_INSTANTIATE(O, T)                                          \
-  template void forward<O, T>(const ShotProblem<T>&);                       \
-  template void forward_steps<O, T>(const ShotProblem<T>&, int, int);       \
-  template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);         \
-  template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);    \
-  template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*); \
+#define STARWAVE_INSTANTIATE(O, T)                                                                                     \
+  template void forward<O, T>(const ShotProblem<T>&);                                                                  \
+  template void forward_steps<O, T>(const ShotProblem<T>&, int, int);                                                  \
+  template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);                                                    \
+  template void born_step<O, T>(const ShotProblem<T>&, const T*, T*, const ShotProblem<T>&, const T*, T*, const T*, T, \
+                                T*);                                                                                   \
+  template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);                                               \
+  template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*);                                            \
   template void adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, T*);
 template void save_slot<float>(const ShotProblem<float>&, const float*, int);
 template void save_slot<double>(const ShotProblem<double>&, const double*, int);

@@ -25,6 +25,9 @@
   template <int Order, typename T>                                                                                \
   void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);                                 \
   template <int Order, typename T>                                                                                \
+  void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,       \
+                 T* du_prev_next, const T* scatter, T source_value, T* row);                                      \
+  template <int Order, typename T>                                                                                \
   void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);                                       \
   template <int Order, typename T>                                                                                \
   void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint);   \

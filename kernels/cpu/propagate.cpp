@@ -133,10 +133,9 @@ void psi_y_rows(const StepArgs<T>& a, int z, int y0, int y1) {
     if (a.y_layer(y)) psi_row<Order>(a, z, y, a.cpml_y1 + a.yi(z, y, 0), a.stride, a.inv_dy, a.a_y[y], a.b_y[y]);
 }
 
-/// The u pass over row (z, y): the interior, then the z, y and x corrections.
+/// The layer corrections of row (z, y), after its interior update: z, y, then x.
 template <int Order, typename T>
-void u_row(const StepArgs<T>& a, int z, int y) {
-  interior_row<Order>(a, z, y);
+void corrections(const StepArgs<T>& a, int z, int y) {
   if (a.z_layer(z)) {
     const long j = a.zi(z, y, 0);
     row_correction<Order>(a, z, y, a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz2, a.inv_dz, a.a_z[z], a.b_z[z]);
@@ -150,36 +149,116 @@ void u_row(const StepArgs<T>& a, int z, int y) {
   x_side<Order>(a, z, y, a.xloop_right, a.nx, a.xright0 + r * a.xstride);
 }
 
+/// The u pass over row (z, y): the interior, then the z, y and x corrections.
+template <int Order, typename T>
+void u_row(const StepArgs<T>& a, int z, int y) {
+  interior_row<Order>(a, z, y);
+  corrections<Order>(a, z, y);
+}
+
+/// u[m+1] − 2u[m] + u[m−1] times the scatter, added to δu[m+1], over columns [x0, x1) of
+/// row (z, y): `before` holds what u[m+1] held there before the update's part being added
+/// (2u[m] − u[m−1], or the interior update), `un` u[m+1], `dn` δu[m+1], `sc` the scatter.
+template <typename T>
+void add_scatter(const T* __restrict un, const T* __restrict before, const T* __restrict sc, T* __restrict dn, int x0,
+                 int x1) {
+#pragma omp simd
+  for (int x = x0; x < x1; ++x) dn[x] += sc[x] * (un[x] - before[x]);
+}
+
+/// The Born pass over row (z, y): u's (`a`) and δu's (`b`) updates, δu's with the secondary
+/// source scatter · (u[m+1] − 2u[m] + u[m−1]) (`sc`: the row's scatter; `keep`: nx values of
+/// scratch). A row in the model's planes and rows takes the interior of both fields in one
+/// loop (the source's share there is v²Δt² ∇²u), then the x sides' corrections, whose share
+/// is u's change over them; a layer row keeps 2u[m] − u[m−1] and adds u[m+1] minus it.
+template <int Order, typename T>
+void born_row(const StepArgs<T>& a, const StepArgs<T>& b, const T* __restrict sc, T* __restrict keep, int z, int y) {
+  const long c = a.cell(z, y, 0);
+  const T* __restrict uc = a.u + c;
+  T* __restrict un = a.u_prev_next + c;
+  T* __restrict dn = b.u_prev_next + c;
+  const int nx = a.nx, xl = a.xloop_left, xr = a.xloop_right;
+  if (a.z_layer(z) || (a.three_d() && a.y_layer(y))) {
+#pragma omp simd
+    for (int x = 0; x < nx; ++x) keep[x] = T(2) * uc[x] - un[x];  // before u's row overwrites u[m−1]
+    u_row<Order>(a, z, y);
+    u_row<Order>(b, z, y);
+    add_scatter(un, keep, sc, dn, 0, nx);
+    return;
+  }
+  detail::interior_row_born<Order>(a, b, sc, z, y);
+  for (int x = 0; x < xl; ++x) keep[x] = un[x];
+  for (int x = xr; x < nx; ++x) keep[x] = un[x];
+  corrections<Order>(a, z, y);
+  corrections<Order>(b, z, y);
+  add_scatter(un, keep, sc, dn, 0, xl);
+  add_scatter(un, keep, sc, dn, xr, nx);
+}
+
+/// One step's sweep: tiles of rows in y (one tile of the one row in 2-D), each swept down
+/// the planes. The ψ_z pass runs `halo` planes ahead of the u pass (plane z's u update reads
+/// ψ_z of planes z ± halo), so both work on planes that are still in cache; ψ_y (read along
+/// y) runs `halo` rows ahead of the tile's u pass, each row's once. psi_z(z, y0, y1),
+/// psi_y(z, ya, yb) and row(z, y) are the passes of the `fields` fields stepped.
+template <typename T, typename PsiZ, typename PsiY, typename Row>
+void sweep(const ShotProblem<T>& p, int fields, PsiZ&& psi_z, PsiY&& psi_y, Row&& row) {
+  const int R = p.halo, tile = p.y_tile(fields);
+  for (int y0 = 0; y0 < p.ny; y0 += tile) {
+    const int y1 = std::min(p.ny, y0 + tile);
+    const int ya = y0 == 0 ? 0 : std::min(p.ny, y0 + R), yb = std::min(p.ny, y1 + R);
+    for (int z = 0; z < std::min(R, p.nz); ++z) psi_z(z, y0, y1);
+    for (int z = 0; z < p.nz; ++z) {
+      if (z + R < p.nz) psi_z(z + R, y0, y1);
+      psi_y(z, ya, yb);
+      for (int y = y0; y < y1; ++y) row(z, y);
+    }
+  }
+}
+
+/// The source at its nodes (distinct cells), then the free surface's mirror.
+template <typename T>
+void inject_and_mirror(const ShotProblem<T>& p, const StepArgs<T>& a, T source_value) {
+  for (int j = 0; j < p.nsrc; ++j) {
+    const long i = p.source_node[j];
+    a.u_prev_next[i] += a.vdt2[i] * (p.source_weight[j] * source_value);
+  }
+  if (p.free_surface)
+    for (int y = 0; y < p.ny; ++y)
+      for (int x = 0; x < p.nx; ++x)
+        stencil::mirror_free_surface(a.u_prev_next, p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
+}
+
 }  // namespace
 
 template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
   const StepArgs<T> a = stencil::make_step_args(p, u, upn);
-  const int R = p.halo, tile = p.y_tile();
-  // Tiles of rows in y (one tile of the one row in 2-D), each swept down the planes: the
-  // ψ_z pass runs `halo` planes ahead of the u pass (plane z's u update reads ψ_z of planes
-  // z ± halo), so both work on planes that are still in cache; ψ_y (read along y) runs
-  // `halo` rows ahead of the tile's u pass, each row's once.
-  for (int y0 = 0; y0 < p.ny; y0 += tile) {
-    const int y1 = std::min(p.ny, y0 + tile);
-    const int ya = y0 == 0 ? 0 : std::min(p.ny, y0 + R), yb = std::min(p.ny, y1 + R);
-    for (int z = 0; z < std::min(R, p.nz); ++z) psi_z_rows<Order>(a, z, y0, y1);
-    for (int z = 0; z < p.nz; ++z) {
-      if (z + R < p.nz) psi_z_rows<Order>(a, z + R, y0, y1);
-      psi_y_rows<Order>(a, z, ya, yb);
-      for (int y = y0; y < y1; ++y) u_row<Order>(a, z, y);
-    }
-  }
+  sweep(
+      p, 1, [&](int z, int y0, int y1) { psi_z_rows<Order>(a, z, y0, y1); },
+      [&](int z, int ya, int yb) { psi_y_rows<Order>(a, z, ya, yb); }, [&](int z, int y) { u_row<Order>(a, z, y); });
+  inject_and_mirror(p, a, source_value);
+}
 
-  for (int j = 0; j < p.nsrc; ++j) {  // the source at its nodes (distinct cells)
+template <int Order, typename T>
+void born_step(const ShotProblem<T>& p, const T* u, T* upn, const ShotProblem<T>& d, const T* du, T* dupn,
+               const T* scatter, T source_value, T* row) {
+  const StepArgs<T> a = stencil::make_step_args(p, u, upn), b = stencil::make_step_args(d, du, dupn);
+  const T* const s = scatter + p.origin();
+  auto psi_z = [&](int z, int y0, int y1) {
+    psi_z_rows<Order>(a, z, y0, y1);
+    psi_z_rows<Order>(b, z, y0, y1);
+  };
+  auto psi_y = [&](int z, int ya, int yb) {
+    psi_y_rows<Order>(a, z, ya, yb);
+    psi_y_rows<Order>(b, z, ya, yb);
+  };
+  sweep(p, 2, psi_z, psi_y, [&](int z, int y) { born_row<Order>(a, b, s + a.cell(z, y, 0), row, z, y); });
+  inject_and_mirror(p, a, source_value);
+  for (int j = 0; j < p.nsrc; ++j) {  // the source's share of u[m+1] − 2u[m] + u[m−1]
     const long i = p.source_node[j];
-    a.u_prev_next[i] += a.vdt2[i] * (p.source_weight[j] * source_value);
+    b.u_prev_next[i] += s[i] * (a.vdt2[i] * (p.source_weight[j] * source_value));
   }
-
-  if (p.free_surface)
-    for (int y = 0; y < p.ny; ++y)
-      for (int x = 0; x < p.nx; ++x)
-        stencil::mirror_free_surface(a.u_prev_next, p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
+  inject_and_mirror(d, b, T(0));
 }
 
 /// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1] (grid
@@ -233,10 +312,12 @@ void forward(const ShotProblem<T>& p) {
   forward_steps<Order, T>(p, 0, p.nsteps);
 }
 
-#define STARWAVE_INSTANTIATE(O, T)                                    \
-  template void forward<O, T>(const ShotProblem<T>&);                 \
-  template void forward_steps<O, T>(const ShotProblem<T>&, int, int); \
-  template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);
+#define STARWAVE_INSTANTIATE(O, T)                                                                                     \
+  template void forward<O, T>(const ShotProblem<T>&);                                                                  \
+  template void forward_steps<O, T>(const ShotProblem<T>&, int, int);                                                  \
+  template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);                                                    \
+  template void born_step<O, T>(const ShotProblem<T>&, const T*, T*, const ShotProblem<T>&, const T*, T*, const T*, T, \
+                                T*);
 STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 

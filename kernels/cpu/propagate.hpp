@@ -24,4 +24,12 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi);
 template <int Order, typename T>
 void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);
 
+/// One step of u (problem p, as step()) and of the scattered field δu (problem `d`: the same
+/// grid, medium and points, its own layer arrays), in one sweep: δu[m+1] is δu's own step
+/// without a source plus scatter · (u[m+1] − 2u[m] + u[m−1]) at every cell (scatter: grid
+/// layout), then the free surface's mirror of both. `row`: nx values of scratch.
+template <int Order, typename T>
+void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,
+               T* du_prev_next, const T* scatter, T source_value, T* row);
+
 }  // namespace starwave::cpu

@@ -153,4 +153,42 @@ void interior_row(const StepArgs<T>& a, int z, int y) {
   for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], sz, sy, cz, cy, cx);
 }
 
+/// interior_row() of u (`a`) and of the scattered field δu (`b`, the same grid) together, δu's
+/// update gaining sc · v²Δt² · ∇²u at each cell — the share of u[m+1] − 2u[m] + u[m−1] the
+/// interior update makes (`sc`: the row's scatter). u's update is interior_row()'s, bit for bit.
+template <int Order, typename T>
+void interior_row_born(const StepArgs<T>& a, const StepArgs<T>& b, const T* __restrict sc, int z, int y) {
+  using S = Simd<T>;
+  constexpr int W = S::W;
+  const long row = a.cell(z, y, 0);
+  const T* __restrict u = a.u + row;
+  T* __restrict out = a.u_prev_next + row;
+  const T* __restrict du = b.u + row;
+  T* __restrict dout = b.u_prev_next + row;
+  const T* __restrict v = a.vdt2 + row;
+  const long sz = a.plane, sy = a.ystep;
+  const T cz = a.inv_dz2, cy = a.inv_dy2, cx = a.inv_dx2;
+  int x = 0;
+  auto vectors = [&](auto three_d) {  // 2-D's sy = 0 hoisted out of the loop
+    const long syv = three_d ? sy : 0;
+    for (; x + W <= a.nx; x += W) {
+      const typename S::vec vv = S::load(v + x);
+      const typename S::vec inc = vv * laplacian_vec<Order>(u + x, sz, syv, cz, cy, cx);
+      S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + inc);
+      const typename S::vec dinc = vv * laplacian_vec<Order>(du + x, sz, syv, cz, cy, cx);
+      S::store(dout + x, T(2) * S::load(du + x) - S::load(dout + x) + dinc + S::load(sc + x) * inc);
+    }
+  };
+  if (sy == 0)
+    vectors(std::false_type{});
+  else
+    vectors(std::true_type{});
+  for (int i = x; i < a.nx; ++i) {
+    const T inc = v[i] * stencil::laplacian<Order>(u + i, sz, sy, cz, cy, cx);
+    out[i] = T(2) * u[i] - out[i] + inc;
+    const T dinc = v[i] * stencil::laplacian<Order>(du + i, sz, sy, cz, cy, cx);
+    dout[i] = T(2) * du[i] - dout[i] + dinc + sc[i] * inc;
+  }
+}
+
 }  // namespace starwave::cpu::STARWAVE_CPU_LEVEL::detail
