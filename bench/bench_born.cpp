@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   std::vector<double> dv(m.vp.size());
   for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = 20 * std::sin(0.37 * double(i));
   const std::vector<float> scatter = born_scatter(bg->p, m, dv);
-  std::vector<float> scratch(bg->p.grid_size());
+  std::vector<float> scratch(std::size_t(bg->p.stride));
   const double f = median_seconds(reps, [&] { cpu::forward<8, float>(bg->p); });
   const double j = median_seconds(reps, [&] { cpu::born<8, float>(bg->p, li->p, scatter.data(), scratch.data()); });
   std::printf("%s reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n",

@@ -17,10 +17,10 @@ struct BornHandles {
 };
 
 /// Values of a born task's scratch: the background's and the scattered field's work arrays,
-/// and a grid for the secondary source.
+/// and a row (cpu::born's scratch).
 template <typename T>
 std::size_t born_work_size(const ShotProblem<T>& layout) {
-  return 2 * layout.work_size() + layout.grid_size();
+  return 2 * layout.work_size() + std::size_t(layout.stride);
 }
 
 /// Submits born(s) with the grid/time layout of the run (pointers are ignored). CPU workers

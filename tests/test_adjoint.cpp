@@ -100,7 +100,7 @@ std::vector<T> born_traces(const Model& m, const Survey& sv, const NumericalOpti
   auto bg = test::prepare_shot<T>(m, sv, o);
   auto li = test::prepare_shot<T>(m, sv, o);
   const std::vector<T> scatter = born_scatter(bg->p, m, dv);
-  std::vector<T> scratch(bg->p.grid_size());
+  std::vector<T> scratch(std::size_t(bg->p.stride));
   cpu::born<Order, T>(bg->p, li->p, scatter.data(), scratch.data());
   return std::vector<T>(li->traces.begin(), li->traces.end());
 }

@@ -18,7 +18,7 @@ std::vector<double> born_data(const Model& m, const Survey& sv, const NumericalO
   auto bg = prepare_shot<T>(m, sv, o);
   auto sc = prepare_shot<T>(m, sv, o);
   const std::vector<T> scatter = born_scatter(bg->p, m, dv);
-  std::vector<T> scratch(bg->p.grid_size());
+  std::vector<T> scratch(std::size_t(bg->p.stride));
   cpu::born<Order, T>(bg->p, sc->p, scatter.data(), scratch.data());
   return std::vector<double>(sc->traces.begin(), sc->traces.end());
 }

@@ -304,7 +304,7 @@ TEST(Imaging, BornDataAndTheVjpAreOneOperatorPair) {
     auto bg = prepare_shot<double>(c.model, c.survey, c.options, shot);
     auto sc = prepare_shot<double>(c.model, c.survey, c.options, shot);
     const std::vector<double> scatter = born_scatter(bg->p, c.model, dv);
-    std::vector<double> scratch(bg->p.grid_size());
+    std::vector<double> scratch(std::size_t(bg->p.stride));
     cpu::born<8, double>(bg->p, sc->p, scatter.data(), scratch.data());
     EXPECT_TRUE(same_bits(sc->traces.data(), born.data() + std::size_t(shot) * per_shot, per_shot)) << "shot " << shot;
   }

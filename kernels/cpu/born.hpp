@@ -13,7 +13,7 @@ namespace starwave::cpu {
 /// medium and points, with work arrays of its own (d.traces gets the Born traces). `scatter`
 /// (grid layout, as v²Δt²): 2δv/v at every cell of the padded grid, a layer cell holding
 /// the value of the model cell whose velocity it copies (born_scatter, src/numerics).
-/// `scratch`: nx values at least. Each step m: u[m+1] by the forward step; δu[m+1] by the
+/// `scratch`: one row (stride values). Each step m: u[m+1] by the forward step; δu[m+1] by the
 /// same step without a source, plus the secondary source scatter · (u[m+1] − 2u[m] + u[m−1])
 /// at every cell — all that v²Δt² multiplies in u's update: v²Δt² (L u[m] + f[m]) in the
 /// model, the CPML terms too in the layers — then the free surface's mirror, and δu[m+1]
