@@ -98,6 +98,39 @@ INSTANTIATE_TEST_SUITE_P(Geometries, Linearisation,
                                   (i.param.off_grid ? "OffGrid" : "") + (i.param.free_surface ? "FreeSurface" : "");
                          });
 
+TEST(Born, KeepsTheForwardsWavefieldBitForBit) {
+  // The born task of J and Jᵀ in one graph keeps u for the adjoint: its store (boundary,
+  // full; 16-bit; a checkpointed ring), checkpoints, final state and background traces are
+  // the forward's, bit for bit (u's update is the forward's own), in pieces too.
+  for (const int dim : {2, 3})
+    for (const int storage : {int(StorePlan::kStoreBoundary), int(StorePlan::kStoreFull)})
+      for (const int every : {0, 7}) {
+        const Model m = test_model(dim);
+        NumericalOptions o;
+        o.order = 4;
+        o.pml_width = dim == 3 ? 5 : 8;
+        o.free_surface = every > 0;
+        const Survey sv = test_survey(m, o.free_surface, true);
+        const int compression = storage == StorePlan::kStoreFull ? pack16::kHalf : pack16::kNone;
+        Shot<float> f(m, sv, o, storage, every, compression), b(m, sv, o, storage, every, compression);
+        cpu::forward<4, float>(f.p());
+        auto sc = prepare_shot<float>(m, sv, o);
+        const std::vector<float> scatter = born_scatter(b.p(), m, everywhere(m));
+        std::vector<float> row(std::size_t(b.p().stride));
+        const int n = b.p().nsteps, cut = n / 3;
+        cpu::born_steps<4, float>(b.p(), sc->p, scatter.data(), row.data(), 0, cut);
+        cpu::born_steps<4, float>(b.p(), sc->p, scatter.data(), row.data(), cut, n);
+        const std::string what = std::to_string(dim) + "-D storage " + std::to_string(storage) + " checkpoints every " +
+                                 std::to_string(every);
+        EXPECT_TRUE(same_bits(f.store, b.store)) << what << ": store";
+        EXPECT_TRUE(same_bits(f.final_state, b.final_state)) << what << ": final state";
+        EXPECT_TRUE(same_bits(f.checkpoints, b.checkpoints)) << what << ": checkpoints";
+        EXPECT_TRUE(same_bits(f.ps->traces, b.ps->traces)) << what << ": background traces";
+        EXPECT_GT(norm(std::vector<double>(sc->traces.begin(), sc->traces.end())), 0.0) << what;
+        EXPECT_EQ(every > 0, !f.checkpoints.empty()) << what;
+      }
+}
+
 TEST(Born, EveryInstructionSetLevelGivesTheSameBits) {
   // J's fused step (kernels/cpu/propagate.cpp: born_step) is compiled once per level, as the
   // forward is: each level this CPU runs gives the baseline's Born traces, bit for bit, 2-D

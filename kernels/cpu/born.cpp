@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cpu/adjoint.hpp"
 #include "kernels/cpu/propagate.hpp"
 #include "kernels/cpu/subnormals.hpp"
 #include "kernels/orders.hpp"
@@ -21,25 +22,49 @@ void record(const ShotProblem<T>& p, const T* u, int n) {
 }  // namespace
 
 template <int Order, typename T>
-void born(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, T* scratch) {
+void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, T* scratch, int lo, int hi) {
   const detail::FlushSubnormals<T> ftz;
-  std::memset(p.work, 0, p.work_size() * sizeof(T));
-  std::memset(d.work, 0, d.work_size() * sizeof(T));
-  T *u = p.u0(), *up = p.u1(), *du = d.u0(), *dup = d.u1();
-  record(p, u, 0);
-  record(d, du, 0);
-  for (int m = 0; m < p.nsteps; ++m) {
+  // Each step before this call swapped both pairs: after lo steps u[lo] is in u1 if lo is odd.
+  T* u = lo % 2 == 1 ? p.u1() : p.u0();
+  T* up = lo % 2 == 1 ? p.u0() : p.u1();
+  T* du = lo % 2 == 1 ? d.u1() : d.u0();
+  T* dup = lo % 2 == 1 ? d.u0() : d.u1();
+  if (lo == 0) {
+    std::memset(p.work, 0, p.work_size() * sizeof(T));
+    std::memset(d.work, 0, d.work_size() * sizeof(T));
+    record(p, u, 0);
+    record(d, du, 0);
+    if (p.store) save_slot(p, u, 0);
+    if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
+  } else if (p.store && p.split_store) {  // an interval's buffer starts with the state it starts from
+    save_slot(p, up, lo - 1);
+    save_slot(p, u, lo);
+  }
+  for (int m = lo; m < hi; ++m) {
     born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], scratch);
     std::swap(u, up);  // u, δu now hold u[m+1], δu[m+1]
     std::swap(du, dup);
+    if (p.store) save_slot(p, u, m + 1);
+    if (p.checkpoints && p.checkpoint_after(m + 1)) save_checkpoint(p, u, up, m + 1);
     if ((m + 1) % p.record_every == 0 && (m + 1) / p.record_every < p.nt) {
       record(p, u, (m + 1) / p.record_every);
       record(d, du, (m + 1) / p.record_every);
     }
   }
+  if (hi == p.nsteps && p.final_state) {
+    std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
+    std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
+  }
 }
 
-#define STARWAVE_INSTANTIATE(O, T) template void born<O, T>(const ShotProblem<T>&, const ShotProblem<T>&, const T*, T*);
+template <int Order, typename T>
+void born(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, T* scratch) {
+  born_steps<Order, T>(p, d, scatter, scratch, 0, p.nsteps);
+}
+
+#define STARWAVE_INSTANTIATE(O, T)                                                      \
+  template void born<O, T>(const ShotProblem<T>&, const ShotProblem<T>&, const T*, T*); \
+  template void born_steps<O, T>(const ShotProblem<T>&, const ShotProblem<T>&, const T*, T*, int, int);
 STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 

@@ -18,7 +18,15 @@ namespace starwave::cpu {
 /// at every cell — all that v²Δt² multiplies in u's update: v²Δt² (L u[m] + f[m]) in the
 /// model, the CPML terms too in the layers — then the free surface's mirror, and δu[m+1]
 /// sampled as the forward samples u. One sweep a step does both fields (born_step).
+/// With p.store, p.checkpoints or p.final_state set, u's wavefield is kept for the adjoint
+/// as cpu::forward keeps it (the same slots, checkpoints and final state, bit for bit:
+/// u's update is the forward's), so one task gives J δv and what Jᵀ of it needs.
 template <int Order, typename T>
 void born(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, T* scratch);
+
+/// born() in pieces, as forward_steps() is forward(): steps lo … hi − 1, both fields' state
+/// kept in p.work and d.work between calls.
+template <int Order, typename T>
+void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, T* scratch, int lo, int hi);
 
 }  // namespace starwave::cpu

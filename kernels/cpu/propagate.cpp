@@ -14,6 +14,7 @@
 #include <cstring>
 #include <utility>
 
+#include "kernels/cpu/propagate.hpp"  // save_checkpoint
 #include "kernels/cpu/simd.hpp"
 #include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
@@ -259,17 +260,6 @@ void born_step(const ShotProblem<T>& p, const T* u, T* upn, const ShotProblem<T>
     b.u_prev_next[i] += s[i] * (a.vdt2[i] * (p.source_weight[j] * source_value));
   }
   inject_and_mirror(d, b, T(0));
-}
-
-/// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1] (grid
-/// allocations), then the layer arrays of p.work.
-template <typename T>
-void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
-  const std::size_t G = p.grid_size();
-  T* c = p.checkpoints + std::size_t((m + 1) / p.checkpoint_every - 1) * p.checkpoint_size();
-  std::memcpy(c, u, G * sizeof(T));
-  std::memcpy(c + G, up, G * sizeof(T));
-  std::memcpy(c + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
 }
 
 template <int Order, typename T>

@@ -2,6 +2,8 @@
 // kernels/stencil.hpp stepped over a whole shot.
 #pragma once
 
+#include <cstring>
+
 #include "kernels/shot.hpp"
 
 namespace starwave::cpu {
@@ -31,5 +33,16 @@ void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);
 template <int Order, typename T>
 void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,
                T* du_prev_next, const T* scatter, T source_value, T* row);
+
+/// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1] (grid
+/// allocations), then the layer arrays of p.work.
+template <typename T>
+void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
+  const std::size_t G = p.grid_size();
+  T* c = p.checkpoints + std::size_t((m + 1) / p.checkpoint_every - 1) * p.checkpoint_size();
+  std::memcpy(c, u, G * sizeof(T));
+  std::memcpy(c + G, up, G * sizeof(T));
+  std::memcpy(c + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
+}
 
 }  // namespace starwave::cpu
