@@ -3,6 +3,8 @@
 // codelet with its history-based perf model, and insert_born().
 #include "codelets/born.hpp"
 
+#include <vector>
+
 #include "codelets/common.hpp"
 #include "graph/submit.hpp"
 #include "kernels/cpu/born.hpp"
@@ -10,7 +12,10 @@
 namespace starwave {
 namespace {
 
+// A born task's buffers; born_keep adds u's store and final state, born_checkpoints its
+// checkpoints too.
 enum BornBuffer { kMedium, kScatter, kNodes, kSignals, kTraces, kWork, kBornBuffers };
+enum BornKeepBuffer { kStore = kBornBuffers, kFinalState, kKeepBuffers, kCheckpoints = kKeepBuffers };
 
 template <typename T>
 void born_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
@@ -25,6 +30,11 @@ void born_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
   p.work = work;
   d.work = work + p.work_size();
   d.traces = vector_ptr<T>(buffers[kTraces]);
+  if (a.keeps == codelets::Keeps::kStore) {
+    p.store = vector_ptr<T>(buffers[kStore]);
+    p.final_state = vector_ptr<T>(buffers[kFinalState]);
+    if (p.checkpoints_size() > 0) p.checkpoints = vector_ptr<T>(buffers[kCheckpoints]);
+  }
   codelets::with_order(a, "born", [&](auto o) {
     cpu::born<decltype(o)::value, T>(p, d, vector_ptr<const T>(buffers[kScatter]), work + 2 * p.work_size());
   });
@@ -36,13 +46,22 @@ void born_cpu(void* buffers[], void* cl_arg) {
   codelets::with_shot_args(cl_arg, [&](const auto& a) { born_cpu_typed(buffers, a); });
 }
 
-struct starpu_codelet* born_codelet() {
-  static struct starpu_perfmodel model = codelets::history_model("starwave_born");
-  static struct starpu_codelet cl =
-      codelets::task_codelet(born_cpu, "born_cpu", nullptr, &model, "born",
-                             {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH});
-  static_assert(kBornBuffers == 6, "the codelet's modes follow BornBuffer");
-  return &cl;
+/// `keep`: the born task that also keeps u's store and final state, `checkpoints` and its
+/// checkpoints; each its own perf model, as they cost more.
+struct starpu_codelet* born_codelet(bool keep, bool checkpoints) {
+  static struct starpu_perfmodel models[3] = {codelets::history_model("starwave_born"),
+                                              codelets::history_model("starwave_born_keep"),
+                                              codelets::history_model("starwave_born_checkpoints")};
+  static struct starpu_codelet cls[3] = {
+      codelets::task_codelet(born_cpu, "born_cpu", nullptr, &models[0], "born",
+                             {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH}),
+      codelets::task_codelet(born_cpu, "born_cpu", nullptr, &models[1], "born_keep",
+                             {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH, STARPU_W, STARPU_W}),
+      codelets::task_codelet(
+          born_cpu, "born_cpu", nullptr, &models[2], "born_checkpoints",
+          {STARPU_R, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_SCRATCH, STARPU_W, STARPU_W, STARPU_W})};
+  static_assert(kBornBuffers == 6 && kKeepBuffers == 8, "the codelets' modes follow BornBuffer, BornKeepBuffer");
+  return &cls[!keep ? 0 : checkpoints ? 2 : 1];
 }
 
 }  // namespace
@@ -50,12 +69,18 @@ struct starpu_codelet* born_codelet() {
 template <typename T>
 void insert_born(const BornHandles& h, const ShotProblem<T>& layout, int order) {
   ShotProblem<T> l = layout;
-  l.store = l.final_state = l.checkpoints = nullptr;
-  l.checkpoint_every = 0;
-  const codelets::ShotArgs<T> a = codelets::shot_args(l, order, codelets::Keeps::kTraces);
-  codelets::with_shot_values(a, [&](auto... values) {
-    submit_on(born_codelet(), "born", {h.medium, h.scatter, h.nodes, h.signals, h.traces, h.work}, values...);
-  });
+  const bool keep = h.store != nullptr;
+  l.store = l.final_state = l.checkpoints = nullptr;  // buffers, set at run time
+  if (!keep) l.checkpoint_every = 0;
+  const bool checkpoints = keep && l.checkpoints_size() > 0;
+  const codelets::ShotArgs<T> a =
+      codelets::shot_args(l, order, keep ? codelets::Keeps::kStore : codelets::Keeps::kTraces);
+  std::vector<starpu_data_handle_t> handles{h.medium, h.scatter, h.nodes, h.signals, h.traces, h.work};
+  if (keep) handles.insert(handles.end(), {h.store, h.final_state});
+  if (checkpoints) handles.push_back(h.checkpoints);
+  const char* name = checkpoints ? "born_checkpoints" : keep ? "born_keep" : "born";
+  codelets::with_shot_values(
+      a, [&](auto... values) { submit_on(born_codelet(keep, checkpoints), name, handles, values...); });
 }
 
 template void insert_born<float>(const BornHandles&, const ShotProblem<float>&, int);

@@ -321,6 +321,52 @@ TEST(Imaging, BornDataAndTheVjpAreOneOperatorPair) {
   EXPECT_NEAR(lhs, rhs, 1e-12 * std::abs(lhs)) << "⟨J δv, r⟩ against ⟨δv, Jᵀ r⟩";
 }
 
+TEST(Imaging, TheNormalOperatorIsJtJInOneGraph) {
+  // normal_product (born_keep → misfit against zeros → adjoint → image, one graph) is Jᵀ J:
+  // ⟨δv, Jᵀ J δv⟩ = ‖J δv‖² = 2 × its misfit, with J δv the born tasks' data; symmetric,
+  // ⟨a, N b⟩ = ⟨N a, b⟩; the same bits with 1 and 2 workers and with checkpoints as with
+  // the whole store (u re-created from them, as a gradient's is).
+  Case c = small_case(true);
+  std::mt19937 gen(9);
+  std::uniform_real_distribution<double> rough(-10, 10);
+  std::vector<double> a(c.model.vp.size()), b(a.size());
+  for (double& v : a) v = rough(gen) + 5;
+  for (double& v : b) v = rough(gen) - 3;
+  auto normal_with = [&](const std::vector<double>& dv, int ncpus, int checkpoint_every = 0) {
+    RuntimeOptions ro;
+    ro.ncpus = ncpus;
+    ro.ncuda = 0;
+    Runtime rt(ro);
+    NumericalOptions o = c.options;
+    o.checkpoint_every = checkpoint_every;
+    return normal_product(c.model, c.survey, o, dv);
+  };
+  const ImagingResult na = normal_with(a, 2), nb = normal_with(b, 2);
+  std::vector<double> ja;
+  {
+    RuntimeOptions ro;
+    ro.ncpus = 2;
+    ro.ncuda = 0;
+    Runtime rt(ro);
+    ja = born_shots_exact(c.model, a, c.survey, c.options);
+  }
+  double jj = 0, quad = 0, ab = 0, ba = 0;
+  for (double v : ja) jj += v * v;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    quad += a[k] * na.values[k];
+    ab += a[k] * nb.values[k];
+    ba += b[k] * na.values[k];
+  }
+  ASSERT_GT(jj, 0.0);
+  EXPECT_NEAR(2 * na.misfit, jj, 1e-12 * jj) << "the misfit is ½‖J δv‖²";
+  EXPECT_NEAR(quad, jj, 1e-12 * jj) << "⟨δv, Jᵀ J δv⟩ = ‖J δv‖²";
+  EXPECT_NEAR(ab, ba, 1e-12 * std::abs(ab)) << "symmetric";
+  const ImagingResult one = normal_with(a, 1);
+  EXPECT_TRUE(same_bits(na.values, one.values)) << "1 and 2 workers";
+  EXPECT_EQ(na.misfit, one.misfit);
+  EXPECT_TRUE(same_bits(na.values, normal_with(a, 2, 25).values)) << "checkpoints every 25 steps";
+}
+
 /// Four flat interfaces, velocity rising 1500 → 3500 m/s (rows 12, 24, 36, 48 of 60, 10 m
 /// cells), and six shots of data modeled in them.
 struct FlatCase {

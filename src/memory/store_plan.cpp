@@ -87,7 +87,8 @@ MemoryNeed shot_need(const ShotProblem<T>& p, const ShotHoldings& h) {
   // Each worker's scratch; a split store's shots carry their own (above): then only a plain
   // forward's takes a worker's.
   need.per_worker =
-      p.split_store ? (h.plain_forward ? t * p.work_size() : 0) : t * (p.work_size() + p.adjoint_work_size());
+      (p.split_store ? (h.plain_forward ? t * p.work_size() : 0) : t * (p.work_size() + p.adjoint_work_size())) +
+      h.born_work;
   need.shared = h.shared;
   return need;
 }

@@ -45,6 +45,7 @@ struct ShotHoldings {
   std::uint64_t shared = 0;    // once per process: the medium, the velocity, the reduction's sums
   bool plain_forward =
       false;  // a forward without a store per shot too (RTM's reference): it takes a worker's work array
+  std::uint64_t born_work = 0;  // J and Jᵀ in one graph: a worker's born scratch (codelets/born.hpp), bytes
 };
 
 /// What the run holds with the shot's store plan as `p` has it (p's StorePlan part).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "codelets/adjoint.hpp"
+#include "codelets/born.hpp"
 #include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "codelets/image.hpp"
@@ -52,20 +53,23 @@ std::vector<int> evaluation_shots(const Survey& s, const GradientHooks& hooks) {
 /// One evaluation's task graph: per shot forward_keep → misfit → adjoint → image, the
 /// contributions summed by the fixed tree. `reference` (RTM, Mode::kRtm): the model whose
 /// modeled data are subtracted from the observed ones; null: the model `m` itself (the forward
-/// that keeps the wavefield).
+/// that keeps the wavefield). `born` (a perturbation δv, one value a model cell): J and Jᵀ in
+/// one graph, born_keep (J δv, and u kept as forward_keep keeps it) → misfit against zeros
+/// (r = W J δv, ½‖J δv‖²_W) → adjoint → image: Jᵀ W J δv.
 template <typename T>
 class Evaluation {
  public:
   using Tree = graph::ReductionTree<graph::Data>;
 
   Evaluation(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode, const GradientHooks& hooks,
-             const Model* reference)
+             const Model* reference, const std::vector<double>* born = nullptr)
       : m_(m),
         s_(s),
         o_(o),
         mode_(mode),
         hooks_(hooks),
         reference_(reference),
+        born_(born),
         run_(set_up_shots<T>(m, s, o)),
         shots_(evaluation_shots(s, hooks)),
         region_(m.cells()),
@@ -92,6 +96,8 @@ class Evaluation {
 
   ImagingResult run() {
     const graph::Resting resting;  // the workers run this graph, and rest once it is done
+    if (born_ && graph::workers() == graph::cuda_workers())
+      throw InputError("J: its born tasks run on CPU workers, and this run has none (STARPU_NCPU=0)");
     const int window_size = plan_window();
     if (hooks_.plan_only) {
       ImagingResult planned;
@@ -107,6 +113,13 @@ class Evaluation {
       d.ref_medium = graph::per_rank_vector(ref_medium_.buffer.data(), ref_medium_.buffer.size(), sizeof(T));
     d.velocity = graph::per_rank_vector(velocity.data(), region_, sizeof(T));
     d.forward_work = graph::scratch_vector(layout.work_size(), sizeof(T));
+    std::vector<T> scatter;
+    if (born_) {  // J's δv as the born task reads it, and its scratch
+      scatter = born_scatter(layout, m_, *born_);
+      d.scatter = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
+      d.born_work = graph::scratch_vector(born_work_size(layout), sizeof(T));
+      zeros_.assign(traces_, 0.0f);
+    }
     d.adjoint_work = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
     d.misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
     misfits_.assign(shots_.size(), 0.0);
@@ -124,7 +137,8 @@ class Evaluation {
       submit_shot(i, d, window, tree);
     }
     ImagingResult result = collect(tree.finish(), window);
-    for (graph::Data* h : {&d.medium, &d.ref_medium, &d.velocity, &d.forward_work, &d.adjoint_work, &d.misfit_scratch})
+    for (graph::Data* h : {&d.medium, &d.ref_medium, &d.velocity, &d.forward_work, &d.adjoint_work, &d.misfit_scratch,
+                           &d.scatter, &d.born_work})
       if (*h) h->close();
     if (const std::string failure = codelets::take_failure(); !failure.empty()) throw TaskError(failure);
     if (stopped) throw interruption();
@@ -138,6 +152,7 @@ class Evaluation {
   /// What every shot's tasks share.
   struct Shared {
     graph::Data medium, ref_medium, velocity, forward_work, adjoint_work, misfit_scratch;
+    graph::Data scatter, born_work;  // J and Jᵀ: 2δv/v on the padded grid, the born task's scratch
   };
 
   /// Shots in flight: one per CPU worker, two per CUDA worker (its shots take milliseconds:
@@ -194,6 +209,8 @@ class Evaluation {
     h.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
                     2 * region_ * std::uint64_t(Tree::most_held(int(count))));
     h.plain_forward = reference_ != nullptr;
+    h.born_work = born_ ? t * born_work_size(run_.layout) : 0;
+    if (born_) h.shared += t * run_.layout.grid_size();  // the scatter
     return h;
   }
 
@@ -208,7 +225,7 @@ class Evaluation {
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) {
       weights = s_.trace_weights(shot);
-      const float* observed = s_.observed(shot);
+      const float* observed = born_ ? zeros_.data() : s_.observed(shot);
       if (!observed && hooks_.observed) {
         streamed = hooks_.observed(shot);
         if (streamed.size() != traces_)
@@ -224,8 +241,14 @@ class Evaluation {
       insert_forward_interval<T>(
           {d.medium, h.nodes, h.signals, h.traces, h.forward_work, h.intervals[std::size_t(j)], h.final_state}, p, j,
           o_.order, split_where_);
-    h.forward_work.release();  // StarPU hands it back after the last interval
-    if (intervals == 0)
+    h.forward_work.release();     // StarPU hands it back after the last interval
+    if (born_ && intervals == 0)  // J δv into the traces, u kept
+      insert_born<T>(
+          {d.medium, d.scatter, h.nodes, h.signals, h.traces, d.born_work, h.store, h.final_state, h.checkpoints}, p,
+          o_.order);
+    else if (born_)  // a split store: the intervals keep u, then J δv (one forward more)
+      insert_born<T>({d.medium, d.scatter, h.nodes, h.signals, h.traces, d.born_work}, p, o_.order);
+    else if (intervals == 0)
       insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints},
                         p, o_.order);
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
@@ -275,7 +298,9 @@ class Evaluation {
   const imaging::Mode mode_;
   const GradientHooks& hooks_;
   const Model* reference_;
-  StoreRequest request_;      // what the options ask of the store
+  const std::vector<double>* born_;  // J and Jᵀ of this δv; null: the gradient or an image
+  std::vector<float> zeros_;         // J and Jᵀ: the "observed" traces
+  StoreRequest request_;             // what the options ask of the store
   unsigned split_where_ = 0;  // with a split store: the kind of worker that runs its shots (STARPU_CPU, STARPU_CUDA)
   ShotRun<T> run_;
   Medium<T> ref_medium_;
@@ -296,10 +321,11 @@ double mute_weight(double depth, double acquisition, double mute) {
 }
 
 ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode,
-                      const GradientHooks& hooks, const Model* reference = nullptr) {
-  if (!hooks.inputs_checked) check_imaging_inputs(m, s, o, bool(hooks.observed));
+                      const GradientHooks& hooks, const Model* reference = nullptr,
+                      const std::vector<double>* born = nullptr) {
+  if (!hooks.inputs_checked) check_imaging_inputs(m, s, o, bool(hooks.observed) || born);
   return with_precision(o.precision,
-                        [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference).run(); });
+                        [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference, born).run(); });
 }
 
 }  // namespace
@@ -373,6 +399,14 @@ ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOp
 
 ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
   return run_any(m, s, o, imaging::Mode::kAdjoint, hooks);
+}
+
+ImagingResult normal_product(const Model& m, const Survey& s, const NumericalOptions& o, const std::vector<double>& dv,
+                             const GradientHooks& hooks) {
+  if (dv.size() != m.cells())
+    throw InputError("the perturbation has " + std::to_string(dv.size()) + " values, the model " +
+                     std::to_string(m.cells()) + " cells");
+  return run_any(m, s, o, imaging::Mode::kGradient, hooks, nullptr, &dv);
 }
 
 double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& rtm) {

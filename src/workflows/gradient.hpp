@@ -67,6 +67,14 @@ ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOp
 /// ½ Σ w r², of no use). misfit_gradient is this with r = F(v) − d. Needs a running Runtime.
 ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks = {});
 
+/// J and Jᵀ in one graph (least-squares RTM's normal operator): values = Jᵀ W J δv (∂/∂v of
+/// ½‖J δv‖²_W, W the trace weights), misfit = ½‖J δv‖²_W, illumination as a gradient's.
+/// Per shot one born task (J δv, u kept for the adjoint), a misfit against zeros, an
+/// adjoint and an image. `dv`: one value a model cell. The survey needs no data. Needs a
+/// running Runtime; under MPI as misfit_gradient.
+ImagingResult normal_product(const Model& m, const Survey& s, const NumericalOptions& o, const std::vector<double>& dv,
+                             const GradientHooks& hooks = {});
+
 /// How RTM keeps the direct wave (and whatever else the background explains) out of the
 /// image: the data back-propagated are the observed data less those modeled in
 ///   kSmooth — a copy of the migration model smoothed below the acquisition
