@@ -15,7 +15,7 @@
 namespace starwave::fwi_state {
 namespace {
 
-/// The state files this starwave writes and reads (the root's text attribute `format`).
+/// The state files this starwave's fwi writes and reads (the root's text attribute `format`).
 constexpr const char* kStateFormat = "starwave fwi state 3";
 
 /// A double as the shortest text that reads back as the same double.
@@ -33,19 +33,19 @@ std::string shape_text(const std::vector<double>& v) {
 
 /// The checksum of every shot's observed traces, in shot order. Collective under MPI: each
 /// rank holds its own shots' traces, rank 0 gets the result (others: meaningless).
-std::string traces_checksum(const Survey& s, const FwiOptions& f) {
+std::string traces_checksum(const Survey& s, const ObservedSource& f) {
   const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
   std::vector<double> halves(2 * std::size_t(s.nshots()), 0.0);  // 32-bit halves: exact in a double sum
-  if (!f.observed_checksums.empty() && f.observed_checksums.size() != std::size_t(s.nshots()))
-    throw RuntimeError("fwi: " + std::to_string(f.observed_checksums.size()) + " observed-data checksums for " +
+  if (!f.checksums.empty() && f.checksums.size() != std::size_t(s.nshots()))
+    throw RuntimeError("state: " + std::to_string(f.checksums.size()) + " observed-data checksums for " +
                        std::to_string(s.nshots()) + " shots (StreamedData::checksums of another file?)");
   for (int k = 0; k < s.nshots(); ++k) {
     std::vector<float> streamed;
     const float* d = s.observed(k);
     if (!d && graph::mine(k, s.nshots()) &&
-        std::size_t(k) < f.observed_checksums.size()) {  // as checked when first read
-      halves[2 * std::size_t(k)] = double(f.observed_checksums[std::size_t(k)] >> 32);
-      halves[2 * std::size_t(k) + 1] = double(f.observed_checksums[std::size_t(k)] & 0xFFFFFFFFull);
+        std::size_t(k) < f.checksums.size()) {  // as checked when first read
+      halves[2 * std::size_t(k)] = double(f.checksums[std::size_t(k)] >> 32);
+      halves[2 * std::size_t(k) + 1] = double(f.checksums[std::size_t(k)] & 0xFFFFFFFFull);
       continue;
     }
     if (!d && f.observed && graph::mine(k, s.nshots())) {  // streamed: read one shot at a time
@@ -68,23 +68,15 @@ std::string traces_checksum(const Survey& s, const FwiOptions& f) {
 
 }  // namespace
 
+std::string exact_text(double x) { return exact(x); }
+
 /// Everything that determines the result of an inversion: numerical options, optimiser
 /// settings, and the identity of the initial model and the data. Collective under MPI.
 std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o, const FwiOptions& f) {
-  std::vector<Setting> out;
-  auto add = [&](const char* key, const char* label, const std::string& value) { out.push_back({key, label, value}); };
-  add("order", "--order", std::to_string(o.order));
-  add("pml_width", "--pml-width", std::to_string(o.pml_width));
-  add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
-  add("precision", "--precision", o.precision == Precision::kDouble ? "double" : "single");
-  add("storage", "--storage", storage_name(o.storage));
-  if (o.store_compression != pack16::kNone)  // recorded when used, so that states made without it still resume
-    add("store_compression", "--store-compression", compression_name(o.store_compression));
-  add("internal_dt", "--internal-dt", exact(o.internal_dt));
-  add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
-  if (o.pml_frequency > 0)  // recorded when set, so that states made without it still resume
-    add("pml_frequency", "--pml-frequency", exact(o.pml_frequency));
-  add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
+  std::vector<Setting> method;
+  auto add = [&](const char* key, const char* label, const std::string& value) {
+    method.push_back({key, label, value});
+  };
   add("optimizer", "--optimizer", optim::optimizer_name(f.optimizer));
   if (f.optimizer == optim::Optimizer::kLbfgs) {
     add("memory", "--memory", std::to_string(f.memory));
@@ -101,6 +93,26 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   std::string bands;
   for (double b : f.bands) bands += (bands.empty() ? "" : ",") + exact(b);
   add("bands", "--bands", bands.empty() ? "none" : bands);
+  return made_with(m, s, o, method, ObservedSource{f.observed, f.observed_checksums});
+}
+
+std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o,
+                               const std::vector<Setting>& method, const ObservedSource& f) {
+  std::vector<Setting> out;
+  auto add = [&](const char* key, const char* label, const std::string& value) { out.push_back({key, label, value}); };
+  add("order", "--order", std::to_string(o.order));
+  add("pml_width", "--pml-width", std::to_string(o.pml_width));
+  add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
+  add("precision", "--precision", o.precision == Precision::kDouble ? "double" : "single");
+  add("storage", "--storage", storage_name(o.storage));
+  if (o.store_compression != pack16::kNone)  // recorded when used, so that states made without it still resume
+    add("store_compression", "--store-compression", compression_name(o.store_compression));
+  add("internal_dt", "--internal-dt", exact(o.internal_dt));
+  add("pml_reflection", "the PML reflection target", exact(o.pml_reflection));
+  if (o.pml_frequency > 0)  // recorded when set, so that states made without it still resume
+    add("pml_frequency", "--pml-frequency", exact(o.pml_frequency));
+  add("cfl_safety", "the time-step safety factor", exact(o.cfl_safety));
+  out.insert(out.end(), method.begin(), method.end());
 
   const bool three = m.three_d();
   add("model_shape", "the initial model's shape (--model)",
@@ -146,9 +158,11 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   return out;
 }
 
-/// Refuses a state made by another format or with anything other than `now` (InputError
-/// naming the first difference); reads nothing else.
 void check_made_with(const std::string& path, const std::vector<Setting>& now) {
+  check_made_with(path, now, kStateFormat);
+}
+
+void check_made_with(const std::string& path, const std::vector<Setting>& now, const std::string& state_format) {
   if (!std::filesystem::exists(path)) throw InputError("--resume: no saved state " + path);
   const std::map<std::string, std::string> saved = io::read_texts(path);
   const auto format = saved.find("format");
@@ -156,8 +170,8 @@ void check_made_with(const std::string& path, const std::vector<Setting>& now) {
     throw InputError("--resume: " + path +
                      " does not record what made it (a state from an older starwave), so it cannot be checked "
                      "against this run; start again with --overwrite");
-  if (format->second != kStateFormat)
-    throw InputError("--resume: " + path + " is a '" + format->second + "', this starwave reads '" + kStateFormat +
+  if (format->second != state_format)
+    throw InputError("--resume: " + path + " is a '" + format->second + "', this starwave reads '" + state_format +
                      "'; start again with --overwrite");
   const std::string hint = " (resume with the same settings and inputs, or start again with --overwrite)";
   // The settings recorded only when they differ from their default: absent, they were that.

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,13 +40,31 @@ struct Setting {
   std::string value;  // exact, as text
 };
 
+/// Where the observed traces come from when the survey does not hold them (streamed), and
+/// each shot's checksum as it was checked then (FwiOptions::observed, observed_checksums).
+struct ObservedSource {
+  std::function<std::vector<float>(int shot)> observed;
+  std::vector<std::uint64_t> checksums;
+};
+
 /// What determines this inversion's result (the inputs' values by checksum, the numerical
 /// and inversion options), each as exact text: saved with every state.
 std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o, const FwiOptions& f);
 
+/// The same for any method that iterates on a model and data (fwi, lsrtm): the numerical
+/// options, then the method's own settings (`method`), then the model's and the data's
+/// identity. Collective under MPI.
+std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalOptions& o,
+                               const std::vector<Setting>& method, const ObservedSource& data);
+
+/// A double as the shortest text that reads back as the same double (a Setting's value).
+std::string exact_text(double x);
+
 /// Refuses a state made by another format or with anything other than `now` (InputError
-/// naming the first difference); reads nothing else.
+/// naming the first difference); reads nothing else. `state_format`: the root's `format`
+/// text the caller writes (fwi's when not given).
 void check_made_with(const std::string& path, const std::vector<Setting>& now);
+void check_made_with(const std::string& path, const std::vector<Setting>& now, const std::string& state_format);
 
 /// Writes the state to `path` (atomically), with what made it.
 void save(const std::string& path, const State& st, const std::vector<Setting>& made);
