@@ -17,6 +17,7 @@ int rtm(int argc, char** argv);
 int plan(int argc, char** argv);
 int plan_fwi(int argc, char** argv);  // `plan fwi …`, called by plan()
 int fwi(int argc, char** argv);
+int lsrtm(int argc, char** argv);
 int plot(int argc, char** argv);
 int import_segy(int argc, char** argv);
 int export_segy(int argc, char** argv);

@@ -36,6 +36,7 @@ const char* kUsage =
     "  born     the Born (linearised) data J δv of a velocity perturbation\n"
     "  gradient misfit and its exact gradient with respect to the velocity\n"
     "  rtm      reverse-time migration image of observed data\n"
+    "  lsrtm    least-squares RTM: the perturbation whose Born data fit the data (CG, --resume)\n"
     "  fwi      full-waveform inversion (L-BFGS, bounds, restart with --resume)\n"
     "  plan     what a gradient, rtm or fwi run would hold in memory, without running it\n"
     "  plot     draw a model or a shot gather as PNG\n"
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
     if (cmd == "gradient") return starwave::commands::gradient(argc - 1, argv + 1);
     if (cmd == "fwi") return starwave::commands::fwi(argc - 1, argv + 1);
     if (cmd == "rtm") return starwave::commands::rtm(argc - 1, argv + 1);
+    if (cmd == "lsrtm") return starwave::commands::lsrtm(argc - 1, argv + 1);
     if (cmd == "plan") return starwave::commands::plan(argc - 1, argv + 1);
     if (cmd == "plot") return starwave::commands::plot(argc - 1, argv + 1);
     if (cmd == "import") return starwave::commands::import_segy(argc - 1, argv + 1);

@@ -677,5 +677,47 @@ TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
   EXPECT_EQ(io::read_record(killed, {"history/misfit"}, {}).arrays.at("history/misfit").size(), 7u);
 }
 
+TEST_F(Cli, LsrtmKilledAndResumedEndsLikeAnUninterruptedRun) {
+  // `lsrtm` writes its image, RTM's, the illumination and the misfit history, and the
+  // pictures; killed after its state reached iteration 2 and resumed, it ends with the
+  // uninterrupted run's bits. Bad options and an existing state without --resume are
+  // refused, nothing written.
+  const std::string data = path("ls-data.h5"), smooth = path("ls-smooth.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  const std::string common = "lsrtm --model " + smooth + " --data " + data + " --iterations 5 --quiet --out ";
+  ASSERT_EQ(run(common + path("ls-whole.h5") + " --figures " + path("ls-figs")).status, 0);
+  const io::Record whole = io::read_record(path("ls-whole.h5"), {"history/misfit"}, {"iterations"});
+  const std::vector<double>& misfit = whole.arrays.at("history/misfit");
+  ASSERT_EQ(misfit.size(), 6u);
+  EXPECT_LT(misfit.back(), misfit.front());
+  for (const char* f : {"rtm.png", "misfit.png", "image_001.png", "image_005.png"})
+    EXPECT_TRUE(fs::exists(path("ls-figs") + "/" + f)) << f;
+
+  const std::string killed = path("ls-killed.h5"), state = killed + ".state";
+  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + common + killed);
+  ASSERT_GT(pid, 0);
+  const int reached = test::wait_for_saved_iteration(state, 2);
+  kill(pid, SIGKILL);
+  test::wait_until_gone(pid);
+  ASSERT_GE(reached, 2) << "lsrtm never saved iteration 2";
+  EXPECT_FALSE(fs::exists(killed)) << "no image before the run ends";
+  expect_refused(common + killed, killed, "--resume");
+  expect_refused(common + killed + " --resume --precondition none", killed, "--precondition");
+  ASSERT_EQ(run(common + killed + " --resume").status, 0);
+  for (const char* name : {"/image", "/rtm"}) {
+    const io::Array2D a = io::read_slice(path("ls-whole.h5"), name, 0), b = io::read_slice(killed, name, 0);
+    ASSERT_EQ(a.values.size(), b.values.size());
+    EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0) << name;
+  }
+
+  const std::string bad = path("ls-bad.h5");
+  expect_refused(common + bad + " --iterations 0", bad, "--iterations");
+  expect_refused(common + bad + " --precondition sometimes", bad, "--precondition");
+  expect_refused(common + bad + " --mute below", bad, "--mute");
+  expect_refused(common + bad + " --fix-top 5000", bad, "--fix-top");
+  expect_refused(common + bad + " --resume", bad, "--resume");
+}
+
 }  // namespace
 }  // namespace starwave::test

@@ -4,12 +4,14 @@
 // ends with the uninterrupted run's bits; a state made with other settings is refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "src/base/error.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
+#include "src/workflows/gradient.hpp"
 #include "src/workflows/lsrtm.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
@@ -80,6 +82,7 @@ TEST(Lsrtm, BornDataFitTheirPerturbation) {
     LsrtmOptions l;
     l.iterations = 20;
     l.precondition = precondition;
+    l.mute = false;  // δv reaches the surface: every cell of it is to be fitted
     const LsrtmResult r = run(c, l);
     ASSERT_EQ(r.iterations, 20);
     ASSERT_EQ(r.misfit.size(), 21u);
@@ -113,6 +116,16 @@ TEST(Lsrtm, ResumedRunEndsWithTheUninterruptedRunsBits) {
   whole.iterations = 4;
   whole.state = dir + "/whole.h5";
   const LsrtmResult a = run(c, whole);
+  // The acquisition zone's mute (the default) holds δv at 0 there, and only there.
+  const std::vector<double> w = rtm_mute_weights(c.background, c.survey);
+  std::size_t held = 0, moved = 0;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    held += w[i] == 0 && a.image[i] == 0;
+    moved += w[i] > 0 && a.image[i] != 0;
+  }
+  EXPECT_EQ(held, std::size_t(std::count(w.begin(), w.end(), 0.0)));
+  EXPECT_GT(held, 0u);
+  EXPECT_GT(moved, w.size() / 2);
   LsrtmOptions part = whole;
   part.state = dir + "/part.h5";
   part.iterations = 2;

@@ -113,8 +113,10 @@ void write_model(const std::string& path, const Model& m) {
 }
 
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
-                  const std::map<std::string, double>& scalars) {
+                  const std::map<std::string, double>& scalars,
+                  const std::map<std::string, std::vector<double>>& series) {
   for (const auto& [name, v] : fields) require_finite_output(v.data(), v.size(), path, name);
+  for (const auto& [name, v] : series) require_finite_output(v.data(), v.size(), path, name);
   for (const auto& [name, v] : scalars) require_finite_output(&v, 1, path, "attribute " + name);
   write_atomically(path, [&](hid_t f) {
     write_model_attributes(f, m);
@@ -125,6 +127,8 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
       Hid d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
       write_model_attributes(d, m);
     }
+    for (const auto& [name, v] : series)
+      write_dataset(f, name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
   });
 }
 

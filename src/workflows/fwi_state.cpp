@@ -42,8 +42,7 @@ std::string traces_checksum(const Survey& s, const ObservedSource& f) {
   for (int k = 0; k < s.nshots(); ++k) {
     std::vector<float> streamed;
     const float* d = s.observed(k);
-    if (!d && graph::mine(k, s.nshots()) &&
-        std::size_t(k) < f.checksums.size()) {  // as checked when first read
+    if (!d && graph::mine(k, s.nshots()) && std::size_t(k) < f.checksums.size()) {  // as checked when first read
       halves[2 * std::size_t(k)] = double(f.checksums[std::size_t(k)] >> 32);
       halves[2 * std::size_t(k) + 1] = double(f.checksums[std::size_t(k)] & 0xFFFFFFFFull);
       continue;

@@ -358,6 +358,16 @@ std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
   return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
 }
 
+std::vector<double> rtm_mute_weights(const Model& m, const Survey& s) {
+  const auto [acquisition, mute] = rtm_mute(m, s);
+  std::vector<double> w(m.cells());
+  const std::size_t plane = std::size_t(m.ny) * std::size_t(m.nx);
+  for (int z = 0; z < m.nz; ++z)
+    std::fill(w.begin() + long(z * plane), w.begin() + long((z + 1) * plane),
+              mute_weight(m.z0 + z * m.dz, acquisition, mute));
+  return w;
+}
+
 StreamedData stream_observed_data(const std::string& path, const Survey& s, int keep) {
   const std::size_t traces = std::size_t(s.nrec()) * std::size_t(s.nt);
   StreamedData out;

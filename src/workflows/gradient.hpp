@@ -132,6 +132,10 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
 /// the slowest velocity of the model's top row: the mute of finish_rtm_image().
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s);
 
+/// finish_rtm_image()'s mute as a weight a model cell: 0 down to the deepest source or
+/// receiver, a sin² taper to 1 at rtm_mute()'s depth, 1 below.
+std::vector<double> rtm_mute_weights(const Model& m, const Survey& s);
+
 /// The image `rtm` writes (and `starwave.rtm` returns): the stack `r` finished
 /// (finish_rtm_image, muted to rtm_mute's depths) and checked (check_rtm_image), with the
 /// mute's depth.

@@ -49,7 +49,9 @@ std::vector<fwi_state::Setting> lsrtm_made_with(const Model& m, const Survey& s,
                                                 const LsrtmOptions& l) {
   const std::vector<fwi_state::Setting> method{
       {"method", "the method", "lsrtm, conjugate gradients on the normal equations"},
-      {"precondition", "--precondition", l.precondition ? "illumination" : "none"}};
+      {"precondition", "--precondition", l.precondition ? "illumination" : "none"},
+      {"mute", "--mute", l.mute ? "acquisition" : "none"},
+      {"fix_top", "--fix-top", fwi_state::exact_text(l.fix_top)}};
   return fwi_state::made_with(m, s, o, method, fwi_state::ObservedSource{l.observed, l.observed_checksums});
 }
 
@@ -92,6 +94,26 @@ CgState load(const std::string& path, std::size_t n) {
   return st;
 }
 
+/// The diagonal P: 1 / (illumination + 1 % of its peak) (or 1), times the mask of the cells
+/// the image may change (the acquisition zone's mute, --fix-top).
+std::vector<double> preconditioner(const Model& m, const Survey& s, const LsrtmOptions& l,
+                                   const std::vector<double>& illumination) {
+  const std::size_t n = m.cells();
+  std::vector<double> p(n, 1.0);
+  if (l.precondition) {
+    const double peak = *std::max_element(illumination.begin(), illumination.end());
+    for (std::size_t i = 0; i < n; ++i) p[i] = 1.0 / (illumination[i] + 0.01 * peak + 1e-300);
+  }
+  if (l.mute) {
+    const std::vector<double> w = rtm_mute_weights(m, s);
+    for (std::size_t i = 0; i < n; ++i) p[i] *= w[i];
+  }
+  const std::size_t plane = std::size_t(m.ny) * std::size_t(m.nx);
+  for (int z = 0; z < m.nz && m.z0 + z * m.dz < l.fix_top; ++z)
+    std::fill(p.begin() + long(z * plane), p.begin() + long((z + 1) * plane), 0.0);
+  return p;
+}
+
 /// An evaluation's values and misfit, the same on every rank (rank 0's).
 void share(ImagingResult& r) {
   if (!graph::distributed()) return;
@@ -109,6 +131,8 @@ void check_lsrtm_inputs(const Model& background, const Survey& s, const Numerica
     throw InputError("--iterations: " + std::to_string(l.iterations) +
                      "; least-squares RTM needs at least 1 (its first is RTM's image, scaled)");
   if (l.resume && l.state.empty()) throw InputError("--resume: name the state to resume with --state");
+  if (!(l.fix_top >= 0 && l.fix_top < background.z0 + background.nz * background.dz))
+    throw InputError("--fix-top: " + number_text(l.fix_top) + " m; must be 0 (none) or a depth within the model");
   check_imaging_inputs(background, s, o, bool(l.observed));
 }
 
@@ -138,6 +162,8 @@ LsrtmResult lsrtm(const Model& background, const Survey& s, const NumericalOptio
       pr.iteration = st.iteration;
       pr.iterations = l.iterations;
       pr.image = &st.x;
+      pr.rtm = &st.rtm;
+      pr.history = &st.history;
       pr.misfit = st.history.back();
       pr.misfit0 = st.history.front();
       pr.seconds = graph::clock_seconds() - t0;
@@ -174,11 +200,7 @@ LsrtmResult lsrtm(const Model& background, const Survey& s, const NumericalOptio
     for (std::size_t i = 0; i < n; ++i) st.s[i] = -g.values[i];
     st.rtm = st.s;
     st.illumination = g.illumination;
-    st.precond.assign(n, 1.0);
-    if (l.precondition) {
-      const double peak = *std::max_element(g.illumination.begin(), g.illumination.end());
-      for (std::size_t i = 0; i < n; ++i) st.precond[i] = 1.0 / (g.illumination[i] + 0.01 * peak + 1e-300);
-    }
+    st.precond = preconditioner(background, s, l, g.illumination);
     st.x.assign(n, 0.0);
     st.p = times(st.precond, st.s);
     st.gamma = dot(st.s, st.p);

@@ -22,6 +22,8 @@ namespace starwave {
 struct LsrtmOptions {
   int iterations = 10;       // CG iterations after the first evaluation (≥ 1)
   bool precondition = true;  // diagonal: 1 / (source illumination + 1 % of its peak), of the first evaluation
+  bool mute = true;          // δv held at 0 in the acquisition zone, tapered below it (rtm_mute_weights)
+  double fix_top = 0;        // δv held at 0 above this depth (m), e.g. a water layer; 0 = none
   std::string state;         // restart file, written after every iteration ("" = none)
   bool resume = false;       // continue from `state`
   bool inputs_checked = false;
@@ -38,10 +40,12 @@ struct LsrtmOptions {
 /// Where an LSRTM run stands after iteration `iteration` (0: the first evaluation).
 struct LsrtmProgress {
   int iteration = 0, iterations = 0;
-  const std::vector<double>* image = nullptr;  // δv, m/s, one value a model cell
-  double misfit = 0;                           // ½‖J δv − b‖²_W
-  double misfit0 = 0;                          // ½‖b‖²_W (δv = 0)
-  double seconds = 0;                          // of the iteration
+  const std::vector<double>* image = nullptr;    // δv, m/s, one value a model cell
+  const std::vector<double>* rtm = nullptr;      // Jᵀ W b (LsrtmResult::rtm)
+  const std::vector<double>* history = nullptr;  // the misfit before the first iteration, then after each
+  double misfit = 0;                             // ½‖J δv − b‖²_W
+  double misfit0 = 0;                            // ½‖b‖²_W (δv = 0)
+  double seconds = 0;                            // of the iteration
 };
 
 struct LsrtmResult {
