@@ -30,7 +30,9 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
   if (rtm) {
     const RtmImage image = rtm_image(m, s, r, rtm_options);
     io::write_fields(out, m, {{"/image", image.image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
-                     {{"mute_depth", image.mute_depth}, {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)}});
+                     {{"mute_depth", image.mute_depth},
+                      {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)},
+                      {"imaging_condition", double(int(rtm_options.condition))}});
   } else {
     io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
   }
@@ -75,7 +77,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
   c.rtm = command == "rtm";
   c.plan_only = plan_only;
   cli::NumericalText numerical;
-  std::string direct = "smooth";
+  std::string direct = "smooth", condition = "cross";
   cli::po::options_description desc(std::string(plan_only ? "starwave plan " : "starwave ") + command);
   auto out_value = cli::po::value<std::string>(&c.out);
   if (!plan_only) out_value->required();
@@ -94,14 +96,20 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
                        "smooth model), none")(
         "direct-smooth", cli::po::value<double>(&c.rtm_options.smooth)->default_value(0),
         "--direct-wave smooth: Gaussian smoothing length, m (0 = half a dominant wavelength at the model's "
-        "mean velocity)");
+        "mean velocity)")(
+        "imaging-condition", cli::po::value<std::string>(&condition)->default_value("cross"),
+        "how /image is made from the compensated stack: cross (its depth derivative) or laplacian (its "
+        "Laplacian filter, −∇²)");
   cli::add_numerical_options(desc, c.o, numerical);
   cli::add_common_flags(desc, c.flags);
   if (plan_only) add_projection_options(desc, c.projection);
   cli::po::variables_map vm;
   cli::parse(plan_only ? "plan " + command : command, argc, argv, desc, vm);
   cli::finish_numerical_options(c.o, numerical);
-  if (c.rtm) finish_rtm_options(c.rtm_options, direct);
+  if (c.rtm) {
+    finish_rtm_options(c.rtm_options, direct);
+    c.rtm_options.condition = parse_imaging_condition(condition);
+  }
   if (plan_only) check_projection_options(vm, c.projection);
   return c;
 }

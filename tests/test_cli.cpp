@@ -283,6 +283,27 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   }
   EXPECT_GT(image_peak, 0);
   EXPECT_LE(worst, 1e-5 * image_peak);  // the file's float32 raw stack against the double one it was made from
+
+  // --imaging-condition laplacian: /image is −∇² of the compensated stack instead, the same
+  // stack; an unknown condition is refused, nothing written.
+  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data + " --storage full --imaging-condition laplacian --out " +
+                path("il.h5"))
+                .status,
+            0);
+  const io::Array2D lap = io::read_slice(path("il.h5"), "/image", 0);
+  EXPECT_EQ(io::read_slice(path("il.h5"), "/image_raw", 0).values, raw.values);
+  EXPECT_EQ(root_attribute(path("il.h5"), "imaging_condition"), 1.0);
+  const std::vector<double> lap_expected =
+      finish_rtm_image(v, r, il, rtm_mute(v, sv).first, mute, ImagingCondition::kLaplacian);
+  double lap_peak = 0, lap_worst = 0;
+  for (std::size_t i = 0; i < lap_expected.size(); ++i) {
+    lap_peak = std::max(lap_peak, std::abs(lap_expected[i]));
+    lap_worst = std::max(lap_worst, std::abs(lap_expected[i] - double(lap.values[i])));
+  }
+  EXPECT_GT(lap_peak, 0);
+  EXPECT_LE(lap_worst, 1e-5 * lap_peak);
+  expect_refused("rtm --model " + smooth + " --data " + data + " --imaging-condition isotropic --out " + path("ix.h5"),
+                 path("ix.h5"), "--imaging-condition");
 }
 
 TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {

@@ -332,19 +332,42 @@ ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o
 
 std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& raw,
                                      const std::vector<double>& illumination, double acquisition_depth,
-                                     double mute_depth) {
+                                     double mute_depth, ImagingCondition condition) {
   double peak = 0;
   for (double v : illumination) peak = std::max(peak, v);
   std::vector<double> c(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i) c[i] = raw[i] / (illumination[i] + 0.01 * peak + 1e-300);
-  auto at = [&](int z, int y, int x) { return c[m.index(std::clamp(z, 0, m.nz - 1), y, x)]; };  // edge replication
+  auto at = [&](int z, int y, int x) {  // edge replication
+    return c[m.index(std::clamp(z, 0, m.nz - 1), std::clamp(y, 0, m.ny - 1), std::clamp(x, 0, m.nx - 1))];
+  };
+  auto second = [&](int z, int y, int x, int dz, int dy, int dx, double h) {
+    return (at(z + dz, y + dy, x + dx) - 2 * at(z, y, x) + at(z - dz, y - dy, x - dx)) / (h * h);
+  };
   std::vector<double> out(raw.size());
   for (int z = 0; z < m.nz; ++z) {
     const double w = mute_weight(m.z0 + z * m.dz, acquisition_depth, mute_depth);
     for (int y = 0; y < m.ny; ++y)
-      for (int x = 0; x < m.nx; ++x) out[m.index(z, y, x)] = w * (at(z + 1, y, x) - at(z - 1, y, x)) / (2 * m.dz);
+      for (int x = 0; x < m.nx; ++x) {
+        double v;
+        if (condition == ImagingCondition::kLaplacian)
+          v = -(second(z, y, x, 1, 0, 0, m.dz) + second(z, y, x, 0, 0, 1, m.dx) +
+                (m.three_d() ? second(z, y, x, 0, 1, 0, m.dy) : 0.0));
+        else
+          v = (at(z + 1, y, x) - at(z - 1, y, x)) / (2 * m.dz);
+        out[m.index(z, y, x)] = w * v;
+      }
   }
   return out;
+}
+
+const char* imaging_condition_name(ImagingCondition c) {
+  return c == ImagingCondition::kLaplacian ? "laplacian" : "cross";
+}
+
+ImagingCondition parse_imaging_condition(const std::string& text) {
+  if (text == "cross") return ImagingCondition::kCross;
+  if (text == "laplacian") return ImagingCondition::kLaplacian;
+  throw InputError("--imaging-condition: '" + text + "' is not one of cross, laplacian");
 }
 
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
@@ -431,7 +454,7 @@ double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& 
 
 RtmImage rtm_image(const Model& m, const Survey& s, const ImagingResult& r, const RtmOptions& rtm) {
   const auto [acquisition, mute] = rtm_mute(m, s);
-  RtmImage out{finish_rtm_image(m, r.values, r.illumination, acquisition, mute), mute};
+  RtmImage out{finish_rtm_image(m, r.values, r.illumination, acquisition, mute, rtm.condition), mute};
   check_rtm_image(out.image, rtm);
   return out;
 }

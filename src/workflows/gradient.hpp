@@ -87,8 +87,22 @@ ImagingResult normal_product(const Model& m, const Survey& s, const NumericalOpt
 ///             left to the acquisition mute of finish_rtm_image()).
 enum class DirectWave { kSmooth, kModel, kNone };
 
+/// How `rtm` turns its illumination-compensated stack c into /image (finish_rtm_image):
+///   kCross     — ∂c/∂z: a velocity step's band-limited step becomes a zero-phase peak at
+///                the interface, and the smooth low-wavenumber part goes;
+///   kLaplacian — −∇²c, the Laplacian filter (Zhang & Sun 2009): it removes the
+///                low-wavenumber back-scattering in every direction, not in depth alone.
+enum class ImagingCondition { kCross, kLaplacian };
+
+/// "cross", "laplacian".
+const char* imaging_condition_name(ImagingCondition c);
+
+/// --imaging-condition's value (InputError naming the option otherwise).
+ImagingCondition parse_imaging_condition(const std::string& text);
+
 struct RtmOptions {
   DirectWave direct = DirectWave::kSmooth;
+  ImagingCondition condition = ImagingCondition::kCross;
   double smooth = 0;  // kSmooth: Gaussian σ in m; 0: direct_wave_smoothing()
 };
 
@@ -118,7 +132,7 @@ void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm);
 
 /// The RTM image as it is used: the raw stack (∝ the velocity update, raw/illumination
 /// compensated by the source illumination plus 1% of its peak so unlit cells stay
-/// bounded), differentiated in depth — the velocity-update image of a step is a band-
+/// bounded), differentiated in depth (kCross; kLaplacian: −∇² instead) — the velocity-update image of a step is a band-
 /// limited step, its depth derivative a zero-phase reflectivity peak, and the derivative
 /// removes the smooth low-wavenumber (backscattering, transmission) part — and muted in
 /// the acquisition zone: zero above `acquisition_depth` (m), a sin² taper down to
@@ -126,7 +140,7 @@ void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm);
 /// dominate.
 std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& raw,
                                      const std::vector<double>& illumination, double acquisition_depth,
-                                     double mute_depth);
+                                     double mute_depth, ImagingCondition condition = ImagingCondition::kCross);
 
 /// The depth of the deepest source or receiver, and that plus one dominant wavelength at
 /// the slowest velocity of the model's top row: the mute of finish_rtm_image().
