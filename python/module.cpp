@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -200,6 +201,29 @@ py::array model(const Numerics& n, const py::object& vp, const py::object& spaci
   return traces_array(s, working([&] { return model_shots(m, s, o, nullptr); }));  // the command line's bits
 }
 
+py::array born(const Numerics& n, const py::object& vp, const py::object& dv, const py::object& spacing, double dt,
+               const py::object& wavelet, const py::object& sources, const py::object& receivers,
+               const py::object& origin, const py::object& receiver_counts) {
+  const NumericalOptions o = options(vp, n);
+  const Model m = python::to_model(vp, spacing, origin);
+  if (py::array(dv).ndim() != py::array(vp).ndim() || py::array(dv).size() != py::array(vp).size())
+    throw InputError("dv: must have vp's shape");
+  std::vector<double> perturbation(m.cells());
+  {
+    const py::array_t<double, py::array::c_style | py::array::forcecast> d(dv);
+    if (std::size_t(d.size()) != m.cells()) throw InputError("dv: must have vp's shape");
+    for (std::size_t i = 0; i < m.cells(); ++i) {
+      perturbation[i] = d.data()[i];
+      if (!std::isfinite(perturbation[i])) throw InputError("dv: holds a value that is not finite");
+    }
+  }
+  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
+  check_modeling_inputs(m, s, o);
+  const std::vector<double> j = working([&] { return born_shots_exact(m, perturbation, s, o); });
+  if (o.precision == Precision::kDouble) return traces_array(s, j);
+  return traces_array(s, std::vector<float>(j.begin(), j.end()));
+}
+
 /// What a gradient or RTM call runs on: its options, model and survey with the observed data,
 /// checked as `starwave gradient` checks its files.
 struct ImagingRun {
@@ -308,6 +332,11 @@ PYBIND11_MODULE(_starwave, mod) {
            "package's help for the arguments).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
            arg("origin") = py::none(), arg("receiver_counts") = py::none());
+  def_call(mod, "born", &born,
+           "The Born data J·dv: the derivative of model(vp, …) along the velocity perturbation dv (m/s, vp's "
+           "shape), (nshots, nrec, nt) of vp's dtype.",
+           arg("vp"), arg("dv"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"),
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none());
   def_call(mod, "gradient", &gradient,
            "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
            "shaped as vp.",

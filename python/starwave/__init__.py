@@ -11,6 +11,9 @@ raises ``ValueError`` naming the argument.
           order=8, pml_width=20, free_surface=False, internal_dt=0.0, pml_velocity=0.0,
           pml_frequency=0.0)
         -> data (nshots, nrec, nt) of vp's dtype: sample n at t = n·dt
+    born(vp, dv, spacing, dt, wavelet, sources, receivers, *, ... as model)
+        -> J·dv (nshots, nrec, nt) of vp's dtype: the Born data, the derivative of model's data
+           along the velocity perturbation dv (m/s, vp's shape); its transpose is vjp
     gradient(vp, spacing, dt, wavelet, sources, receivers, observed, *, origin=None,
              receiver_counts=None, weights=None, order=8, pml_width=20, free_surface=False,
              internal_dt=0.0)
@@ -29,11 +32,12 @@ counts[s] receivers only (ragged acquisitions); ``weights`` (nrec,) or (nshots, 
 the residual (0: a dead trace). ``pml_velocity`` (m/s; 0: the model's largest) and
 ``internal_dt`` (s; 0: from the model's largest velocity) fix the absorbing layers and the time
 step, which the gradient holds fixed; ``pml_frequency`` (Hz; 0: the first wavelet's dominant
-frequency) tunes the layers. ``starwave.torch`` puts ``model`` under PyTorch's autograd.
+frequency) tunes the layers. ``starwave.torch`` puts ``model`` and ``born`` under PyTorch's
+autograd.
 """
 import atexit as _atexit
 
-from ._starwave import gradient, model, rtm, shutdown, vjp
+from ._starwave import born, gradient, model, rtm, shutdown, vjp
 
-__all__ = ["model", "gradient", "vjp", "rtm", "shutdown"]
+__all__ = ["model", "born", "gradient", "vjp", "rtm", "shutdown"]
 _atexit.register(shutdown)

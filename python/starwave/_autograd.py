@@ -1,5 +1,6 @@
-"""starwave's modelling as a torch.autograd.Function (starwave.torch.model; the module help says
-how to call it): the data by starwave.model, their vector-Jacobian product by starwave.vjp."""
+"""starwave's modelling and Born modelling as torch.autograd.Functions (starwave.torch.model and
+starwave.torch.born; the module help says how to call them): the data by starwave.model and
+starwave.born, their vector-Jacobian products by starwave.vjp (J's transpose)."""
 import numpy as _np
 import torch as _torch
 
@@ -45,3 +46,41 @@ def model(v, spacing, dt, wavelet, sources, receivers, **options):
                                   (unknown[0], ", ".join(_OPTIONS)))
     options = {k: _array(x) for k, x in options.items()}
     return _Model.apply(v, _array(spacing), float(dt), _array(wavelet), _array(sources), _array(receivers), options)
+
+
+class _Born(_torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, v, dv, spacing, dt, wavelet, sources, receivers, options):
+        data = _starwave.born(v.detach().cpu().numpy(), dv.detach().cpu().numpy(), spacing, dt, wavelet, sources,
+                              receivers, **options)
+        ctx.save_for_backward(v)
+        ctx.call = (spacing, dt, wavelet, sources, receivers, options)
+        return _torch.from_numpy(_np.ascontiguousarray(data)).to(device=v.device, dtype=v.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError("starwave.torch.born: the gradient with respect to v (a second derivative of "
+                                      "the modelling) is not computed; detach v, or use starwave.torch.model")
+        (v,) = ctx.saved_tensors
+        spacing, dt, wavelet, sources, receivers, options = ctx.call
+        g = None
+        if ctx.needs_input_grad[1]:  # Jᵀ grad: J is linear in dv
+            g = _starwave.vjp(v.detach().cpu().numpy(), spacing, dt, wavelet, sources, receivers,
+                              grad.detach().cpu().numpy(), **options)
+            g = _torch.from_numpy(g).to(device=v.device, dtype=v.dtype)
+        return None, g, None, None, None, None, None, None
+
+
+def born(v, dv, spacing, dt, wavelet, sources, receivers, **options):
+    """Differentiable starwave.born with respect to dv (module help)."""
+    for name, x in (("v", v), ("dv", dv)):
+        if not isinstance(x, _torch.Tensor):
+            raise TypeError("starwave.torch.born: %s must be a torch.Tensor (starwave.born takes numpy arrays)" % name)
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise NotImplementedError("starwave.torch.born: option %s is not supported (supported: %s)" %
+                                  (unknown[0], ", ".join(_OPTIONS)))
+    options = {k: _array(x) for k, x in options.items()}
+    return _Born.apply(v, dv.to(dtype=v.dtype), _array(spacing), float(dt), _array(wavelet), _array(sources),
+                       _array(receivers), options)

@@ -1,6 +1,9 @@
 """starwave.torch — starwave's modelling under PyTorch's autograd.
 
     starwave.torch.model(v, spacing, dt, wavelet, sources, receivers, **options) -> data
+    starwave.torch.born(v, dv, spacing, dt, wavelet, sources, receivers, **options) -> J·dv
+        (the Born data; backward gives dv.grad = Jᵀ·grad, J being linear in dv; v.grad is not
+        computed: v must not require it)
     starwave.torch.scalar(v, grid_spacing, dt, source_amplitudes, source_locations,
                           receiver_locations, accuracy=4, pml_width=20, pml_freq=None, max_vel=None, ...)
         -> Deepwave 0.0.27's tuple, the receiver data [shot, receiver, time] last
@@ -26,9 +29,9 @@ source amplitudes raise NotImplementedError. `import starwave.torch as deepwave`
 """
 import types as _types
 
-from ._autograd import model
+from ._autograd import born, model
 from ._deepwave import IGNORE_LOCATION, Scalar, cosine_taper_end, ricker, scalar
 
 wavelets = _types.SimpleNamespace(ricker=ricker)
 common = _types.SimpleNamespace(cosine_taper_end=cosine_taper_end, IGNORE_LOCATION=IGNORE_LOCATION)
-__all__ = ["model", "scalar", "Scalar", "IGNORE_LOCATION", "wavelets", "common"]
+__all__ = ["model", "born", "scalar", "Scalar", "IGNORE_LOCATION", "wavelets", "common"]
