@@ -2,8 +2,9 @@
 """bench/deepwave_compare.py — starwave.torch.scalar against Deepwave 0.0.27 on the same inputs.
 
     PYTHONPATH=build/python:DW /usr/bin/python3 bench/deepwave_compare.py --record FILE
-        Deepwave's data (direct wave; point scatterer; accuracy 4 and 8) and first gradient on
-        small 2-D cases, with the inputs that made them, into FILE
+        Deepwave's data (direct wave; point scatterer; accuracy 4 and 8), first gradient, and
+        scalar_born's scattered data and gradient with respect to the scatter on small 2-D
+        cases, with the inputs that made them, into FILE
         (tests/python/data/deepwave-0.0.27.npz: tests/python/test_deepwave.py checks starwave
         against it), and each case's relative L2 difference printed.
     ... --examples DOCS [--work DIR]
@@ -95,6 +96,32 @@ def first_gradient(scalar, case, accuracy, dtype=torch.float64):
     return v.grad.detach()
 
 
+def born_models(case, dtype):
+    """The homogeneous background and a smooth perturbation (a Gaussian of 150 m/s, 3 cells wide,
+    at the scattering cell: away from the sources, whose cells Deepwave's Born source leaves out)."""
+    v = torch.full(tuple(case["shape"]), case["vp"], dtype=dtype)
+    z, x = torch.meshgrid(torch.arange(v.shape[0], dtype=dtype), torch.arange(v.shape[1], dtype=dtype), indexing="ij")
+    cz, cx = (float(c) for c in case["scatter_cell"])
+    return v, 150.0 * torch.exp(-((z - cz) ** 2 + (x - cx) ** 2) / 9.0)
+
+
+def run_born(scalar_born, case, v, scatter, accuracy, dtype=torch.float64):
+    out = scalar_born(v, scatter, case["h"], case["dt"], source_amplitudes=torch.from_numpy(case["amplitudes"]).to(dtype),
+                      source_locations=torch.from_numpy(case["src"]), receiver_locations=torch.from_numpy(case["rec"]),
+                      accuracy=accuracy, pml_freq=case["pml_freq"], max_vel=case["max_vel"])
+    return out[-1], len(out)
+
+
+def born_gradient(scalar_born, case, accuracy, dtype=torch.float64):
+    """∂/∂scatter of ½‖B(scatter₀) − B(scatter_true)‖² at scatter₀ = 0: −Jᵀ of the true perturbation's Born data."""
+    v, true = born_models(case, dtype)
+    observed = run_born(scalar_born, case, v, true, accuracy, dtype)[0].detach()
+    scatter = torch.zeros_like(v).requires_grad_()
+    loss = 0.5 * ((run_born(scalar_born, case, v, scatter, accuracy, dtype)[0] - observed) ** 2).sum()
+    loss.backward()
+    return scatter.grad.detach()
+
+
 def record(path):
     import deepwave
     import starwave.torch as sw
@@ -119,6 +146,16 @@ def record(path):
     g = first_gradient(deepwave.scalar, case, 4)
     out["gradient_4"] = g.numpy().astype(np.float32)
     print("first gradient, accuracy 4: rel. L2 %.2e" % rel(first_gradient(sw.scalar, case, 4), g))
+    for accuracy in (4, 8):  # scalar_born: the scattered data of a smooth perturbation
+        v, scatter = born_models(case, torch.float64)
+        d, n = run_born(deepwave.scalar_born, case, v, scatter, accuracy)
+        out["born_%d" % accuracy] = d.numpy().astype(np.float32)
+        out["born_tuple_length"] = n
+        print("scalar_born accuracy %d: data rel. L2 %.2e" % (accuracy, rel(run_born(sw.scalar_born, case, v, scatter,
+                                                                                        accuracy)[0], d)))
+    g = born_gradient(deepwave.scalar_born, case, 4)
+    out["born_gradient_4"] = g.numpy().astype(np.float32)
+    print("scalar_born gradient (scatter), accuracy 4: rel. L2 %.2e" % rel(born_gradient(sw.scalar_born, case, 4), g))
     np.savez_compressed(path, **out)
     print("wrote %s (%d bytes)" % (path, os.path.getsize(path)))
 

@@ -71,6 +71,7 @@ struct PlotCommand {
   std::string in, out, dataset, at, title;
   int shot = 0, line = -1;
   double vmin = 0, vmax = 0;
+  bool reflectivity = false;
   cli::CommonFlags flags;
   cli::po::variables_map vm;
   bool given(const char* option) const { return cli::given(vm, option); }
@@ -89,7 +90,10 @@ PlotCommand parse_command(int argc, char** argv) {
       "vmax", cli::po::value<double>(&c.vmax)->default_value(0), "colour scale maximum (models)")(
       "at", cli::po::value<std::string>(&c.at),
       "3-D arrays: the point z,y,x in m the three slices go through (default: the middle)")(
-      "title", cli::po::value<std::string>(&c.title), "the picture's title (default: the file and what is drawn)");
+      "title", cli::po::value<std::string>(&c.title), "the picture's title (default: the file and what is drawn)")(
+      "reflectivity", cli::po::bool_switch(&c.reflectivity),
+      "a velocity model: draw its normal-incidence reflectivity (v[z+1] − v[z]) / (v[z+1] + v[z]), the "
+      "picture an RTM or LSRTM image is compared with");
   cli::add_common_flags(desc, c.flags);
   cli::parse("plot", argc, argv, desc, c.vm);
   cli::require_nonnegative(c.vm, "vmin", "a velocity in m/s");
@@ -112,7 +116,9 @@ struct Drawing {
   figures::Image2D img;           // a gather
   int layers = 1;                 // > 1: a 3-D dataset drawn one layer (--shot) at a time
   std::array<int, 3> c{0, 0, 0};  // the slices' cell
-  bool velocity(const PlotCommand& cmd) const { return !gather && (cmd.dataset.empty() || cmd.dataset == "/vp"); }
+  bool velocity(const PlotCommand& cmd) const {
+    return !gather && !cmd.reflectivity && (cmd.dataset.empty() || cmd.dataset == "/vp");
+  }
 };
 
 /// The dataset named, else a model's /vp, else a data file's gather; read, with the options
@@ -168,6 +174,16 @@ void validate_velocity(const std::string& path, const Drawing& d) {
   m.validate(path);
 }
 
+/// The model's normal-incidence reflectivity below each cell, (v[z+1] − v[z]) / (v[z+1] + v[z]);
+/// 0 on the last plane.
+void to_reflectivity(figures::Field& f) {
+  const std::size_t plane = std::size_t(f.ny) * std::size_t(f.nx);
+  std::vector<float> r(f.values.size(), 0.0f);
+  for (std::size_t i = 0; i + plane < f.values.size(); ++i)
+    r[i] = float((double(f.values[i + plane]) - f.values[i]) / (double(f.values[i + plane]) + f.values[i]));
+  f.values = std::move(r);
+}
+
 /// A shot's traces: every receiver line side by side, or line --line alone.
 void draw_gather(PlotCommand& cmd, Drawing& d, const std::string& file, double dt, std::vector<int> lines) {
   int first = 1;
@@ -194,9 +210,10 @@ void draw_field(PlotCommand& cmd, const Drawing& d, const std::string& file) {
     figures::plot_model(cmd.out, f, cmd.title, cmd.vmin, cmd.vmax, d.c);
   else
     figures::plot_section(cmd.out, f, cmd.title,
-                          d.name == "/gradient" ? "gradient dJ/dv"
-                          : d.name == "/vp"     ? "m/s"
-                                                : "amplitude",
+                          cmd.reflectivity        ? "reflectivity"
+                          : d.name == "/gradient" ? "gradient dJ/dv"
+                          : d.name == "/vp"       ? "m/s"
+                                                  : "amplitude",
                           0.98, d.c);
 }
 
@@ -208,6 +225,12 @@ int plot(int argc, char** argv) {
   safety::refuse_other_format_name(cmd.out, "--out", safety::Format::kPng);
   Drawing d = read_drawing(cmd);
   if (d.name == "/vp" && d.layers == 1) validate_velocity(cmd.in, d);
+  if (cmd.reflectivity) {
+    if (d.name != "/vp" || d.layers != 1)
+      throw InputError("--reflectivity: draws a velocity model's (/vp); " + cmd.in + ": " + d.name + " is not one");
+    to_reflectivity(d.field);
+    if (cmd.title.empty()) cmd.title = std::filesystem::path(cmd.in).filename().string() + ": reflectivity of /vp";
+  }
   cli::refuse_if_given(
       cmd.vm, "vmin", d.velocity(cmd),
       "on " + (cmd.dataset.empty() ? std::string("/data") : cmd.dataset) + " (the colour scale of a velocity model)");

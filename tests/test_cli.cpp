@@ -217,6 +217,22 @@ TEST_F(Cli, PlottingADatasetTheFileLacksIsRefusedNamingIt) {
   expect_refused("plot --in " + survey_ + " --dataset /data --out " + path("g.png"), path("g.png"), "/data");
 }
 
+TEST_F(Cli, PlotDrawsAModelsReflectivity) {
+  // `plot --reflectivity` draws (v[z+1] − v[z]) / (v[z+1] + v[z]) of a layered model: a grey
+  // section whose interfaces stand out from a uniform background; not a gather's.
+  ASSERT_EQ(run("plot --in " + model_ + " --reflectivity --out " + path("r.png")).status, 0);
+  const test::Picture r = test::read_png(path("r.png"));
+  EXPECT_GE(r.width, 800);
+  EXPECT_GT(r.colours(0, r.height / 2), 2u);
+  EXPECT_NE(r.rgb, test::read_png([&] {
+              EXPECT_EQ(run("plot --in " + model_ + " --out " + path("v.png")).status, 0);
+              return path("v.png");
+            }()).rgb);
+  const std::string data = path("rd.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  expect_refused("plot --in " + data + " --reflectivity --out " + path("rg.png"), path("rg.png"), "--reflectivity");
+}
+
 TEST_F(Cli, GradientAndRtmEndToEnd) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);

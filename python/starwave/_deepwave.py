@@ -1,7 +1,8 @@
-"""Deepwave 0.0.27's scalar call on starwave's engine (starwave.torch.scalar, starwave.torch.Scalar).
+"""Deepwave 0.0.27's scalar and scalar Born calls on starwave's engine (starwave.torch.scalar,
+starwave.torch.Scalar, starwave.torch.scalar_born, starwave.torch.ScalarBorn).
 
-The call takes Deepwave's arguments and conventions and turns them into one starwave.torch.model
-call: cell indices become positions in m, the input interval `dt` is cut into Deepwave's inner
+A call takes Deepwave's arguments and conventions and turns them into one starwave.torch.model
+(or starwave.torch.born) call: cell indices become positions in m, the input interval `dt` is cut into Deepwave's inner
 steps (Courant number 0.6 at `max_vel`) with the amplitudes band-limited-resampled in the
 frequency domain, a source adds −v²Δt²·s to the field at its cell (starwave's point source with
 the cell's volume folded in), and a receiver records the field at its cell before each step. The
@@ -14,7 +15,7 @@ import operator
 import numpy as np
 import torch
 
-from ._autograd import model
+from ._autograd import born, model
 
 IGNORE_LOCATION = -1 << 31
 
@@ -37,11 +38,15 @@ _UNSUPPORTED = {
     "python_backend": False,
     "storage_compression": False,
 }
+# scalar_born's own: the scattered field's initial state.
+_UNSUPPORTED_BORN = dict(_UNSUPPORTED, wavefield_sc_0=None, wavefield_sc_m1=None, psiz_sc_m1=None,
+                         psiy_sc_m1=None, psix_sc_m1=None, zetaz_sc_m1=None, zetay_sc_m1=None, zetax_sc_m1=None)
 _STORAGE_MODES = ("device", "cpu", "disk", "none")
+_CALL = ["starwave.torch.scalar"]  # the call that is running, for its messages
 
 
 def _fail(message, error=ValueError):
-    raise error("starwave.torch.scalar: " + message)
+    raise error(_CALL[0] + ": " + message)
 
 
 def _is_default(value, default):
@@ -54,11 +59,11 @@ def _is_default(value, default):
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value == default
 
 
-def _check_unsupported(options):
+def _check_unsupported(options, unsupported=_UNSUPPORTED):
     for name, value in options.items():
-        if name not in _UNSUPPORTED:
+        if name not in unsupported:
             _fail("unexpected keyword argument '%s'" % name, TypeError)
-        default = _UNSUPPORTED[name]
+        default = unsupported[name]
         if _is_default(value, default):
             continue
         kind = "True or False" if isinstance(default, bool) else "a whole number" if default is not None else None
@@ -216,7 +221,48 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
            pml_width=20, pml_freq=None, max_vel=None, *, nt=None, freq_taper_frac=0.0, time_pad_frac=0.0,
            time_taper=False, storage_mode="device", storage_path=".", **options):
     """Deepwave 0.0.27's `scalar` (help(starwave.torch) and docs/python.md say what differs)."""
+    _CALL[0] = "starwave.torch.scalar"
     _check_unsupported(options)
+    ndim, traces = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations,
+                              accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper,
+                              storage_mode)
+    return (None,) * (2 + 2 * ndim) + (traces,)  # the final wavefields: not returned
+
+
+def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_locations=None, receiver_locations=None,
+                bg_receiver_locations=None, accuracy=4, pml_width=20, pml_freq=None, max_vel=None, *, nt=None,
+                freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=False, storage_mode="device", storage_path=".",
+                **options):
+    """Deepwave 0.0.27's `scalar_born`: the scattered receiver data last, the background's (at
+    `bg_receiver_locations`) before them (help(starwave.torch) and docs/python.md say what differs)."""
+    _CALL[0] = "starwave.torch.scalar_born"
+    _check_unsupported(options, _UNSUPPORTED_BORN)
+    if not isinstance(scatter, torch.Tensor) or not isinstance(v, torch.Tensor) or scatter.shape != v.shape:
+        _fail("scatter must be a torch.Tensor of v's shape (the velocity perturbation, m/s)", TypeError)
+    if not bool(torch.isfinite(scatter.detach()).all()):
+        _fail("scatter holds NaN or Inf: the perturbation must be finite")
+    if v.requires_grad:
+        _fail("the gradient with respect to v is not computed (a second derivative of the modelling): pass v "
+              "without requires_grad; scatter's gradient is Jᵀ", NotImplementedError)
+
+    def engine(x, *args, **kwargs):
+        return born(x, scatter.to(device=x.device, dtype=x.dtype), *args, **kwargs)
+
+    ndim, traces = _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations,
+                              accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper,
+                              storage_mode)
+    background = torch.empty(0, dtype=v.dtype, device=v.device)
+    if bg_receiver_locations is not None and bg_receiver_locations.numel():
+        _, background = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations,
+                                   bg_receiver_locations, accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac,
+                                   time_pad_frac, time_taper, storage_mode)
+    return (None,) * (2 * (2 + 2 * ndim)) + (background, traces)  # the final wavefields: not returned
+
+
+def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations, accuracy,
+               pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper, storage_mode):
+    """Deepwave's call checked and run through `engine` (starwave.torch.model or born): (ndim, the
+    receiver data [shot, receiver, time] at `dt`)."""
     if not isinstance(v, torch.Tensor) or v.dtype not in (torch.float32, torch.float64):
         _fail("v must be a float32 or float64 torch.Tensor", TypeError)
     if source_amplitudes is None and source_locations is None:
@@ -252,9 +298,8 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
         _fail("source_locations has %d sources a shot, source_amplitudes %d" % (src.shape[1], nsrc))
     fastest = float(v.detach().abs().max()) if max_vel is None else abs(float(max_vel))
     inner_dt, ratio = _inner_step(float(dt), h, fastest)
-    wavefields = (None,) * (2 + 2 * ndim)  # the final wavefields: not returned
     if receiver_locations is None or receiver_locations.numel() == 0:
-        return wavefields + (torch.empty(0, dtype=v.dtype, device=v.device),)
+        return ndim, torch.empty(0, dtype=v.dtype, device=v.device)
     rec, rec_kept = _locations("receiver_locations", receiver_locations, shots, ndim, v.shape)
 
     # One engine shot per kept (shot, source), their traces summed into Deepwave's shots; all of
@@ -263,11 +308,11 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
     traces = torch.zeros((shots, rec.shape[1], steps * ratio), dtype=v.dtype, device=v.device) + 0 * v.sum()
     if len(pairs) and steps > 0:
         wavelets = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper)
-        data = _shots(model, v, h, inner_dt, wavelets, src, pairs, rec, steps * ratio, order=order,
+        data = _shots(engine, v, h, inner_dt, wavelets, src, pairs, rec, steps * ratio, order=order,
                       pml_width=width, pml_velocity=fastest, pml_frequency=frequency)
         traces = traces.index_add(0, pairs[:, 0].to(v.device), data)
     traces = traces * rec_kept.unsqueeze(2).to(device=v.device, dtype=v.dtype)
-    return wavefields + (downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper),)
+    return ndim, downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper)
 
 
 class Scalar(torch.nn.Module):
@@ -285,6 +330,24 @@ class Scalar(torch.nn.Module):
 
     def forward(self, dt, *args, **kwargs):
         return scalar(self.v, self.grid_spacing, dt, *args, **kwargs, **self.storage)
+
+
+class ScalarBorn(torch.nn.Module):
+    """Deepwave 0.0.27's `ScalarBorn` module: holds `v` and `scatter` (Parameters) and `grid_spacing`."""
+
+    def __init__(self, v, scatter, grid_spacing, v_requires_grad=False, scatter_requires_grad=False,
+                 storage_mode="device", storage_path=".", storage_compression=False):
+        super().__init__()
+        if not isinstance(v, torch.Tensor) or not isinstance(scatter, torch.Tensor):
+            raise TypeError("starwave.torch.ScalarBorn: v and scatter must be torch.Tensors")
+        self.v = torch.nn.Parameter(v, requires_grad=bool(v_requires_grad))
+        self.scatter = torch.nn.Parameter(scatter, requires_grad=bool(scatter_requires_grad))
+        self.grid_spacing = grid_spacing
+        self.storage = {"storage_mode": storage_mode, "storage_path": storage_path,
+                        "storage_compression": storage_compression}
+
+    def forward(self, dt, *args, **kwargs):
+        return scalar_born(self.v, self.scatter, self.grid_spacing, dt, *args, **kwargs, **self.storage)
 
 
 def ricker(freq, length, dt, peak_time, dtype=None):

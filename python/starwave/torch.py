@@ -8,6 +8,10 @@
                           receiver_locations, accuracy=4, pml_width=20, pml_freq=None, max_vel=None, ...)
         -> Deepwave 0.0.27's tuple, the receiver data [shot, receiver, time] last
     starwave.torch.Scalar(v, grid_spacing, v_requires_grad=False)(dt, source_amplitudes, ...)
+    starwave.torch.scalar_born(v, scatter, grid_spacing, dt, source_amplitudes, source_locations,
+                               receiver_locations, bg_receiver_locations=None, accuracy=4, ...)
+        -> Deepwave 0.0.27's tuple, the background's receiver data and the scattered data last
+    starwave.torch.ScalarBorn(v, scatter, grid_spacing, scatter_requires_grad=False)(dt, ...)
 
 `v` is a tensor (nz, nx) or (nz, ny, nx) of float32 or float64 on any device; the data come back
 (nshots, nrec, nt) of the same dtype on the same device, and `loss.backward()` fills `v.grad`
@@ -18,7 +22,8 @@ they follow the model's largest velocity, which the gradient holds fixed. Gradie
 to the wavelet are not computed. The computation runs where StarPU runs it (every CPU core and
 GPU it finds), whatever the tensor's device.
 
-`scalar` and `Scalar` take Deepwave's call: locations are cell indices, a source adds −v²Δt²·s at
+`scalar`, `Scalar`, `scalar_born` and `ScalarBorn` take Deepwave's call (`scatter`: the velocity
+perturbation; its gradient is Jᵀ, v's is not computed): locations are cell indices, a source adds −v²Δt²·s at
 its cell, a receiver records its cell before each step, `dt` is cut into inner steps at Courant
 number 0.6 with Deepwave's frequency-domain resampling (`freq_taper_frac`, `time_pad_frac`,
 `time_taper`), `pml_freq` defaults to 25 Hz. They return the receiver data only (the tuple's
@@ -30,8 +35,8 @@ source amplitudes raise NotImplementedError. `import starwave.torch as deepwave`
 import types as _types
 
 from ._autograd import born, model
-from ._deepwave import IGNORE_LOCATION, Scalar, cosine_taper_end, ricker, scalar
+from ._deepwave import IGNORE_LOCATION, Scalar, ScalarBorn, cosine_taper_end, ricker, scalar, scalar_born
 
 wavelets = _types.SimpleNamespace(ricker=ricker)
 common = _types.SimpleNamespace(cosine_taper_end=cosine_taper_end, IGNORE_LOCATION=IGNORE_LOCATION)
-__all__ = ["model", "born", "scalar", "Scalar", "IGNORE_LOCATION", "wavelets", "common"]
+__all__ = ["model", "born", "scalar", "Scalar", "scalar_born", "ScalarBorn", "IGNORE_LOCATION", "wavelets", "common"]
