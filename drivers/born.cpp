@@ -2,6 +2,7 @@
 // the Born data J δv of every shot (docs/design.md §2), written as `model` writes its data.
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -41,6 +42,9 @@ int born(int argc, char** argv) {
   const std::vector<double> dv = io::read_perturbation(perturbation_path, m);
   const Survey s = io::read_survey(survey_path, false, [](int) { return false; });  // recorded data not needed
   check_modeling_inputs(m, s, o);  // every refusal before StarPU starts
+  if (std::all_of(dv.begin(), dv.end(), [](double x) { return x == 0; }))
+    std::cerr << "starwave born: note: " << perturbation_path
+              << ": the perturbation is zero everywhere, so the Born data are zeros\n";
 
   Runtime rt;
   const bool root = rt.rank() == 0;

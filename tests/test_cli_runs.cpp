@@ -169,6 +169,13 @@ TEST_F(Cli, BornWritesTheDerivativeOfModelsData) {
   EXPECT_EQ(refused.status, 2);
   EXPECT_NE(refused.err.find(path("b-dv2.h5") + ": /vp's grid"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(path("b-never.h5")));
+  // An all-zero perturbation: zero data, said (not refused).
+  io::write_fields(path("b-zero.h5"), v, {{"/vp", std::vector<double>(v.vp.size(), 0.0)}}, {});
+  const Result zero = run("born --model " + m + " --perturbation " + path("b-zero.h5") + " --survey " + s + " --out " +
+                          path("b-j0.h5") + held);
+  EXPECT_EQ(zero.status, 0) << zero.err;
+  EXPECT_NE(zero.err.find("zero everywhere"), std::string::npos) << zero.err;
+  for (float x : io::read_survey(path("b-j0.h5"), true).data) ASSERT_EQ(x, 0.0f);
 }
 
 TEST_F(Cli, FailedTaskEndsTheRunWithOneLine) {
