@@ -54,6 +54,44 @@ def test_first_gradient_within_5_percent_of_deepwave(recorded):
     assert dc.rel(g, recorded["gradient_4"]) < 0.05
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("accuracy", [4, 8])
+def test_born_data_within_1_percent_of_deepwave(recorded, accuracy, dtype):
+    """scalar_born's scattered data of a smooth perturbation, and Deepwave's tuple around it."""
+    case = case_of(recorded)
+    v, scatter = dc.born_models(case, dtype)
+    d, n = dc.run_born(sw.scalar_born, case, v, scatter, accuracy, dtype)
+    assert n == recorded["born_tuple_length"]
+    assert d.dtype == dtype and d.shape == recorded["born_%d" % accuracy].shape
+    assert dc.rel(d, recorded["born_%d" % accuracy]) < 0.01
+
+
+def test_born_gradient_within_5_percent_of_deepwave(recorded):
+    g = dc.born_gradient(sw.scalar_born, case_of(recorded), 4)
+    assert dc.rel(g, recorded["born_gradient_4"]) < 0.05
+
+
+def test_born_module_and_what_it_refuses():
+    v, h, dt, amp, src, rec = small()
+    scatter = torch.zeros_like(v)
+    scatter[20:24, 15:25] = 50.0
+    out = sw.scalar_born(v, scatter, h, dt, amp, src, rec, bg_receiver_locations=rec)
+    assert len(out) == 2 * (2 + 2 * 2) + 2 and out[0] is None
+    assert torch.equal(out[-2], sw.scalar(v, h, dt, amp, src, rec)[-1])  # the background's data
+    assert torch.equal(sw.ScalarBorn(v, scatter, h)(dt, amp, src, rec)[-1], out[-1])
+    assert float(out[-1].abs().max()) > 0
+    with pytest.raises(NotImplementedError, match="with respect to v"):
+        sw.scalar_born(v.clone().requires_grad_(), scatter, h, dt, amp, src, rec)
+    with pytest.raises(NotImplementedError, match="wavefield_sc_0"):
+        sw.scalar_born(v, scatter, h, dt, amp, src, rec, wavefield_sc_0=torch.zeros(2, 70, 80))
+    with pytest.raises(TypeError, match="scatter"):
+        sw.scalar_born(v, scatter[:10], h, dt, amp, src, rec)
+    bad = scatter.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="starwave.torch.scalar_born: scatter"):
+        sw.scalar_born(v, bad, h, dt, amp, src, rec)
+
+
 def small(nsrc=1):
     v = torch.full((30, 40), 2000.0, dtype=torch.float64)
     v[18:] = 2500.0
