@@ -203,8 +203,9 @@ py::array model(const Numerics& n, const py::object& vp, const py::object& spaci
 
 py::array born(const Numerics& n, const py::object& vp, const py::object& dv, const py::object& spacing, double dt,
                const py::object& wavelet, const py::object& sources, const py::object& receivers,
-               const py::object& origin, const py::object& receiver_counts) {
-  const NumericalOptions o = options(vp, n);
+               const py::object& origin, const py::object& receiver_counts, bool layers) {
+  NumericalOptions o = options(vp, n);
+  o.perturb_layers = layers;
   const Model m = python::to_model(vp, spacing, origin);
   if (py::array(dv).ndim() != py::array(vp).ndim() || py::array(dv).size() != py::array(vp).size())
     throw InputError("dv: must have vp's shape");
@@ -255,9 +256,10 @@ py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& sp
 py::array_t<double> vjp(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                         const py::object& wavelet, const py::object& sources, const py::object& receivers,
                         const py::object& cotangent, const py::object& origin, const py::object& receiver_counts,
-                        const py::object& weights) {
-  const ImagingRun run = imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, cotangent, origin,
-                                     receiver_counts, weights, "cotangent");
+                        const py::object& weights, bool layers) {
+  ImagingRun run = imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts,
+                               weights, "cotangent");
+  if (!layers) run.o.storage = StorePlan::kStoreShell;  // the transpose of born(layers=False): no layers' share
   const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o); });
   return python::model_array(run.m, r.values);
 }
@@ -334,9 +336,10 @@ PYBIND11_MODULE(_starwave, mod) {
            arg("origin") = py::none(), arg("receiver_counts") = py::none());
   def_call(mod, "born", &born,
            "The Born data J·dv: the derivative of model(vp, …) along the velocity perturbation dv (m/s, vp's "
-           "shape), (nshots, nrec, nt) of vp's dtype.",
+           "shape), (nshots, nrec, nt) of vp's dtype. layers=False: the absorbing layers carry no perturbation "
+           "(Deepwave's scalar_born) instead of their edge cells'.",
            arg("vp"), arg("dv"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"),
-           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none());
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("layers") = true);
   def_call(mod, "gradient", &gradient,
            "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
            "shaped as vp.",
@@ -344,9 +347,11 @@ PYBIND11_MODULE(_starwave, mod) {
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none());
   def_call(mod, "vjp", &vjp,
            "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
-           "cotangent (nshots, nrec, nt) enters in float32).",
+           "cotangent (nshots, nrec, nt) enters in float32). layers=False: without the absorbing layers' share "
+           "on the edge cells (the transpose of born(…, layers=False)).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
-           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none());
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
+           arg("layers") = true);
   def_call(mod, "rtm", &rtm,
            "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),

@@ -8,6 +8,7 @@ from . import _starwave
 
 _OPTIONS = ("origin", "receiver_counts", "order", "pml_width", "free_surface", "internal_dt", "pml_velocity",
             "pml_frequency")
+_BORN_OPTIONS = _OPTIONS + ("layers",)
 
 
 def _array(x):
@@ -77,10 +78,10 @@ def born(v, dv, spacing, dt, wavelet, sources, receivers, **options):
     for name, x in (("v", v), ("dv", dv)):
         if not isinstance(x, _torch.Tensor):
             raise TypeError("starwave.torch.born: %s must be a torch.Tensor (starwave.born takes numpy arrays)" % name)
-    unknown = sorted(set(options) - set(_OPTIONS))
+    unknown = sorted(set(options) - set(_BORN_OPTIONS))
     if unknown:
         raise NotImplementedError("starwave.torch.born: option %s is not supported (supported: %s)" %
-                                  (unknown[0], ", ".join(_OPTIONS)))
+                                  (unknown[0], ", ".join(_BORN_OPTIONS)))
     options = {k: _array(x) for k, x in options.items()}
     return _Born.apply(v, dv.to(dtype=v.dtype), _array(spacing), float(dt), _array(wavelet), _array(sources),
                        _array(receivers), options)

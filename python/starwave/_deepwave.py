@@ -245,8 +245,8 @@ def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_loc
         _fail("the gradient with respect to v is not computed (a second derivative of the modelling): pass v "
               "without requires_grad; scatter's gradient is Jᵀ", NotImplementedError)
 
-    def engine(x, *args, **kwargs):
-        return born(x, scatter.to(device=x.device, dtype=x.dtype), *args, **kwargs)
+    def engine(x, *args, **kwargs):  # Deepwave pads the scatter with zeros: the layers carry none
+        return born(x, scatter.to(device=x.device, dtype=x.dtype), *args, layers=False, **kwargs)
 
     ndim, traces = _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations,
                               accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper,

@@ -446,12 +446,14 @@ STARWAVE_INSTANTIATE(double)
 #undef STARWAVE_INSTANTIATE
 
 template <typename T>
-std::vector<T> born_scatter(const ShotProblem<T>& l, const Model& m, const std::vector<double>& dv) {
+std::vector<T> born_scatter(const ShotProblem<T>& l, const Model& m, const std::vector<double>& dv, bool layers) {
   std::vector<T> s(l.grid_size(), T(0));
   const long o = l.origin();
   for (int z = 0; z < l.nz; ++z)
     for (int y = 0; y < l.ny; ++y)
       for (int x = 0; x < l.nx; ++x) {
+        if (!layers && (z < l.mz0() || z >= l.mz1() || y < l.my0() || y >= l.my1() || x < l.mx0() || x >= l.mx1()))
+          continue;  // a layer cell: no perturbation
         const std::size_t k =
             m.index(std::clamp(z, l.mz0(), l.mz1() - 1) - l.mz0(), std::clamp(y, l.my0(), l.my1() - 1) - l.my0(),
                     std::clamp(x, l.mx0(), l.mx1() - 1) - l.mx0());
@@ -460,7 +462,7 @@ std::vector<T> born_scatter(const ShotProblem<T>& l, const Model& m, const std::
   return s;
 }
 
-template std::vector<float> born_scatter(const ShotProblem<float>&, const Model&, const std::vector<double>&);
-template std::vector<double> born_scatter(const ShotProblem<double>&, const Model&, const std::vector<double>&);
+template std::vector<float> born_scatter(const ShotProblem<float>&, const Model&, const std::vector<double>&, bool);
+template std::vector<double> born_scatter(const ShotProblem<double>&, const Model&, const std::vector<double>&, bool);
 
 }  // namespace starwave

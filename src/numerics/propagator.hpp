@@ -48,6 +48,10 @@ struct NumericalOptions {
   static constexpr int kCheckpointAuto = -1;  // checkpoints only when a shot's store does not fit (docs/design.md §9)
   int checkpoint_every = kCheckpointAuto;     // steps between the forward states kept; 0: never (--checkpoint-every)
   int store_compression = pack16::kNone;  // the store's values in T, IEEE half, bfloat16 or ZFP (--store-compression)
+  // J (born_scatter): the absorbing layers carry their edge cells' δv, as they copy their
+  // velocity (J the exact derivative of F); false: they carry none (Deepwave's scalar_born,
+  // whose transpose is the gradient without the layers' share: storage kStoreShell).
+  bool perturb_layers = true;
 
   /// Throws InputError on values out of range, naming the option.
   void validate() const;
@@ -132,9 +136,9 @@ std::uint64_t points_bytes(const ShotProblem<T>& layout, int nodes) {
 /// 2δv/v on layout l's padded grid (grid layout, grid_size() values, zero in the guard
 /// cells), each layer cell holding the value of the model cell whose velocity it copies: the
 /// scatter of the Born modelling (kernels/cpu/born.hpp). `dv`: one value a model cell, in
-/// Model::index order.
+/// Model::index order. `layers` false: the layer cells hold 0 (NumericalOptions::perturb_layers).
 template <typename T>
-std::vector<T> born_scatter(const ShotProblem<T>& l, const Model& m, const std::vector<double>& dv);
+std::vector<T> born_scatter(const ShotProblem<T>& l, const Model& m, const std::vector<double>& dv, bool layers = true);
 
 /// The per-shot inputs of the forward task.
 template <typename T>

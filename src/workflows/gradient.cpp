@@ -115,7 +115,7 @@ class Evaluation {
     d.forward_work = graph::scratch_vector(layout.work_size(), sizeof(T));
     std::vector<T> scatter;
     if (born_) {  // J's δv as the born task reads it, and its scratch
-      scatter = born_scatter(layout, m_, *born_);
+      scatter = born_scatter(layout, m_, *born_, o_.perturb_layers);
       d.scatter = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
       d.born_work = graph::scratch_vector(born_work_size(layout), sizeof(T));
       zeros_.assign(traces_, 0.0f);

@@ -50,7 +50,7 @@ class Modeling {
     const int window = plan_window();
     graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
     graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
-    std::vector<T> scatter = dv_ ? born_scatter(layout, m_, *dv_) : std::vector<T>{};
+    std::vector<T> scatter = dv_ ? born_scatter(layout, m_, *dv_, o_.perturb_layers) : std::vector<T>{};
     graph::Data scatter_data;
     if (dv_) scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
     graph::Data work = graph::scratch_vector(work_size(), sizeof(T));

@@ -105,6 +105,13 @@ def test_born_is_the_derivative_and_its_backward_the_transpose():
 
     with pytest.raises(NotImplementedError, match="with respect to v"):
         swt.born(v.clone().requires_grad_(), dv, h, dt, w, s, r, **options).sum().backward()
+    # layers=False (Deepwave's scalar_born: no perturbation in the absorbing layers) with its own
+    # transpose, vjp(…, layers=False): the same dot test; another operator where dv reaches the edges.
+    j0 = starwave.born(v.numpy(), dv.numpy(), h, dt, w, s, r, layers=False, **options)
+    g0 = starwave.vjp(v.numpy(), h, dt, w, s, r, cot.numpy(), layers=False, **options)
+    lhs0, rhs0 = float((j0 * cot.numpy()).sum()), float((dv.numpy() * g0).sum())
+    assert abs(lhs0 - rhs0) <= 1e-12 * abs(lhs0)
+    assert np.linalg.norm(j0 - j) > 1e-3 * np.linalg.norm(j)
     with pytest.raises(ValueError, match="dv"):
         starwave.born(v.numpy(), dv.numpy()[:3], h, dt, w, s, r, **options)
     bad = dv.numpy().copy()
