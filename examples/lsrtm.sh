@@ -8,6 +8,7 @@
 # $STARWAVE; the raw model is ../shared/data's, or $MARMOUSI2):
 #   examples/lsrtm.sh [N]              # N iterations (default 10)
 #   examples/lsrtm.sh N --resume       # continue to N after a crash or Ctrl-C
+#   examples/lsrtm.sh N --overwrite    # start LSRTM again
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 sw="${STARWAVE:-$here/../build/bin/starwave}"
@@ -31,8 +32,9 @@ if [ ! -f "$out/rtm.h5" ]; then
   "$sw" plot --in "$out/rtm.h5" --dataset /image --title "RTM (cross-correlation, d/dz)" --out "$out/rtm.png" \
     --overwrite
 fi
-"$sw" lsrtm --model "$out/smooth.h5" --data "$out/observed.h5" --iterations "$iterations" --out "$out/lsrtm.h5" \
-  --figures "$out/lsrtm_figures" "$@"
+# The water layer (the model's top 240 m) is known: the image is held at 0 there.
+"$sw" lsrtm --model "$out/smooth.h5" --data "$out/observed.h5" --iterations "$iterations" --fix-top 240 \
+  --out "$out/lsrtm.h5" --figures "$out/lsrtm_figures" "$@"
 "$sw" plot --in "$out/lsrtm.h5" --dataset /image --title "LSRTM after $iterations iterations (dv, m/s)" \
   --out "$out/lsrtm.png" --overwrite
 echo "examples/lsrtm.sh: wrote $out/true_reflectivity.png, rtm.png, lsrtm.png, lsrtm_figures/"
