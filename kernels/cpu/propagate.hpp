@@ -35,9 +35,10 @@ void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotPr
                T* du_prev_next, const T* scatter, T source_value, T* row);
 
 /// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1] (grid
-/// allocations), then the layer arrays of p.work.
+/// allocations), then the layer arrays of p.work. Internal linkage: each instruction-set
+/// level's copy stays its own (tests/check_levels.sh).
 template <typename T>
-void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
+static void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
   const std::size_t G = p.grid_size();
   T* c = p.checkpoints + std::size_t((m + 1) / p.checkpoint_every - 1) * p.checkpoint_size();
   std::memcpy(c, u, G * sizeof(T));

@@ -142,12 +142,73 @@ void check_lsrtm_resume(const Model& background, const Survey& s, const Numerica
   if (graph::rank() == 0) fwi_state::check_made_with(l.state, now, kLsrtmFormat);
 }
 
+namespace {
+
+/// The saved state (rank 0 reads and checks it), the same on every rank.
+CgState resumed(const LsrtmOptions& l, const std::vector<fwi_state::Setting>& made, std::size_t n) {
+  CgState st;
+  if (graph::rank() == 0) {
+    fwi_state::check_made_with(l.state, made, kLsrtmFormat);
+    st = load(l.state, n);
+  }
+  if (!graph::distributed()) return st;
+  std::vector<double> scalars{st.gamma, double(st.iteration), double(st.history.size())};
+  mpi::broadcast(scalars);
+  st.gamma = scalars[0];
+  st.iteration = int(scalars[1]);
+  for (auto* v : {&st.x, &st.s, &st.p, &st.precond, &st.illumination, &st.rtm}) {
+    v->resize(n);
+    mpi::broadcast(*v);
+  }
+  st.history.resize(std::size_t(scalars[2]));
+  mpi::broadcast(st.history);
+  return st;
+}
+
+/// CG's start from the first evaluation, the gradient g at v₀: s = −g = Jᵀ W b, x = 0,
+/// p = P s, γ = ⟨s, P s⟩, Φ₀ = its misfit.
+CgState started(const Model& m, const Survey& s, const LsrtmOptions& l, const ImagingResult& g) {
+  CgState st;
+  const std::size_t n = m.cells();
+  st.s.resize(n);
+  for (std::size_t i = 0; i < n; ++i) st.s[i] = -g.values[i];
+  st.rtm = st.s;
+  st.illumination = g.illumination;
+  st.precond = preconditioner(m, s, l, g.illumination);
+  st.x.assign(n, 0.0);
+  st.p = times(st.precond, st.s);
+  st.gamma = dot(st.s, st.p);
+  st.history = {g.misfit};
+  return st;
+}
+
+/// One CG iteration from a = Jᵀ W J p (values) and ‖J p‖²_W (twice its misfit); false when
+/// J p = 0 (nothing left that the data can see).
+bool step(CgState& st, const ImagingResult& a) {
+  const double q2 = 2 * a.misfit;
+  if (!(q2 > 0)) return false;
+  const double alpha = st.gamma / q2;
+  for (std::size_t i = 0; i < st.x.size(); ++i) {
+    st.x[i] += alpha * st.p[i];
+    st.s[i] -= alpha * a.values[i];
+  }
+  const std::vector<double> z = times(st.precond, st.s);
+  const double gamma = dot(st.s, z);
+  const double beta = gamma / st.gamma;
+  for (std::size_t i = 0; i < st.p.size(); ++i) st.p[i] = z[i] + beta * st.p[i];
+  st.history.push_back(std::max(0.0, st.history.back() - alpha * st.gamma / 2));
+  st.gamma = gamma;
+  ++st.iteration;
+  return true;
+}
+
+}  // namespace
+
 LsrtmResult lsrtm(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l,
                   const std::function<void(const LsrtmProgress&)>& on_iteration) {
   if (!l.inputs_checked) check_lsrtm_inputs(background, s, o, l);
   const std::vector<fwi_state::Setting> made =
       l.state.empty() ? std::vector<fwi_state::Setting>{} : lsrtm_made_with(background, s, o, l);
-  const std::size_t n = background.cells();
   GradientHooks hooks;
   hooks.on_shot_done = l.on_shot_done;
   hooks.observed = l.observed;
@@ -155,9 +216,10 @@ LsrtmResult lsrtm(const Model& background, const Survey& s, const NumericalOptio
   LsrtmResult result;
   CgState st;
   double t0 = graph::clock_seconds();
-  auto report = [&] {
-    if (graph::rank() == 0 && !l.state.empty()) save(l.state, st, made);
-    if (on_iteration && graph::rank() == 0) {
+  auto report = [&] {  // the state to disk, then the progress (rank 0)
+    if (graph::rank() != 0) return;
+    if (!l.state.empty()) save(l.state, st, made);
+    if (on_iteration) {
       LsrtmProgress pr;
       pr.iteration = st.iteration;
       pr.iterations = l.iterations;
@@ -174,58 +236,20 @@ LsrtmResult lsrtm(const Model& background, const Survey& s, const NumericalOptio
   auto stopping = [&] { return result.stopped = l.stop_requested && l.stop_requested(); };
 
   if (l.resume) {
-    if (graph::rank() == 0) {
-      fwi_state::check_made_with(l.state, made, kLsrtmFormat);
-      st = load(l.state, n);
-    }
-    if (graph::distributed()) {  // every rank iterates on the same state
-      std::vector<double> scalars{st.gamma, double(st.iteration), double(st.history.size())};
-      mpi::broadcast(scalars);
-      st.gamma = scalars[0];
-      st.iteration = int(scalars[1]);
-      for (auto* v : {&st.x, &st.s, &st.p, &st.precond, &st.illumination, &st.rtm}) {
-        v->resize(n);
-        mpi::broadcast(*v);
-      }
-      st.history.resize(std::size_t(scalars[2]));
-      mpi::broadcast(st.history);
-    }
+    st = resumed(l, made, background.cells());
   } else {
     if (stopping()) return result;
     hooks.on_plan = l.on_plan;
     ImagingResult g = misfit_gradient(background, s, o, hooks);  // ∂Φ/∂v at v₀ = −Jᵀ W b
     share(g);
     hooks.on_plan = nullptr;
-    st.s.resize(n);
-    for (std::size_t i = 0; i < n; ++i) st.s[i] = -g.values[i];
-    st.rtm = st.s;
-    st.illumination = g.illumination;
-    st.precond = preconditioner(background, s, l, g.illumination);
-    st.x.assign(n, 0.0);
-    st.p = times(st.precond, st.s);
-    st.gamma = dot(st.s, st.p);
-    st.history = {g.misfit};
+    st = started(background, s, l, g);
     report();
   }
-
-  while (st.iteration < l.iterations && st.gamma > 0) {
-    if (stopping()) break;
-    ImagingResult a = normal_product(background, s, o, st.p, hooks);
+  while (st.iteration < l.iterations && st.gamma > 0 && !stopping()) {
+    ImagingResult a = normal_product(background, s, o, st.p, hooks);  // Jᵀ W J p and ½‖J p‖²_W
     share(a);
-    const double q2 = 2 * a.misfit;  // ‖J p‖²_W
-    if (!(q2 > 0)) break;            // J p = 0: nothing left that the data can see
-    const double alpha = st.gamma / q2;
-    for (std::size_t i = 0; i < n; ++i) {
-      st.x[i] += alpha * st.p[i];
-      st.s[i] -= alpha * a.values[i];
-    }
-    const std::vector<double> z = times(st.precond, st.s);
-    const double gamma = dot(st.s, z);
-    const double beta = gamma / st.gamma;
-    for (std::size_t i = 0; i < n; ++i) st.p[i] = z[i] + beta * st.p[i];
-    st.history.push_back(std::max(0.0, st.history.back() - alpha * st.gamma / 2));
-    st.gamma = gamma;
-    ++st.iteration;
+    if (!step(st, a)) break;
     report();
   }
   result.image = st.x;
