@@ -119,7 +119,7 @@ inline double diff_norm(const std::vector<double>& a, const std::vector<double>&
 /// Bit equality of two arrays (so −0 and +0 differ, and so would two NaNs of other bits).
 template <typename T>
 bool same_bits(const T* a, const T* b, std::size_t n) {
-  return std::memcmp(a, b, n * sizeof(T)) == 0;
+  return n == 0 || std::memcmp(a, b, n * sizeof(T)) == 0;  // empty arrays' data() may be null
 }
 template <typename T, typename A, typename B>
 bool same_bits(const std::vector<T, A>& a, const std::vector<T, B>& b) {

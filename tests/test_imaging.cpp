@@ -332,10 +332,12 @@ TEST(Imaging, TheNormalOperatorIsJtJInOneGraph) {
   std::vector<double> a(c.model.vp.size()), b(a.size());
   for (double& v : a) v = rough(gen) + 5;
   for (double& v : b) v = rough(gen) - 3;
-  auto normal_with = [&](const std::vector<double>& dv, int ncpus, int checkpoint_every = 0) {
+  auto normal_with = [&](const std::vector<double>& dv, int ncpus, int checkpoint_every = 0,
+                         const std::string& sched = "") {
     RuntimeOptions ro;
     ro.ncpus = ncpus;
     ro.ncuda = 0;
+    ro.scheduler = sched;
     Runtime rt(ro);
     NumericalOptions o = c.options;
     o.checkpoint_every = checkpoint_every;
@@ -365,6 +367,11 @@ TEST(Imaging, TheNormalOperatorIsJtJInOneGraph) {
   EXPECT_TRUE(same_bits(na.values, one.values)) << "1 and 2 workers";
   EXPECT_EQ(na.misfit, one.misfit);
   EXPECT_TRUE(same_bits(na.values, normal_with(a, 2, 25).values)) << "checkpoints every 25 steps";
+  for (const char* sched : {"eager", "lws", "dmda"}) {
+    const ImagingResult r = normal_with(a, 2, 0, sched);
+    EXPECT_TRUE(same_bits(na.values, r.values)) << sched;
+    EXPECT_EQ(na.misfit, r.misfit) << sched;
+  }
 }
 
 /// Four flat interfaces, velocity rising 1500 → 3500 m/s (rows 12, 24, 36, 48 of 60, 10 m
