@@ -2,8 +2,6 @@
 // --iterations N [--precondition illumination|none] [--resume] [--figures DIR]`. lsrtm()
 // reads as the run: parse, claim the outputs, read the inputs, refuse what cannot run,
 // iterate (drawing and reporting each iteration), write the image.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>

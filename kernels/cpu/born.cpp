@@ -29,32 +29,25 @@ void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatt
   T* up = lo % 2 == 1 ? p.u0() : p.u1();
   T* du = lo % 2 == 1 ? d.u1() : d.u0();
   T* dup = lo % 2 == 1 ? d.u0() : d.u1();
+  const auto slot = [&](const T* field, int m) { save_slot(p, field, m); };  // u kept as the forward keeps it
   if (lo == 0) {
     std::memset(p.work, 0, p.work_size() * sizeof(T));
     std::memset(d.work, 0, d.work_size() * sizeof(T));
     record(p, u, 0);
     record(d, du, 0);
-    if (p.store) save_slot(p, u, 0);
-    if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
-  } else if (p.store && p.split_store) {  // an interval's buffer starts with the state it starts from
-    save_slot(p, up, lo - 1);
-    save_slot(p, u, lo);
   }
+  keep_start(p, u, up, lo, slot);
   for (int m = lo; m < hi; ++m) {
     born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], scratch);
     std::swap(u, up);  // u, δu now hold u[m+1], δu[m+1]
     std::swap(du, dup);
-    if (p.store) save_slot(p, u, m + 1);
-    if (p.checkpoints && p.checkpoint_after(m + 1)) save_checkpoint(p, u, up, m + 1);
+    keep_step(p, u, up, m + 1, slot);
     if ((m + 1) % p.record_every == 0 && (m + 1) / p.record_every < p.nt) {
       record(p, u, (m + 1) / p.record_every);
       record(d, du, (m + 1) / p.record_every);
     }
   }
-  if (hi == p.nsteps && p.final_state) {
-    std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
-    std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
-  }
+  keep_final(p, u, up, hi);
 }
 
 template <int Order, typename T>

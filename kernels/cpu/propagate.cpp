@@ -272,29 +272,22 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
   auto record = [&](int n) {
     for (int r = 0; r < p.nrec; ++r) p.traces[long(r) * p.nt + n] = p.sample(u + o, r);
   };
+  const auto slot = [&](const T* field, int m) { save_slot(p, field, m); };
   if (lo == 0) {
     std::memset(p.work, 0, p.work_size() * sizeof(T));
     record(0);
-    if (p.store) save_slot(p, u, 0);
-    if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
-  } else if (p.store && p.split_store) {  // an interval's buffer starts with the state it starts from
-    save_slot(p, up, lo - 1);
-    save_slot(p, u, lo);
   }
+  keep_start(p, u, up, lo, slot);
   for (int m = lo; m < hi; ++m) {
     step<Order>(p, u, up, p.source[m]);
     std::swap(u, up);  // u now holds u[m+1]
-    if (p.store) save_slot(p, u, m + 1);
-    if (p.checkpoints && p.checkpoint_after(m + 1)) save_checkpoint(p, u, up, m + 1);
+    keep_step(p, u, up, m + 1, slot);
     if ((m + 1) % p.record_every == 0) {
       const int n = (m + 1) / p.record_every;
       if (n < p.nt) record(n);
     }
   }
-  if (hi == p.nsteps && p.final_state) {
-    std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
-    std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
-  }
+  keep_final(p, u, up, hi);
 }
 
 template <int Order, typename T>

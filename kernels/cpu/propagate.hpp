@@ -46,4 +46,30 @@ static void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, in
   std::memcpy(c + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
 }
 
+/// What a forward keeps of u for the adjoint, the same for forward_steps and born_steps:
+/// at the start of steps lo … (u = u[lo], up = u[lo−1]), after step m − 1 (u = u[m],
+/// up = u[m−1]) and after the last step. `slot(field, m)` saves store slot m (the caller's
+/// level's save_slot). Internal linkage, as save_checkpoint.
+template <typename T, typename Slot>
+static void keep_start(const ShotProblem<T>& p, const T* u, const T* up, int lo, Slot&& slot) {
+  if (lo == 0) {
+    if (p.store) slot(u, 0);
+    if (p.checkpoints && p.checkpoint_after(0)) save_checkpoint(p, u, up, 0);
+  } else if (p.store && p.split_store) {  // an interval's buffer starts with the state it starts from
+    slot(up, lo - 1);
+    slot(u, lo);
+  }
+}
+template <typename T, typename Slot>
+static void keep_step(const ShotProblem<T>& p, const T* u, const T* up, int m, Slot&& slot) {
+  if (p.store) slot(u, m);
+  if (p.checkpoints && p.checkpoint_after(m)) save_checkpoint(p, u, up, m);
+}
+template <typename T>
+static void keep_final(const ShotProblem<T>& p, const T* u, const T* up, int hi) {
+  if (hi != p.nsteps || !p.final_state) return;
+  std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
+  std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
+}
+
 }  // namespace starwave::cpu

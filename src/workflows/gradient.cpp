@@ -462,9 +462,7 @@ ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& 
 
 ImagingResult normal_product(const Model& m, const Survey& s, const NumericalOptions& o, const std::vector<double>& dv,
                              const GradientHooks& hooks) {
-  if (dv.size() != m.cells())
-    throw InputError("the perturbation has " + std::to_string(dv.size()) + " values, the model " +
-                     std::to_string(m.cells()) + " cells");
+  check_perturbation(m, dv);
   return run_any(m, s, o, imaging::Mode::kGradient, hooks, nullptr, &dv);
 }
 

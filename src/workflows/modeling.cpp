@@ -212,7 +212,8 @@ std::vector<double> exact_traces(const Model& m, const Survey& s, const Numerica
   return data;
 }
 
-/// δv: one finite value a model cell (InputError naming it otherwise).
+}  // namespace
+
 void check_perturbation(const Model& m, const std::vector<double>& dv) {
   if (dv.size() != m.cells())
     throw InputError("the perturbation has " + std::to_string(dv.size()) + " values, the model " +
@@ -220,8 +221,6 @@ void check_perturbation(const Model& m, const std::vector<double>& dv) {
   for (double v : dv)
     if (!std::isfinite(v)) throw InputError("the perturbation holds a value that is not finite");
 }
-
-}  // namespace
 
 std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o) {
   check_modeling_inputs(m, s, o);

@@ -40,6 +40,9 @@ std::vector<double> model_shots_exact(const Model& m, const Survey& s, const Num
 /// The Born data J δv of every shot (docs/design.md §2: the derivative of F(v) along δv, one
 /// value a model cell in Model::index order, m/s), each shot's traces handed to `sink` as
 /// model_each_shot hands them. Runs on CPU workers. Needs a running Runtime.
+/// δv: one finite value a model cell (InputError naming what is wrong otherwise).
+void check_perturbation(const Model& m, const std::vector<double>& dv);
+
 void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey& s, const NumericalOptions& o,
                     const ShotSink& sink, ModelingReport* report,
                     const std::function<void(int, int)>& on_shot_done = {});
