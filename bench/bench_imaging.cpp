@@ -86,12 +86,19 @@ int main(int argc, char** argv) {
     std::printf("%s\n", born ? "Born data J δv (about the smooth model)" : "the demo's data (multiples and all)");
     RtmOptions r;
     r.direct = DirectWave::kModel;
-    const ImagingResult stack = rtm_stack(smooth, s, o, {}, r);
+    r.compensation = Compensation::kBoth;  // both sides' illumination summed: each compensation from one stack
     const auto [acquisition, mute] = rtm_mute(smooth, s);
-    for (const ImagingCondition c : {ImagingCondition::kCross, ImagingCondition::kLaplacian}) {
+    for (const ImagingCondition c : {ImagingCondition::kCross, ImagingCondition::kLaplacian, ImagingCondition::kIsic}) {
       r.condition = c;
-      row((std::string("RTM, ") + imaging_condition_name(c)).c_str(),
-          finish_rtm_image(smooth, stack.values, stack.illumination, acquisition, mute, c), refl, dv, w);
+      const ImagingResult stack = rtm_stack(smooth, s, o, {}, r);
+      for (const Compensation k : {Compensation::kSource, Compensation::kReceiver, Compensation::kBoth}) {
+        const std::vector<double> image =
+            finish_rtm_image(smooth, stack.values, compensating_illumination(stack, k), acquisition, mute, c);
+        row((std::string("RTM, ") + imaging_condition_name(c) + ", " + compensation_name(k)).c_str(), image, refl, dv,
+            w);
+        if (c == ImagingCondition::kIsic && k == Compensation::kBoth)
+          row("RTM, isic, both, d/dz", depth_derivative(smooth, image), refl, dv, w);
+      }
     }
     LsrtmOptions l;
     l.iterations = iterations;

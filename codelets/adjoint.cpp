@@ -59,7 +59,7 @@ void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
   const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
   if (a.keeps != codelets::Keeps::kInterval || hi == u.p.nsteps) {  // W buffers (the first interval's): ours to clear
     std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));
-    std::memset(u.illumination, 0, std::size_t(u.region) * sizeof(T));
+    std::memset(u.illumination, 0, std::size_t(u.region * u.p.illumination_sums()) * sizeof(T));
   }
   codelets::with_order(a, "adjoint", [&](auto o) {
     if (a.keeps == codelets::Keeps::kInterval)
@@ -94,7 +94,8 @@ void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
   const bool interval = a.keeps == codelets::Keeps::kInterval;
   if (!interval || hi == u.p.nsteps)
     for (T* field : {u.correlation, u.illumination}) {  // W buffers (the first interval's): ours to clear
-      const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region) * sizeof(T), stream);
+      const long sums = field == u.illumination ? u.p.illumination_sums() : 1;
+      const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region * sums) * sizeof(T), stream);
       if (e != cudaSuccess) return codelets::check_cuda(cuda::Status{int(e), "memset of the image"}, what);
     }
   cuda::Status st;

@@ -13,6 +13,11 @@ using codelets::vector_ptr;
 
 bool is_double(void* buffer) { return STARPU_VECTOR_GET_ELEMSIZE(buffer) == sizeof(double); }
 
+/// The illumination arrays an image task's shot summed (ShotProblem::illumination_sums()).
+int illumination_sums(void* buffers[]) {
+  return int(STARPU_VECTOR_GET_NX(buffers[1]) / STARPU_VECTOR_GET_NX(buffers[0]));
+}
+
 template <typename T>
 void image_cpu_typed(void* buffers[], imaging::Mode mode) {
   const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
@@ -20,7 +25,8 @@ void image_cpu_typed(void* buffers[], imaging::Mode mode) {
   const T* illum = vector_ptr<const T>(buffers[1]);
   const T* v = vector_ptr<const T>(buffers[2]);
   T* out = vector_ptr<T>(buffers[3]);
-  for (long k = 0; k < n; ++k) imaging::contribution_point(corr, illum, v, out, n, mode, k);
+  const int sums = illumination_sums(buffers);
+  for (long k = 0; k < n; ++k) imaging::contribution_point(corr, illum, v, out, n, mode, k, sums);
 }
 
 void image_cpu(void* buffers[], void* cl_arg) {
@@ -56,7 +62,8 @@ template <typename T>
 void image_cuda_typed(void* buffers[], imaging::Mode mode) {
   codelets::check_cuda(cuda::contribution(vector_ptr<const T>(buffers[0]), vector_ptr<const T>(buffers[1]),
                                           vector_ptr<const T>(buffers[2]), vector_ptr<T>(buffers[3]),
-                                          long(STARPU_VECTOR_GET_NX(buffers[0])), mode, starpu_cuda_get_local_stream()),
+                                          long(STARPU_VECTOR_GET_NX(buffers[0])), mode, illumination_sums(buffers),
+                                          starpu_cuda_get_local_stream()),
                        "image task");
 }
 

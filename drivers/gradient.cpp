@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,10 +30,14 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
                   const ImagingResult& r) {
   if (rtm) {
     const RtmImage image = rtm_image(m, s, r, rtm_options);
-    io::write_fields(out, m, {{"/image", image.image}, {"/image_raw", r.values}, {"/illumination", r.illumination}},
+    std::map<std::string, std::vector<double>> fields{
+        {"/image", image.image}, {"/image_raw", r.values}, {"/illumination", r.illumination}};
+    if (!r.receiver_illumination.empty()) fields["/receiver_illumination"] = r.receiver_illumination;
+    io::write_fields(out, m, fields,
                      {{"mute_depth", image.mute_depth},
                       {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)},
-                      {"imaging_condition", double(int(rtm_options.condition))}});
+                      {"imaging_condition", double(int(rtm_options.condition))},
+                      {"illumination", double(int(rtm_options.compensation))}});
   } else {
     io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
   }
@@ -77,7 +82,8 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
   c.rtm = command == "rtm";
   c.plan_only = plan_only;
   cli::NumericalText numerical;
-  std::string direct = "smooth", condition = "cross";
+  std::string direct = "smooth", condition = imaging_condition_name(RtmOptions{}.condition),
+              compensation = compensation_name(RtmOptions{}.compensation);
   cli::po::options_description desc(std::string(plan_only ? "starwave plan " : "starwave ") + command);
   auto out_value = cli::po::value<std::string>(&c.out);
   if (!plan_only) out_value->required();
@@ -86,7 +92,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
       "data", cli::po::value<std::string>(&c.data_path)->required(), "observed data file (HDF5, with /data)")(
       "out", out_value,
       plan_only ? "the run's output (plan: not touched)"
-      : c.rtm   ? "output: /image, /image_raw, /illumination"
+      : c.rtm   ? "output: /image, /image_raw, /illumination (and /receiver_illumination)"
                 : "output: /gradient, /illumination, attribute misfit");
   if (c.rtm)
     desc.add_options()("direct-wave", cli::po::value<std::string>(&direct)->default_value("smooth"),
@@ -97,9 +103,12 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "direct-smooth", cli::po::value<double>(&c.rtm_options.smooth)->default_value(0),
         "--direct-wave smooth: Gaussian smoothing length, m (0 = half a dominant wavelength at the model's "
         "mean velocity)")(
-        "imaging-condition", cli::po::value<std::string>(&condition)->default_value("cross"),
-        "how /image is made from the compensated stack: cross (its depth derivative) or laplacian (its "
-        "Laplacian filter, −∇²)");
+        "imaging-condition", cli::po::value<std::string>(&condition)->default_value(condition),
+        "how /image is made: cross (the compensated stack's depth derivative), laplacian (its Laplacian "
+        "filter, −∇²) or isic (the inverse-scattering imaging condition's stack, compensated)")(
+        "illumination", cli::po::value<std::string>(&compensation)->default_value(compensation),
+        "what the stack is divided by: source (Σu²), receiver (Σλ², the back-propagated data's) or both "
+        "(√(Σu² Σλ²))");
   cli::add_numerical_options(desc, c.o, numerical);
   cli::add_common_flags(desc, c.flags);
   if (plan_only) add_projection_options(desc, c.projection);
@@ -109,6 +118,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
   if (c.rtm) {
     finish_rtm_options(c.rtm_options, direct);
     c.rtm_options.condition = parse_imaging_condition(condition);
+    c.rtm_options.compensation = parse_compensation(compensation);
   }
   if (plan_only) check_projection_options(vm, c.projection);
   return c;

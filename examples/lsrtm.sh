@@ -29,7 +29,7 @@ if [ ! -f "$out/observed.h5" ]; then
 fi
 if [ ! -f "$out/rtm.h5" ]; then
   "$sw" rtm --model "$out/smooth.h5" --data "$out/observed.h5" --direct-wave model --out "$out/rtm.h5" --overwrite
-  "$sw" plot --in "$out/rtm.h5" --dataset /image --title "RTM (cross-correlation, d/dz)" --out "$out/rtm.png" \
+  "$sw" plot --in "$out/rtm.h5" --dataset /image --title "RTM (inverse-scattering imaging condition)" --out "$out/rtm.png" \
     --overwrite
 fi
 # The water layer (the model's top 240 m) is known: the image is held at 0 there.

@@ -30,8 +30,9 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   d.residual = owned_vector(owner, nullptr, traces, sizeof(T));
   d.misfit = owned_vector(owner, misfit, 1, sizeof(double));
   d.correlation = owned_vector(owner, nullptr, region, sizeof(T));
-  d.illumination = owned_vector(owner, nullptr, region, sizeof(T));
-  d.contribution = owned_vector(owner, nullptr, 2 * region, sizeof(T));
+  const std::size_t sums = std::size_t(p.illumination_sums());
+  d.illumination = owned_vector(owner, nullptr, sums * region, sizeof(T));
+  d.contribution = owned_vector(owner, nullptr, (1 + sums) * region, sizeof(T));
   if (reference) d.reference = owned_vector(owner, nullptr, traces, sizeof(T));
   if (p.checkpoints_size() > 0) d.checkpoints = shot_buffer(owner, p.checkpoints_size(), sizeof(T));
   if (p.split_store) {

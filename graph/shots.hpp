@@ -32,7 +32,8 @@ struct ImagingShot {
   Data nodes, signals, observed, weights;                                // read-only inputs
   Data traces, residual, store, final_state, correlation, illumination;  // made and used in the shot
   Data misfit;        // ½‖d_syn − d_obs‖², home in the caller's double on the shot's rank
-  Data contribution;  // [gradient | illumination] over the model region, for the reduction tree
+  Data contribution;  // [gradient | illumination (ShotProblem::illumination_sums() arrays)] over the model
+                      // region, for the reduction tree
   Data reference;     // RTM: the traces modeled in the reference model (registered when asked)
   Data checkpoints;   // the forward's states, with checkpoints (ShotProblem::checkpoint_every)
   // With a split store (ShotProblem::split_store; `store` then unregistered): a buffer per

@@ -28,13 +28,14 @@ SW_HD T adjoint_source(T synthetic, float observed, Mode mode) {
   return mode == Mode::kGradient ? synthetic - T(observed) : mode == Mode::kRtm ? T(observed) - synthetic : T(observed);
 }
 
-/// Element k of a shot's contribution [image or gradient (n) | illumination (n)].
+/// Element k of a shot's contribution [image or gradient (n) | illumination (sums × n)]
+/// (`sums`: ShotProblem::illumination_sums()).
 template <typename T>
 SW_HD void contribution_point(const T* correlation, const T* illumination, const T* velocity, T* out, long n, Mode mode,
-                              long k) {
+                              long k, int sums = 1) {
   out[k] = mode == Mode::kGradient || mode == Mode::kAdjoint ? T(2) * correlation[k] / velocity[k]
                                                              : velocity[k] * velocity[k] * correlation[k];
-  out[n + k] = illumination[k];
+  for (int j = 0; j < sums; ++j) out[(1 + j) * n + k] = illumination[j * n + k];
 }
 
 // The misfit's order of summation, fixed so that a CPU and a CUDA worker give the same bits

@@ -6,7 +6,8 @@
 // A ShotProblem is its parts, each decided by one layer: the grid and medium (ShotGrid,
 // kernels/shot_grid.hpp: the propagator), the points (ShotPoints, kernels/shot_points.hpp: the
 // propagator), the store plan (StorePlan, kernels/shot_plan.hpp: the memory plan), the run's
-// tuning (RunTuning, kernels/shot_plan.hpp: the runtime); with the time axis, the buffers
+// tuning (RunTuning, kernels/shot_plan.hpp: the runtime), what the adjoint sums (ImageSums,
+// kernels/shot_plan.hpp: the workflow); with the time axis, the buffers
 // each task attaches, and the layout of the arrays made of several parts (the store, the
 // work arrays).
 #pragma once
@@ -23,7 +24,7 @@
 namespace starwave {
 
 template <typename T>
-struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, RunTuning {
+struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning {
   // What the parts below read of the grid and the points (dependent bases: named here once).
   using Grid = ShotGrid<T>;
   using Points = ShotPoints<T>;

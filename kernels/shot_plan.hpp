@@ -66,6 +66,19 @@ inline const char* compression_name(int compression) {
   }
 }
 
+/// What the adjoint sums beside its correlation Σ μ[m+1] (L u[m] + f[m]) and the source
+/// illumination Σ u[m]² (RTM's choices, docs/imaging.md; a gradient asks for neither):
+///   receiver_illumination — also Σ μ[m+1]², the illumination buffer then holding
+///                           [Σ u² | Σ μ²] (2 × the model region);
+///   isic                  — the correlation adds ∇u[m]·∇μ[m+1] (stencil::gradient_dot), for
+///                           the inverse-scattering imaging condition.
+struct ImageSums {
+  bool receiver_illumination = false;
+  bool isic = false;
+  /// Model-region arrays the illumination buffer holds.
+  SW_HD int illumination_sums() const { return receiver_illumination ? 2 : 1; }
+};
+
 struct RunTuning {
   // 3-D CPU sweeps run over tiles of this many rows in y, each down all the planes, so the
   // planes a stencil reads stay in the core's cache; 0: sized from tile_bytes (the bits are

@@ -121,6 +121,18 @@ SW_HD T laplacian(const T* u, long sz, long sy, T cz, T cy, T cx) {
   return laplacian_split<Order>(u, sz, u, sy, cz, cy, cx);
 }
 
+/// ∇u·∇w at the cells `u` and `w` point to (same layout), centred first differences of the
+/// order's accuracy, in laplacian_split()'s order: z·cz + x·cx in 2-D, (z·cz + y·cy) + x·cx in
+/// 3-D (`sy` = 0 in 2-D), with cz = 1/dz² etc. — the inverse-scattering imaging condition's
+/// spatial term (kernels/shot_plan.hpp, ImageSums::isic).
+template <int Order, typename T>
+SW_HD T gradient_dot(const T* u, const T* w, long sz, long sy, T cz, T cy, T cx) {
+  const T z = d1<Order>(u, sz) * d1<Order>(w, sz) * cz;
+  const T x = d1<Order>(u, 1) * d1<Order>(w, 1) * cx;
+  if (sy == 0) return z + x;
+  return (z + d1<Order>(u, sy) * d1<Order>(w, sy) * cy) + x;
+}
+
 /// The leapfrog step of one cell: u[n+1] = 2u − u[n−1] + v²Δt² ∇²u.
 template <typename T>
 SW_HD T leapfrog(T u, T u_prev, T vdt2, T lap) {

@@ -267,13 +267,16 @@ py::array_t<double> vjp(const Numerics& n, const py::object& vp, const py::objec
 py::array_t<double> rtm(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                         const py::object& wavelet, const py::object& sources, const py::object& receivers,
                         const py::object& observed, const py::object& origin, const py::object& receiver_counts,
-                        const py::object& weights, const std::string& direct_wave, double direct_smooth) {
+                        const py::object& weights, const std::string& direct_wave, double direct_smooth,
+                        const std::string& imaging_condition, const std::string& illumination) {
   const ImagingRun run =
       imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts, weights);
   const Model& m = run.m;
   RtmOptions rtm_options;
   rtm_options.direct = parse_direct_wave(direct_wave);
   rtm_options.smooth = direct_smooth;
+  rtm_options.condition = parse_imaging_condition(imaging_condition);
+  rtm_options.compensation = parse_compensation(illumination);
   if (!(direct_smooth >= 0)) throw InputError("direct_smooth: must be 0 (the default length) or a length in m");
   if (direct_smooth > 0 && rtm_options.direct != DirectWave::kSmooth)
     throw InputError("direct_smooth: only with direct_wave='smooth'");
@@ -356,6 +359,8 @@ PYBIND11_MODULE(_starwave, mod) {
            "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-           arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0);
+           arg("direct_wave") = "smooth", arg("direct_smooth") = 0.0,
+           arg("imaging_condition") = imaging_condition_name(RtmOptions{}.condition),
+           arg("illumination") = compensation_name(RtmOptions{}.compensation));
   mod.def("shutdown", &shutdown, "Stops StarPU now (the next call starts it again; at exit it stops by itself).");
 }

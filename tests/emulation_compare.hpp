@@ -39,6 +39,6 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
                                           const std::string& context, LaunchShape shape = {}, int checkpoint_every = 0,
-                                          int compression = 0);
+                                          int compression = 0, ImageSums sums = {});
 
 }  // namespace starwave::test

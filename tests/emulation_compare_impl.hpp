@@ -63,7 +63,7 @@ void expect_emulation_matches_cpu(const Model& m, const Survey& s, const Numeric
 template <typename T, int Order>
 void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const NumericalOptions& o, int storage,
                                           const std::string& context, LaunchShape shape, int checkpoint_every,
-                                          int compression) {
+                                          int compression, ImageSums sums) {
   std::vector<T> corr[2], illum[2], pieces[2];  // pieces: the emulated adjoint in pieces
   aligned_vector<T> store[2], final_state[2], checkpoints[2];
   std::vector<T> split_corr[2], split_illum[2];  // with a split store (when checkpoint_every cuts the steps)
@@ -75,6 +75,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     shape.set(p);
     p.checkpoint_every = checkpoint_every;
     p.compression = compression;
+    static_cast<ImageSums&>(p) = sums;
     ps->work.assign(p.adjoint_work_size(), T(0));
     p.work = ps->work.data();
     store[emulated].assign(p.store_size(), T(0));
@@ -85,7 +86,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     p.checkpoints = checkpoints[emulated].data();
     const std::size_t region = std::size_t(p.model_cells());
     corr[emulated].assign(region, T(0));
-    illum[emulated].assign(region, T(0));
+    illum[emulated].assign(region * std::size_t(sums.illumination_sums()), T(0));
     EmulatedExec ex;
     const cpu::detail::FlushSubnormals<T> as_on_the_device;
     if (emulated) {
@@ -99,7 +100,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
       const int n = p.nsteps, c2 = std::min(n - 1, std::max(2 * n / 3, 5)), c3 = std::min(c2, 5);
       const int cuts[] = {n, n - 1, c2, c3, 0};
       pieces[0].assign(region, T(0));
-      pieces[1].assign(region, T(0));
+      pieces[1].assign(region * std::size_t(sums.illumination_sums()), T(0));
       for (int k = 0; k + 1 < 5; ++k) {
         if (cuts[k] == cuts[k + 1]) continue;
         ASSERT_TRUE((cuda_bodies::run_adjoint_steps<Order>(p, ps->traces.data(), cuts[k], cuts[k + 1], pieces[0].data(),
@@ -112,7 +113,7 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
     if (checkpoint_every > 0 && checkpoint_every < p.nsteps) {  // every slot kept, an interval a buffer
       const std::vector<T> residual = ps->traces;
       split_corr[emulated].assign(region, T(0));
-      split_illum[emulated].assign(region, T(0));
+      split_illum[emulated].assign(region * std::size_t(sums.illumination_sums()), T(0));
       T* c = split_corr[emulated].data();
       T* i = split_illum[emulated].data();
       if (emulated)
@@ -134,8 +135,9 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
   }
   const std::string what = "order " + std::to_string(Order) + ", storage " + std::to_string(storage) +
                            (checkpoint_every > 0 ? ", checkpoints every " + std::to_string(checkpoint_every) : "") +
-                           (compression ? std::string(", store ") + compression_name(compression) : "") + ", " +
-                           context;
+                           (compression ? std::string(", store ") + compression_name(compression) : "") +
+                           (sums.receiver_illumination ? ", receiver illumination" : "") + (sums.isic ? ", ISIC" : "") +
+                           ", " + context;
   if (!checkpoints[0].empty()) {
     EXPECT_TRUE(same_bits(checkpoints[0].data(), checkpoints[1].data(), checkpoints[0].size()))
         << "checkpoints, " << what << ", first difference at "
@@ -183,10 +185,10 @@ void expect_adjoint_emulation_matches_cpu(const Model& m, const Survey& s, const
   template void expect_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&,              \
                                                    const std::string&, LaunchShape);                                  \
   template void expect_adjoint_emulation_matches_cpu<T, 2>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, LaunchShape, int, int);                \
+                                                           const std::string&, LaunchShape, int, int, ImageSums);     \
   template void expect_adjoint_emulation_matches_cpu<T, 4>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, LaunchShape, int, int);                \
+                                                           const std::string&, LaunchShape, int, int, ImageSums);     \
   template void expect_adjoint_emulation_matches_cpu<T, 6>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, LaunchShape, int, int);                \
+                                                           const std::string&, LaunchShape, int, int, ImageSums);     \
   template void expect_adjoint_emulation_matches_cpu<T, 8>(const Model&, const Survey&, const NumericalOptions&, int, \
-                                                           const std::string&, LaunchShape, int, int);
+                                                           const std::string&, LaunchShape, int, int, ImageSums);

@@ -225,9 +225,10 @@ TEST_F(Cli, PlotDrawsAModelsReflectivity) {
   EXPECT_GE(r.width, 800);
   EXPECT_GT(r.colours(0, r.height / 2), 2u);
   EXPECT_NE(r.rgb, test::read_png([&] {
-              EXPECT_EQ(run("plot --in " + model_ + " --out " + path("v.png")).status, 0);
-              return path("v.png");
-            }()).rgb);
+                     EXPECT_EQ(run("plot --in " + model_ + " --out " + path("v.png")).status, 0);
+                     return path("v.png");
+                   }())
+                       .rgb);
   const std::string data = path("rd.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   expect_refused("plot --in " + data + " --reflectivity --out " + path("rg.png"), path("rg.png"), "--reflectivity");
@@ -245,7 +246,10 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   double peak = 0;
   for (float v : g.values) peak = std::max(peak, double(std::abs(v)));
   EXPECT_GT(peak, 0);
-  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data + " --storage full --out " + path("i.h5")).status, 0);
+  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data +
+                " --storage full --imaging-condition cross --illumination source --out " + path("i.h5"))
+                .status,
+            0);
   for (const char* d : {"/image", "/image_raw", "/illumination"})
     EXPECT_EQ(io::read_slice(path("i.h5"), d, 0).values.size(), 40u * 60u) << d;
   ASSERT_EQ(run("plot --in " + path("i.h5") + " --dataset /image --out " + path("i.png")).status, 0);
@@ -302,8 +306,8 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
 
   // --imaging-condition laplacian: /image is −∇² of the compensated stack instead, the same
   // stack; an unknown condition is refused, nothing written.
-  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data + " --storage full --imaging-condition laplacian --out " +
-                path("il.h5"))
+  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data +
+                " --storage full --imaging-condition laplacian --illumination source --out " + path("il.h5"))
                 .status,
             0);
   const io::Array2D lap = io::read_slice(path("il.h5"), "/image", 0);
@@ -320,6 +324,32 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   EXPECT_LE(lap_worst, 1e-5 * lap_peak);
   expect_refused("rtm --model " + smooth + " --data " + data + " --imaging-condition isotropic --out " + path("ix.h5"),
                  path("ix.h5"), "--imaging-condition");
+
+  // The default, --imaging-condition isic --illumination both: ISIC's own stack (not the
+  // cross one), the receiver side's illumination written beside the source side's, the image
+  // the stack compensated by their geometric mean.
+  ASSERT_EQ(run("rtm --model " + smooth + " --data " + data + " --storage full --out " + path("is.h5")).status, 0);
+  EXPECT_EQ(root_attribute(path("is.h5"), "imaging_condition"), 2.0);
+  EXPECT_EQ(root_attribute(path("is.h5"), "illumination"), 2.0);
+  const io::Array2D isic_raw = io::read_slice(path("is.h5"), "/image_raw", 0);
+  EXPECT_NE(isic_raw.values, raw.values);
+  EXPECT_EQ(io::read_slice(path("is.h5"), "/illumination", 0).values, illum.values);
+  const io::Array2D receiver = io::read_slice(path("is.h5"), "/receiver_illumination", 0);
+  std::vector<double> both(il.size());
+  for (std::size_t i = 0; i < both.size(); ++i) both[i] = std::sqrt(il[i] * double(receiver.values[i]));
+  const std::vector<double> isic_expected =
+      finish_rtm_image(v, std::vector<double>(isic_raw.values.begin(), isic_raw.values.end()), both,
+                       rtm_mute(v, sv).first, mute, ImagingCondition::kIsic);
+  const io::Array2D isic = io::read_slice(path("is.h5"), "/image", 0);
+  double isic_peak = 0, isic_worst = 0;
+  for (std::size_t i = 0; i < isic_expected.size(); ++i) {
+    isic_peak = std::max(isic_peak, std::abs(isic_expected[i]));
+    isic_worst = std::max(isic_worst, std::abs(isic_expected[i] - double(isic.values[i])));
+  }
+  EXPECT_GT(isic_peak, 0);
+  EXPECT_LE(isic_worst, 1e-4 * isic_peak);  // float32 inputs of a square root
+  expect_refused("rtm --model " + smooth + " --data " + data + " --illumination sideways --out " + path("iy.h5"),
+                 path("iy.h5"), "--illumination");
 }
 
 TEST_F(Cli, PlanPrintsTheRunsPlanAndRunsNothing) {

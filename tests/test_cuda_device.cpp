@@ -232,7 +232,7 @@ void compare_imaging_kernels() {
     DeviceArray<double> d_blocks(std::size_t(imaging::kMisfitBlocks)), d_J(std::size_t(1));
     ASSERT_TRUE(
         bool(cuda::misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_blocks.ptr, d_J.ptr, n, mode, d_weight.ptr, 61, nullptr)));
-    ASSERT_TRUE(bool(cuda::contribution(d_corr.ptr, d_ill.ptr, d_vel.ptr, d_out.ptr, n, mode, nullptr)));
+    ASSERT_TRUE(bool(cuda::contribution(d_corr.ptr, d_ill.ptr, d_vel.ptr, d_out.ptr, n, mode, 1, nullptr)));
     const std::vector<T> g_out = d_out.host();
     ASSERT_TRUE(bool(cuda::accumulate(d_out.ptr, d_part.ptr, 2 * n, nullptr)));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -383,8 +383,8 @@ Case imaging_case() {
   return c;
 }
 
-/// Modeled data, a gradient and an RTM image through StarPU on CPU workers only, on CUDA
-/// workers only (one and four per GPU), and on both: the same bits.
+/// Modeled data, a gradient, an RTM image, Born data and LSRTM's normal product through StarPU
+/// on CPU workers only, on CUDA workers only (one and four per GPU), and on both: the same bits.
 TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
   SKIP_WITHOUT_DEVICE();
   Case c = imaging_case();
@@ -400,7 +400,10 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
     NumericalOptions o;
     o.precision = dbl ? Precision::kDouble : Precision::kSingle;
     std::vector<float> data[4];
-    ImagingResult grad[4], rtm[4];
+    std::vector<double> born[4];
+    ImagingResult grad[4], rtm[4], normal[4];
+    std::vector<double> dv(c.truth.vp.size());
+    for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = c.truth.vp[i] - c.model.vp[i];
     for (std::size_t k = 0; k < mixes.size(); ++k) {
       RuntimeOptions ro;
       ro.ncpus = mixes[k].ncpus;
@@ -411,7 +414,9 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
       data[k] = model_shots(c.truth, c.survey, o, nullptr);
       c.survey.data = data[k];
       grad[k] = misfit_gradient(c.model, c.survey, o);
-      rtm[k] = rtm_stack(c.model, c.survey, o);
+      rtm[k] = rtm_stack(c.model, c.survey, o);  // ISIC's sums and the receiver illumination
+      born[k] = born_shots_exact(c.model, dv, c.survey, o);
+      normal[k] = normal_product(c.model, c.survey, o, dv);  // LSRTM's: J (born_keep) then Jᵀ
       c.survey.data = data[0];
     }
     for (std::size_t k = 1; k < mixes.size(); ++k) {
@@ -425,7 +430,13 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
       EXPECT_TRUE(same_bits(grad[0].illumination, grad[k].illumination)) << "illumination, " << what;
       EXPECT_TRUE(same_bits(rtm[0].values, rtm[k].values))
           << "image, " << what << ": " << first_difference(rtm[0].values, rtm[k].values);
+      EXPECT_TRUE(same_bits(rtm[0].receiver_illumination, rtm[k].receiver_illumination))
+          << "receiver illumination, " << what;
+      EXPECT_TRUE(same_bits(born[0], born[k])) << "Born data, " << what << ": " << first_difference(born[0], born[k]);
+      EXPECT_TRUE(same_bits(normal[0].values, normal[k].values))
+          << "Jᵀ W J δv, " << what << ": " << first_difference(normal[0].values, normal[k].values);
     }
+    EXPECT_GT(norm(born[0]), 0);
     EXPECT_GT(norm(grad[0].values), 0);
   }
 }

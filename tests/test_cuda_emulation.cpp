@@ -11,8 +11,11 @@
 #include <string>
 
 #include "kernels/cpu/adjoint.hpp"
-#include "kernels/cpu/subnormals.hpp"  // the device flushes float subnormals (nvcc -ftz=true)
+#include "kernels/cpu/born.hpp"
+#include "kernels/cpu/subnormals.hpp"
+#include "kernels/cuda/born.hpp"  // the device flushes float subnormals (nvcc -ftz=true)
 #include "kernels/misfit_image.hpp"
+#include "tests/adjoint_fixture.hpp"
 #include "tests/cuda_emulation.hpp"
 #include "tests/emulation_compare.hpp"
 #include "tests/helpers.hpp"
@@ -174,6 +177,64 @@ void compare_off_grid(int dim, bool free_surface, double record = kRecordShare) 
   if (free_surface && Order == 8 && dim == 2)
     expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreBoundary, context, 0, 7,
                                                    pack16::kBfloat);
+  // RTM's sums (the receiver illumination Σμ², ISIC's ∇u·∇μ in the correlation), with RTM's
+  // shell store, whole and checkpointed: the CPU's bits.
+  const ImageSums rtm_sums{true, true};
+  expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreShell, context, {}, 0, 0, rtm_sums);
+  if (Order == 8 || dim == 2)
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreBoundary, context, {}, 7, 0,
+                                                   rtm_sums);
+}
+
+/// J of one shot through cpu::born_steps and through the emulated launches (run_born_steps),
+/// in two pieces, each with u's store (`storage`, `every`, `compression`): the same bits in
+/// the Born traces, the background's traces, store, checkpoints and final state.
+template <typename T, int Order>
+void compare_born(int dim, bool free_surface, int storage, int every, int compression) {
+  const Model m = test_model(dim);
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = dim == 3 ? 5 : 8;
+  o.free_surface = free_surface;
+  o.precision = precision_of<T>();
+  const Survey sv = test_survey(m, free_surface, true);
+  std::vector<double> dv(m.vp.size());
+  for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = 20.0 * std::sin(0.37 * double(i)) + 5;  // every cell, edges too
+  Shot<T> cpu(m, sv, o, storage, every, compression), emu(m, sv, o, storage, every, compression);
+  auto cpu_d = prepare_shot<T>(m, sv, o), emu_d = prepare_shot<T>(m, sv, o);
+  const std::vector<T> scatter = born_scatter(cpu.p(), m, dv);
+  std::vector<T> row(std::size_t(cpu.p().stride));
+  const int n = cpu.p().nsteps, cut = n / 3;
+  cpu::born_steps<Order, T>(cpu.p(), cpu_d->p, scatter.data(), row.data(), 0, cut);
+  cpu::born_steps<Order, T>(cpu.p(), cpu_d->p, scatter.data(), row.data(), cut, n);
+  {
+    EmulatedExec ex;
+    const cpu::detail::FlushSubnormals<T> as_on_the_device;
+    ASSERT_TRUE((cuda_bodies::run_born_steps<Order>(emu.p(), emu_d->p, scatter.data(), 0, cut, ex)));
+    ASSERT_TRUE((cuda_bodies::run_born_steps<Order>(emu.p(), emu_d->p, scatter.data(), cut, n, ex)));
+  }
+  const std::string what = std::to_string(dim) + "-D order " + std::to_string(Order) +
+                           (free_surface ? " free surface" : "") + " storage " + std::to_string(storage) +
+                           " checkpoints every " + std::to_string(every) + " store " + compression_name(compression) +
+                           (sizeof(T) == 4 ? " float" : " double");
+  EXPECT_GT(norm(std::vector<double>(cpu_d->traces.begin(), cpu_d->traces.end())), 0.0) << what;
+  EXPECT_TRUE(same_bits(cpu_d->traces, emu_d->traces))
+      << what << ": Born traces, first difference at " << first_difference(cpu_d->traces, emu_d->traces);
+  EXPECT_TRUE(same_bits(cpu.ps->traces, emu.ps->traces)) << what << ": background traces";
+  EXPECT_TRUE(same_bits(cpu.store, emu.store)) << what << ": store";
+  EXPECT_TRUE(same_bits(cpu.checkpoints, emu.checkpoints)) << what << ": checkpoints";
+  EXPECT_TRUE(same_bits(cpu.final_state, emu.final_state)) << what << ": final state";
+}
+
+TEST(CudaEmulation, BornSameBitsAsCpuKernel) {
+  for (const int dim : {2, 3})
+    for (const bool fs : {false, true}) {
+      compare_born<float, 8>(dim, fs, StorePlan::kStoreBoundary, 0, pack16::kNone);
+      compare_born<double, 4>(dim, fs, StorePlan::kStoreFull, 0, pack16::kNone);
+    }
+  compare_born<float, 2>(2, true, StorePlan::kStoreBoundary, 7, pack16::kNone);
+  compare_born<float, 6>(2, false, StorePlan::kStoreFull, 5, pack16::kHalf);
+  compare_born<float, 4>(3, true, StorePlan::kStoreBoundary, 7, pack16::kBfloat);
 }
 
 TEST(CudaEmulation, OffGridPointsSameBitsAsCpuKernel) {

@@ -401,6 +401,15 @@ FlatCase flat_case() {
   return c;
 }
 
+/// RTM with the cross condition and the source illumination: a reflectivity image, a zero-phase
+/// peak at each velocity increase (ISIC's and the Laplacian's have the perturbation's phase).
+RtmOptions reflectivity_image() {
+  RtmOptions rtm;
+  rtm.condition = ImagingCondition::kCross;
+  rtm.compensation = Compensation::kSource;
+  return rtm;
+}
+
 /// The RTM image of `c`'s data in migration model `mig`: the four interfaces are its four
 /// largest positive peaks (averaged over the central columns), each within 2 rows of its
 /// depth, every other peak under half the weakest of them; nothing above the acquisition.
@@ -413,7 +422,8 @@ void expect_flat_interfaces(const FlatCase& c, const Model& mig, const RtmOption
   Runtime rt(ro);
   const ImagingResult r = rtm_stack(mig, c.survey, c.options, {}, rtm);
   const auto [acquisition, mute] = rtm_mute(mig, c.survey);
-  const std::vector<double> image = finish_rtm_image(mig, r.values, r.illumination, acquisition, mute);
+  const std::vector<double> image =
+      finish_rtm_image(mig, r.values, compensating_illumination(r, rtm.compensation), acquisition, mute, rtm.condition);
   EXPECT_NO_THROW(check_rtm_image(image, rtm)) << what;
   std::vector<double> trace(std::size_t(mig.nz), 0.0);
   for (int z = 0; z < mig.nz; ++z)
@@ -443,10 +453,123 @@ TEST(Imaging, RtmPlacesFlatInterfacesAtTheirDepths) {
   Model smooth = smoothed(c.truth, 30);
   for (int z = 0; z < 9; ++z)
     for (int x = 0; x < smooth.nx; ++x) smooth.at(z, x) = c.truth.at(z, x);
-  RtmOptions model;
+  RtmOptions model = reflectivity_image(), smoothed = reflectivity_image();
   model.direct = DirectWave::kModel;
   expect_flat_interfaces(c, smooth, model, "smooth model, direct wave modeled in it");
-  expect_flat_interfaces(c, smooth, {}, "smooth model, direct wave modeled in its smoothed copy (the default)");
+  expect_flat_interfaces(c, smooth, smoothed, "smooth model, direct wave modeled in its smoothed copy (the default)");
+}
+
+/// Pearson correlation of two images.
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  double ma = 0, mb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) ma += a[i], mb += b[i];
+  ma /= double(a.size());
+  mb /= double(a.size());
+  double ab = 0, aa = 0, bb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ab += (a[i] - ma) * (b[i] - mb);
+    aa += (a[i] - ma) * (a[i] - ma);
+    bb += (b[i] - mb) * (b[i] - mb);
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+TEST(Imaging, EveryCompensationAndImagingConditionImagesTheInterfaces) {
+  const FlatCase c = flat_case();
+  Model smooth = smoothed(c.truth, 30);
+  for (int z = 0; z < 9; ++z)
+    for (int x = 0; x < smooth.nx; ++x) smooth.at(z, x) = c.truth.at(z, x);
+  for (const Compensation compensation : {Compensation::kReceiver, Compensation::kBoth}) {
+    RtmOptions rtm = reflectivity_image();
+    rtm.compensation = compensation;
+    expect_flat_interfaces(c, smooth, rtm, std::string("cross, ") + compensation_name(compensation));
+  }
+  // ISIC's and the Laplacian's images have the phase of the velocity perturbation (truth −
+  // smooth: a doublet at each interface), not of the reflectivity: both follow it below
+  // the mute, better than the cross condition's does, and each other closely (the Laplacian
+  // filter is ISIC where the velocity is constant).
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  std::vector<double> perturbation(smooth.vp.size());
+  for (std::size_t i = 0; i < perturbation.size(); ++i) perturbation[i] = c.truth.vp[i] - smooth.vp[i];
+  const auto [acquisition, mute] = rtm_mute(smooth, c.survey);
+  auto below_mute = [&](const std::vector<double>& a) {
+    std::vector<double> out;
+    for (int z = 0; z < smooth.nz; ++z)
+      if (smooth.z0 + z * smooth.dz >= mute)
+        for (int x = 20; x < smooth.nx - 20; ++x) out.push_back(a[std::size_t(z) * smooth.nx + x]);
+    return out;
+  };
+  auto image = [&](ImagingCondition condition, Compensation compensation) {
+    RtmOptions rtm;
+    rtm.condition = condition;
+    rtm.compensation = compensation;
+    const ImagingResult r = rtm_stack(smooth, c.survey, c.options, {}, rtm);
+    return below_mute(
+        finish_rtm_image(smooth, r.values, compensating_illumination(r, compensation), acquisition, mute, condition));
+  };
+  const std::vector<double> dv = below_mute(perturbation);
+  const double cross = correlation(image(ImagingCondition::kCross, Compensation::kSource), dv);
+  const std::vector<double> laplacian = image(ImagingCondition::kLaplacian, Compensation::kSource);
+  for (const Compensation compensation : {Compensation::kSource, Compensation::kReceiver, Compensation::kBoth}) {
+    const std::vector<double> isic = image(ImagingCondition::kIsic, compensation);
+    const std::string what = std::string("isic, ") + compensation_name(compensation) + ": correlation with δv " +
+                             std::to_string(correlation(isic, dv)) + ", with the Laplacian's image " +
+                             std::to_string(correlation(isic, laplacian)) + " (cross with δv " + std::to_string(cross) +
+                             ", laplacian " + std::to_string(correlation(laplacian, dv)) + ")";
+    EXPECT_GT(correlation(isic, dv), 0.5) << what;
+    EXPECT_GT(correlation(isic, dv), cross + 0.3) << what;
+    EXPECT_GT(correlation(isic, laplacian), 0.5) << what;
+    if (compensation == Compensation::kSource) {
+      EXPECT_GT(correlation(isic, laplacian), 0.75) << what;
+    }
+  }
+  EXPECT_GT(correlation(laplacian, dv), cross + 0.3);
+}
+
+/// ‖a‖ / ‖2c − a‖ over rows [z0, z1), columns 20 … nx − 20, with c the cross stack
+/// v²Σμ(Lu + f) and a ISIC's, v²Σ[μ(Lu + f) + ∇u·∇μ]: ISIC against the same two terms with
+/// the other sign, how far the gradient term cancels the time term.
+double isic_against_its_opposite(const Model& m, const std::vector<double>& cross, const std::vector<double>& isic,
+                                 int z0, int z1) {
+  double sum = 0, difference = 0;
+  for (int z = z0; z < z1; ++z)
+    for (int x = 20; x < m.nx - 20; ++x) {
+      const std::size_t i = std::size_t(z) * m.nx + x;
+      sum += isic[i] * isic[i];
+      difference += (2 * cross[i] - isic[i]) * (2 * cross[i] - isic[i]);
+    }
+  return std::sqrt(sum / difference);
+}
+
+TEST(Imaging, IsicCancelsWhereBothFieldsTravelTheSameWay) {
+  // The inverse-scattering imaging condition Σ_t [∂_t u ∂_t λ − v² ∇u·∇λ]: where the source
+  // and receiver fields travel the same way the two terms cancel (with the other sign they
+  // add). Sources at the top, receivers at the bottom of a constant model, the direct wave
+  // migrated as it is: between them u and λ travel down together, and ISIC keeps under
+  // 15 % of the opposite combination's amplitude.
+  Model constant = constant_model(60, 120, 10, 2000);
+  SurveyOptions sv;
+  sv.nshots = 6;
+  sv.frequency = 20;
+  sv.receiver_depth = 550;
+  Survey through = regular_survey(constant, sv);
+  const NumericalOptions o;
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  Runtime rt(ro);
+  through.data = model_shots(constant, through, o, nullptr);
+  RtmOptions cross, isic;
+  cross.condition = ImagingCondition::kCross;
+  isic.condition = ImagingCondition::kIsic;
+  cross.direct = isic.direct = DirectWave::kNone;
+  const double ratio = isic_against_its_opposite(constant, rtm_stack(constant, through, o, {}, cross).values,
+                                                 rtm_stack(constant, through, o, {}, isic).values, 15, 45);
+  EXPECT_LT(ratio, 0.15);
+  EXPECT_GT(ratio, 0);
 }
 
 TEST(Imaging, RtmInTheSharpTrueModel) {
@@ -456,7 +579,7 @@ TEST(Imaging, RtmInTheSharpTrueModel) {
   // reflector's, likely the sharp top interface's head waves, which the smoothed copy
   // turns into diving waves) ...
   const FlatCase c = flat_case();
-  expect_flat_interfaces(c, c.truth, {}, "true model, the default", true);
+  expect_flat_interfaces(c, c.truth, reflectivity_image(), "true model, the default", true);
   // ... whereas subtracting what the true model itself predicts leaves nothing: an image
   // that is zero everywhere, refused with a hint rather than written.
   RtmOptions model;

@@ -407,10 +407,12 @@ void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& ro
 ///   corr += μ[m+1] lap,  illum += u[m]²  (accumulators in the grid's layout), and when
 ///   `recreate`, u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² lap  (the source term is added by
 ///   the caller). Aligned whole vectors over the model columns; corr and u_next keep their
-///   values in the lanes outside them, and illum's there are never read.
+///   values in the lanes outside them, and illum's there are never read. With p.isic, then
+///   corr += ∇u[m]·∇μ[m+1] (as the CUDA image launch adds it: after μ·lap); with `receiver`
+///   (the model region's Σμ², row-major), += μ[m+1]².
 template <int Order, typename T>
 void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, const T* mu, T* corr, T* illum,
-               bool recreate) {
+               T* receiver, bool recreate) {
   using S = Simd<T>;
   using V = typename S::vec;
   constexpr int W = S::W;
@@ -423,6 +425,7 @@ void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, con
   T* __restrict cr = corr + o;
   T* __restrict il = illum + o;
   const T cz = T(1) / (p.dz * p.dz), cy = T(1) / (p.dy * p.dy), cx = T(1) / (p.dx * p.dx);
+  const bool isic = p.isic;
   typename S::mask lane;
   for (int k = 0; k < W; ++k) lane[k] = k;
   for (int x = x0 / W * W; x < x1; x += W) {
@@ -431,13 +434,19 @@ void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, con
     const V c = S::load(uz + x);
     const V lap = detail::laplacian_vec<Order>(uz + x, s, sy, cz, cy, cx);
     const V corr_old = S::load(cr + x);
-    S::store(cr + x, inside ? corr_old + S::load(lz + x) * lap : corr_old);  // the layer lanes hold layer_term sums
+    V corr_new = corr_old + S::load(lz + x) * lap;
+    if (isic) corr_new += detail::gradient_dot_vec<Order>(uz + x, lz + x, s, sy, cz, cy, cx);
+    S::store(cr + x, inside ? corr_new : corr_old);  // the layer lanes hold layer_term sums
     S::store(il + x, S::load(il + x) + c * c);
     if (recreate) {
       const V old = S::load(un + x);
       const V next = T(2) * c - old + S::load(vz + x) * lap;
       S::store(un + x, inside ? next : old);
     }
+  }
+  if (receiver) {
+    T* __restrict rr = receiver + (long(z - p.mz0()) * (p.my1() - p.my0()) + (y - p.my0())) * (x1 - x0);
+    for (int x = x0; x < x1; ++x) rr[x - x0] += lz[x] * lz[x];
   }
 }
 
@@ -498,6 +507,8 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   T* u = u_odd ? pair : pair + G;       // u[m]
   T* corr = pair + 2 * G;               // the correlation and illumination, grid layout
   T* illum = corr + G;
+  // Σμ² straight into the caller's second illumination array (row-major, added to in place).
+  T* receiver = p.receiver_illumination ? illumination + p.model_cells() : nullptr;
   const long o = p.origin();
 
   if (hi == N) {
@@ -525,7 +536,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
     adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
       if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1())
-        image_row<Order>(p, z, y, u, u_next, mu, corr, illum, recreate);
+        image_row<Order>(p, z, y, u, u_next, mu, corr, illum, receiver, recreate);
     });
     if (p.layer_share()) image_layers(p, mu, corr, m, held);
     add_source_terms(p, m, mu, corr, recreate ? u_next : nullptr);

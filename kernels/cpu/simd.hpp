@@ -124,6 +124,27 @@ __attribute__((always_inline)) inline typename Simd<T>::vec laplacian_vec(const 
   return dz * cz + dy * cy + dx * cx;
 }
 
+/// ∇u·∇w (stencil::gradient_dot: the same operations in the same order in each lane) at the W
+/// cells `u` and `w` point to.
+template <int Order, typename T>
+__attribute__((always_inline)) inline typename Simd<T>::vec gradient_dot_vec(const T* u, const T* w, long sz, long sy,
+                                                                             T cz, T cy, T cx) {
+  using S = Simd<T>;
+  using V = typename S::vec;
+  constexpr int W = S::W, R = stencil::radius(Order);
+  auto d1 = [](const T* f, long s) {
+    V acc{};  // +0, as stencil::d1 starts
+    for (int j = 1; j <= R; ++j) acc += T(stencil::d1_coef<Order>(j)) * (S::load(f + j * s) - S::load(f - j * s));
+    return acc;
+  };
+  const auto seq = std::make_integer_sequence<int, R>{};
+  const V z = d1(u, sz) * d1(w, sz) * cz;
+  const V x = d1x_vec<Order, T>(S::load(u - W), S::load(u), S::load(u + W), seq) *
+              d1x_vec<Order, T>(S::load(w - W), S::load(w), S::load(w + W), seq) * cx;
+  if (sy == 0) return z + x;
+  return (z + d1(u, sy) * d1(w, sy) * cy) + x;
+}
+
 /// Interior update of columns [0, nx) of row (z, y): the whole row, layer cells included
 /// (their corrections follow). Whole vectors use lane shifts for ∂²_x; the tail is a plain
 /// loop.

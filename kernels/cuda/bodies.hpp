@@ -47,8 +47,9 @@ struct BackwardStep {
   stencil::StepArgs<T> a;
   const T* u;
   T* u_next;
-  T* corr;   // model region, row-major
-  T* illum;  // model region, row-major
+  T* corr;      // model region, row-major
+  T* illum;     // model region, row-major
+  T* receiver;  // Σμ² (ShotProblem::receiver_illumination), model region, row-major; or null
   const T* residual;
   T inv_dz2, inv_dy2, inv_dx2;  // as the CPU kernel computes them: T(1) / (h·h)
   Step step;
@@ -77,7 +78,10 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
     const T* u = b.u + i;
     const T lap = stencil::laplacian<Order>(u, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
     b.corr[t] += b.a.u[i] * lap;
+    if (p.isic)
+      b.corr[t] += stencil::gradient_dot<Order>(u, b.a.u + i, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
     b.illum[t] += u[0] * u[0];
+    if (b.receiver) b.receiver[t] += b.a.u[i] * b.a.u[i];
     const T v = b.a.vdt2[i];
     if (recreate) b.u_next[i] = T(2) * u[0] - b.u_next[i] + v * lap;
     const int j = p.source_at(i, z * p.ny + y);
@@ -179,6 +183,7 @@ BackwardStep<T> backward_base(const ShotProblem<T>& p, const T* residual, T* cor
   BackwardStep<T> base;
   base.corr = corr;
   base.illum = illum;
+  base.receiver = p.receiver_illumination ? illum + p.model_cells() : nullptr;
   base.residual = residual;
   base.inv_dz2 = T(1) / (p.dz * p.dz);
   base.inv_dy2 = T(1) / (p.dy * p.dy);

@@ -116,12 +116,12 @@ void copy_grid(const char* name, const T* from, T* to, std::size_t n, Exec& ex) 
       name, [=] SW_LAMBDA(long i) { to[i] = from[i]; }, long(n));
 }
 
-/// Forward step `step`'s launches on `p` (u = u[m], up = u[m−1], p.work's layer arrays);
-/// `last` (m = nsteps): the side launch alone, which records and saves u[nsteps].
+/// Step `step`'s launches that read u[m] alone (a.u; p.work's layer arrays): the store's
+/// maximum (a compressed store), then the side launch (ψ, the trace sample, the store slot);
+/// `last` (m = nsteps): no ψ.
 template <int Order, typename T, typename Exec>
-void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* u, T* up, Exec& e, Step step,
-                        bool last) {
-  const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
+void issue_side(const stencil::StepArgs<T>& a, const ShotProblem<T>& p, const StoreCells& sc, Exec& e, Step step,
+                bool last) {
   const long npsi = last ? 0 : a.layer_cells();
   const long saved = p.store ? long(sc.first[sc.n]) : 0;
   if (saved > 0 && sc.compression != pack16::kNone)
@@ -130,6 +130,15 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
   e.sweep1d(
       "forward side (psi, traces, store)", [=] SW_LAMBDA(long t) { side_body<Order>(a, p, sc, npsi, step, t); },
       npsi + p.nrec + saved);
+}
+
+/// Forward step `step`'s launches on `p` (u = u[m], up = u[m−1], p.work's layer arrays);
+/// `last` (m = nsteps): the side launch alone, which records and saves u[nsteps].
+template <int Order, typename T, typename Exec>
+void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* u, T* up, Exec& e, Step step,
+                        bool last) {
+  const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
+  issue_side<Order>(a, p, sc, e, step, last);
   if (last) return;
   if (marches(p)) {  // 3-D: every cell in tiles marching down z, each with its layers' terms
     e.march("forward update (marching)",

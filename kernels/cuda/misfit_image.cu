@@ -43,9 +43,10 @@ __global__ void misfit_blocks_kernel(const double* block_sums, double* misfit) {
 }
 
 template <typename T>
-__global__ void contribution_kernel(const T* corr, const T* illum, const T* v, T* out, long n, imaging::Mode mode) {
+__global__ void contribution_kernel(const T* corr, const T* illum, const T* v, T* out, long n, imaging::Mode mode,
+                                    int sums) {
   const long k = long(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (k < n) imaging::contribution_point(corr, illum, v, out, n, mode, k);
+  if (k < n) imaging::contribution_point(corr, illum, v, out, n, mode, k, sums);
 }
 
 template <typename T>
@@ -80,12 +81,12 @@ Status misfit(const T* synthetic, const float* observed, T* residual, double* bl
 
 template <typename T>
 Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, imaging::Mode mode,
-                    void* stream) {
+                    int sums, void* stream) {
   if (n <= 0) return {};
   const long b = blocks(n);
   if (b == 0) return Status{int(cudaErrorInvalidConfiguration), "image contribution"};
   contribution_kernel<<<unsigned(b), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(correlation, illumination,
-                                                                                       velocity, out, n, mode);
+                                                                                       velocity, out, n, mode, sums);
   return launched("image contribution");
 }
 
@@ -101,7 +102,7 @@ Status accumulate(T* a, const T* b, long n, void* stream) {
 #define STARWAVE_INSTANTIATE(T)                                                                                    \
   template Status misfit<T>(const T*, const float*, T*, double*, double*, long, imaging::Mode, const float*, long, \
                             void*);                                                                                \
-  template Status contribution<T>(const T*, const T*, const T*, T*, long, imaging::Mode, void*);                   \
+  template Status contribution<T>(const T*, const T*, const T*, T*, long, imaging::Mode, int, void*);              \
   template Status accumulate<T>(T*, const T*, long, void*);
 STARWAVE_INSTANTIATE(float)
 STARWAVE_INSTANTIATE(double)

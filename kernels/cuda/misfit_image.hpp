@@ -16,10 +16,10 @@ template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
               imaging::Mode mode, const float* weight, long nt, void* stream);
 
-/// out = [contribution (n) | illumination (n)] (kernels/misfit_image.hpp).
+/// out = [contribution (n) | illumination (sums × n)] (kernels/misfit_image.hpp).
 template <typename T>
 Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, imaging::Mode mode,
-                    void* stream);
+                    int sums, void* stream);
 
 /// a[i] += b[i], i < n.
 template <typename T>

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/bodies.hpp"
+#include "kernels/cuda/born.hpp"
 #include "kernels/cuda/propagate.hpp"
 #include "kernels/orders.hpp"
 
@@ -135,6 +136,13 @@ Status adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo,
   return ex.status;
 }
 
+template <int Order, typename T>
+Status born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, int lo, int hi, void* stream) {
+  DeviceExec ex{static_cast<cudaStream_t>(stream)};
+  run_born_steps<Order>(p, d, scatter, lo, hi, ex);
+  return ex.status;
+}
+
 __global__ void device_fault_kernel(float* p) { p[threadIdx.x] = 1.0f; }
 
 void provoke_device_fault(void* stream) {
@@ -143,11 +151,12 @@ void provoke_device_fault(void* stream) {
 
 const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaError_t>(code)); }
 
-#define STARWAVE_INSTANTIATE(O, T)                                               \
-  template Status forward<O, T>(const ShotProblem<T>&, void*);                   \
-  template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*); \
-  template Status forward_steps<O, T>(const ShotProblem<T>&, int, int, void*);   \
-  template Status adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, void*);
+#define STARWAVE_INSTANTIATE(O, T)                                                               \
+  template Status forward<O, T>(const ShotProblem<T>&, void*);                                   \
+  template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);                 \
+  template Status forward_steps<O, T>(const ShotProblem<T>&, int, int, void*);                   \
+  template Status adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, void*); \
+  template Status born_steps<O, T>(const ShotProblem<T>&, const ShotProblem<T>&, const T*, int, int, void*);
 STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 

@@ -35,6 +35,12 @@ template <int Order, typename T>
 Status adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
                      void* stream);
 
+/// Steps [lo, hi) of a shot's Born modelling on the GPU (cpu::born_steps' contract: u in `p`,
+/// which keeps its traces, store, checkpoints and final state as a forward's when set, δu in
+/// `d`, whose traces are the Born data; `scatter` on the padded grid; device pointers).
+template <int Order, typename T>
+Status born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, int lo, int hi, void* stream);
+
 /// Launches a kernel that writes through a null pointer: a fault that leaves the device
 /// unusable, for the tests of that path (codelets/failure.hpp). Never called otherwise.
 void provoke_device_fault(void* stream);

@@ -21,7 +21,7 @@ raises ``ValueError`` naming the argument.
     vjp(vp, spacing, dt, wavelet, sources, receivers, cotangent, *, ... as gradient)
         -> Jᵀ·cotangent: ∂/∂vp of Σ cotangent · model(vp, …) (shaped as vp, float64)
     rtm(vp, spacing, dt, wavelet, sources, receivers, observed, *, direct_wave="smooth",
-        direct_smooth=0.0, ... as gradient)
+        direct_smooth=0.0, imaging_condition="isic", illumination="both", ... as gradient)
         -> image (shaped as vp, float64): the image `starwave rtm` writes as /image
     shutdown()
         stops StarPU (it starts again at the next call; at exit it stops by itself)

@@ -63,7 +63,7 @@ class Evaluation {
   using Tree = graph::ReductionTree<graph::Data>;
 
   Evaluation(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode, const GradientHooks& hooks,
-             const Model* reference, const std::vector<double>* born = nullptr)
+             const Model* reference, const std::vector<double>* born = nullptr, ImageSums sums = {})
       : m_(m),
         s_(s),
         o_(o),
@@ -91,14 +91,13 @@ class Evaluation {
         o.checkpoint_every == NumericalOptions::kCheckpointAuto ? StoreRequest::kAuto : o.checkpoint_every;
     run_.layout.storage = request_.storage;
     run_.layout.compression = request_.compression;
+    static_cast<ImageSums&>(run_.layout) = sums;
     if (std::size_t(run_.layout.model_cells()) != region_)
       throw RuntimeError("imaging: the padded grid's model region does not match the model");
   }
 
   ImagingResult run() {
     const graph::Resting resting;  // the workers run this graph, and rest once it is done
-    if (born_ && graph::workers() == graph::cuda_workers())
-      throw InputError("J: its born tasks run on CPU workers, and this run has none (STARPU_NCPU=0)");
     const int window_size = plan_window();
     window_size_ = window_size;
     if (hooks_.plan_only) {
@@ -206,10 +205,11 @@ class Evaluation {
   ShotHoldings shot_holdings() const {
     const std::uint64_t t = sizeof(T), count = shots_.size();
     ShotHoldings h;
-    h.per_shot = t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + 4 * region_) +
+    const std::uint64_t sums = std::uint64_t(run_.layout.illumination_sums());  // [image | illumination …]
+    h.per_shot = t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + (2 + 2 * sums) * region_) +
                  sizeof(float) * traces_ + points_bytes<T>(run_.layout, most_point_nodes(m_, s_)) + sizeof(double);
     h.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
-                    2 * region_ * std::uint64_t(Tree::most_held(int(count))));
+                    (1 + sums) * region_ * std::uint64_t(Tree::most_held(int(count))));
     h.plain_forward = reference_ != nullptr;
     h.born_work = born_ ? t * born_work_size(run_.layout) : 0;
     if (born_) h.shared += t * run_.layout.grid_size();  // the scatter
@@ -302,6 +302,8 @@ class Evaluation {
       const graph::Reading sum(root);
       result.values.assign(sum.values<T>(), sum.values<T>() + region_);
       result.illumination.assign(sum.values<T>() + region_, sum.values<T>() + 2 * region_);
+      if (run_.layout.receiver_illumination)
+        result.receiver_illumination.assign(sum.values<T>() + 2 * region_, sum.values<T>() + 3 * region_);
     }
     root.close();
     for (graph::Data& h : misfit_data_) h.close();         // waits, brings the value home
@@ -310,6 +312,7 @@ class Evaluation {
     if constexpr (graph::kSimulated) {                     // no kernel ran: a simulated result is zeros
       std::fill(result.values.begin(), result.values.end(), T(0));
       std::fill(result.illumination.begin(), result.illumination.end(), T(0));
+      std::fill(result.receiver_illumination.begin(), result.receiver_illumination.end(), T(0));
       std::fill(misfits_.begin(), misfits_.end(), 0.0);
     }
     for (double j : misfits_) result.misfit += j;
@@ -348,10 +351,10 @@ double mute_weight(double depth, double acquisition, double mute) {
 
 ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode,
                       const GradientHooks& hooks, const Model* reference = nullptr,
-                      const std::vector<double>* born = nullptr) {
+                      const std::vector<double>* born = nullptr, ImageSums sums = {}) {
   if (!hooks.inputs_checked) check_imaging_inputs(m, s, o, bool(hooks.observed) || born);
-  return with_precision(o.precision,
-                        [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference, born).run(); });
+  return with_precision(
+      o.precision, [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference, born, sums).run(); });
 }
 
 }  // namespace
@@ -378,6 +381,8 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
         if (condition == ImagingCondition::kLaplacian)
           v = -(second(z, y, x, 1, 0, 0, m.dz) + second(z, y, x, 0, 0, 1, m.dx) +
                 (m.three_d() ? second(z, y, x, 0, 1, 0, m.dy) : 0.0));
+        else if (condition == ImagingCondition::kIsic)
+          v = at(z, y, x);
         else
           v = (at(z + 1, y, x) - at(z - 1, y, x)) / (2 * m.dz);
         out[m.index(z, y, x)] = w * v;
@@ -387,13 +392,35 @@ std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& 
 }
 
 const char* imaging_condition_name(ImagingCondition c) {
-  return c == ImagingCondition::kLaplacian ? "laplacian" : "cross";
+  return c == ImagingCondition::kLaplacian ? "laplacian" : c == ImagingCondition::kIsic ? "isic" : "cross";
 }
 
 ImagingCondition parse_imaging_condition(const std::string& text) {
   if (text == "cross") return ImagingCondition::kCross;
   if (text == "laplacian") return ImagingCondition::kLaplacian;
-  throw InputError("--imaging-condition: '" + text + "' is not one of cross, laplacian");
+  if (text == "isic") return ImagingCondition::kIsic;
+  throw InputError("--imaging-condition: '" + text + "' is not one of cross, laplacian, isic");
+}
+
+const char* compensation_name(Compensation c) {
+  return c == Compensation::kReceiver ? "receiver" : c == Compensation::kBoth ? "both" : "source";
+}
+
+Compensation parse_compensation(const std::string& text) {
+  if (text == "source") return Compensation::kSource;
+  if (text == "receiver") return Compensation::kReceiver;
+  if (text == "both") return Compensation::kBoth;
+  throw InputError("--illumination: '" + text + "' is not one of source, receiver, both");
+}
+
+std::vector<double> compensating_illumination(const ImagingResult& r, Compensation c) {
+  if (c == Compensation::kSource) return r.illumination;
+  if (r.receiver_illumination.size() != r.illumination.size())
+    throw RuntimeError("rtm: the stack was made without the receiver illumination its compensation needs");
+  if (c == Compensation::kReceiver) return r.receiver_illumination;
+  std::vector<double> both(r.illumination.size());
+  for (std::size_t i = 0; i < both.size(); ++i) both[i] = std::sqrt(r.illumination[i] * r.receiver_illumination[i]);
+  return both;
 }
 
 std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
@@ -478,7 +505,9 @@ double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& 
 
 RtmImage rtm_image(const Model& m, const Survey& s, const ImagingResult& r, const RtmOptions& rtm) {
   const auto [acquisition, mute] = rtm_mute(m, s);
-  RtmImage out{finish_rtm_image(m, r.values, r.illumination, acquisition, mute, rtm.condition), mute};
+  RtmImage out{
+      finish_rtm_image(m, r.values, compensating_illumination(r, rtm.compensation), acquisition, mute, rtm.condition),
+      mute};
   check_rtm_image(out.image, rtm);
   return out;
 }
@@ -507,16 +536,19 @@ DirectWave parse_direct_wave(const std::string& text) {
 
 ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks,
                         const RtmOptions& rtm) {
+  ImageSums sums;
+  sums.receiver_illumination = rtm.compensation != Compensation::kSource;
+  sums.isic = rtm.condition == ImagingCondition::kIsic;
   switch (rtm.direct) {
     case DirectWave::kModel:
-      return run_any(m, s, o, imaging::Mode::kRtm, hooks);
+      return run_any(m, s, o, imaging::Mode::kRtm, hooks, nullptr, nullptr, sums);
     case DirectWave::kNone:
-      return run_any(m, s, o, imaging::Mode::kRtmObserved, hooks);
+      return run_any(m, s, o, imaging::Mode::kRtmObserved, hooks, nullptr, nullptr, sums);
     case DirectWave::kSmooth:
       break;
   }
   const Model reference = direct_wave_model(m, s, rtm);
-  return run_any(m, s, o, imaging::Mode::kRtm, hooks, &reference);
+  return run_any(m, s, o, imaging::Mode::kRtm, hooks, &reference, nullptr, sums);
 }
 
 void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm) {

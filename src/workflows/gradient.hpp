@@ -18,9 +18,10 @@
 namespace starwave {
 
 struct ImagingResult {
-  double misfit = 0;                 // Φ = ½ Σ_s Σ_r Σ_n (d_syn − d_obs)² (gradient only)
-  std::vector<double> values;        // (nz, nx): ∂Φ/∂v, or the raw RTM stack
-  std::vector<double> illumination;  // (nz, nx): Σ_s Σ_n u_s² over internal steps
+  double misfit = 0;                          // Φ = ½ Σ_s Σ_r Σ_n (d_syn − d_obs)² (gradient only)
+  std::vector<double> values;                 // (nz, nx): ∂Φ/∂v, or the raw RTM stack
+  std::vector<double> illumination;           // (nz, nx): Σ_s Σ_n u_s² over internal steps
+  std::vector<double> receiver_illumination;  // (nz, nx): Σ_s Σ_n λ_s², when asked (ImageSums); else empty
   TimeStepping time;
   double seconds = 0;
   double cell_updates = 0;  // padded cells × internal steps × shots, forward and adjoint
@@ -91,18 +92,38 @@ enum class DirectWave { kSmooth, kModel, kNone };
 ///   kCross     — ∂c/∂z: a velocity step's band-limited step becomes a zero-phase peak at
 ///                the interface, and the smooth low-wavenumber part goes;
 ///   kLaplacian — −∇²c, the Laplacian filter (Zhang & Sun 2009): it removes the
-///                low-wavenumber back-scattering in every direction, not in depth alone.
-enum class ImagingCondition { kCross, kLaplacian };
+///                low-wavenumber back-scattering in every direction, not in depth alone;
+///   kIsic      — the inverse-scattering imaging condition (Stolk & de Hoop; Whitmore &
+///                Crawley 2012): the stack of Σ_t [∂_t u ∂_t λ − v² ∇u·∇λ] (the adjoint sums
+///                ∇u·∇λ beside its correlation: ImageSums::isic; L u + f = ∂²_t u / v² makes
+///                the stack v² Σ_t μ(L u + f) + v² Σ_t ∇u·∇μ = −that), compensated, as it is:
+///                waves that meet travelling the same way (the back-scattering, the
+///                transmissions) cancel, reflections keep a cos² of their half opening angle,
+///                and the stack itself peaks (positive) at a velocity increase downwards.
+enum class ImagingCondition { kCross, kLaplacian, kIsic };
 
-/// "cross", "laplacian".
+/// "cross", "laplacian", "isic".
 const char* imaging_condition_name(ImagingCondition c);
 
 /// --imaging-condition's value (InputError naming the option otherwise).
 ImagingCondition parse_imaging_condition(const std::string& text);
 
+/// What the RTM stack is divided by (`rtm --illumination`): the source illumination Σu²
+/// (kSource), the receiver side's Σλ² (kReceiver) or their geometric mean √(Σu² Σλ²) (kBoth),
+/// each plus 1 % of its peak so unlit cells stay bounded.
+enum class Compensation { kSource, kReceiver, kBoth };
+
+/// "source", "receiver", "both".
+const char* compensation_name(Compensation c);
+
+/// --illumination's value (InputError naming the option otherwise).
+Compensation parse_compensation(const std::string& text);
+
 struct RtmOptions {
   DirectWave direct = DirectWave::kSmooth;
-  ImagingCondition condition = ImagingCondition::kCross;
+  // The defaults measured best on the demo's case (docs/imaging.md): ISIC's stack over √(Σu² Σλ²).
+  ImagingCondition condition = ImagingCondition::kIsic;
+  Compensation compensation = Compensation::kBoth;
   double smooth = 0;  // kSmooth: Gaussian σ in m; 0: direct_wave_smoothing()
 };
 
@@ -130,9 +151,13 @@ ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions&
 /// never written.
 void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm);
 
+/// The illumination `rtm` divides its stack by (Compensation), from the stack's sums.
+std::vector<double> compensating_illumination(const ImagingResult& r, Compensation c);
+
 /// The RTM image as it is used: the raw stack (∝ the velocity update, raw/illumination
-/// compensated by the source illumination plus 1% of its peak so unlit cells stay
-/// bounded), differentiated in depth (kCross; kLaplacian: −∇² instead) — the velocity-update image of a step is a band-
+/// compensated by `illumination` (compensating_illumination()) plus 1% of its peak so unlit
+/// cells stay bounded), differentiated in depth (kCross; kLaplacian: −∇² instead; kIsic: as
+/// it is) — the velocity-update image of a step is a band-
 /// limited step, its depth derivative a zero-phase reflectivity peak, and the derivative
 /// removes the smooth low-wavenumber (backscattering, transmission) part — and muted in
 /// the acquisition zone: zero above `acquisition_depth` (m), a sin² taper down to

@@ -45,8 +45,6 @@ class Modeling {
     const graph::Resting resting;  // the workers run this graph, and rest once it is done
     const ShotProblem<T>& layout = run_.layout;
     const int nshots = s_.nshots();
-    if (dv_ && graph::workers() == graph::cuda_workers())
-      throw InputError("born: its tasks run on CPU workers, and this run has none (STARPU_NCPU=0)");
     const int window = plan_window();
     graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
     graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
