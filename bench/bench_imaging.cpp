@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "src/runtime/runtime.hpp"
@@ -100,14 +101,18 @@ int main(int argc, char** argv) {
           row("RTM, isic, both, d/dz", depth_derivative(smooth, image), refl, dv, w);
       }
     }
-    LsrtmOptions l;
-    l.iterations = iterations;
-    const LsrtmResult ls = lsrtm(smooth, s, o, l);
-    row("LSRTM dv", ls.image, refl, dv, w);
-    row("LSRTM d(dv)/dz", depth_derivative(smooth, ls.image), refl, dv, w);
-    row("RTM J^T b (lsrtm /rtm)", ls.rtm, refl, dv, w);
-    std::printf("  LSRTM data misfit %.5g → %.5g: %.1f %% left\n", ls.misfit.front(), ls.misfit.back(),
-                100 * ls.misfit.back() / ls.misfit.front());
+    for (const Compensation k : {Compensation::kSource, Compensation::kBoth}) {
+      LsrtmOptions l;
+      l.iterations = iterations;
+      l.illumination = k;
+      const LsrtmResult ls = lsrtm(smooth, s, o, l);
+      const std::string by = std::string(", --precondition ") + (k == Compensation::kSource ? "illumination" : "both");
+      row(("LSRTM dv" + by).c_str(), ls.image, refl, dv, w);
+      row(("LSRTM d(dv)/dz" + by).c_str(), depth_derivative(smooth, ls.image), refl, dv, w);
+      if (k == Compensation::kSource) row("RTM J^T b (lsrtm /rtm)", ls.rtm, refl, dv, w);
+      std::printf("  LSRTM data misfit%s %.5g → %.5g: %.1f %% left\n", by.c_str(), ls.misfit.front(), ls.misfit.back(),
+                  100 * ls.misfit.back() / ls.misfit.front());
+    }
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 // drivers/lsrtm.cpp — `starwave lsrtm --model smooth.h5 --data obs.h5 --out image.h5
-// --iterations N [--precondition illumination|none] [--resume] [--figures DIR]`. lsrtm()
+// --iterations N [--precondition illumination|receiver|both|none] [--resume] [--figures DIR]`. lsrtm()
 // reads as the run: parse, claim the outputs, read the inputs, refuse what cannot run,
 // iterate (drawing and reporting each iteration), write the image.
 #include <cstdio>
@@ -48,8 +48,9 @@ LsrtmCommand parse_command(int argc, char** argv) {
       "output: /image (δv, m/s), /rtm, /illumination, /history/misfit; the restart state goes to OUT.state")(
       "iterations", cli::po::value<int>(&c.l.iterations)->default_value(10),
       "conjugate-gradient iterations (each: one J and one Jᵀ a shot)")(
-      "precondition", cli::po::value<std::string>(&precondition)->default_value("illumination"),
-      "diagonal preconditioner: illumination (1 / the source illumination) or none")(
+      "precondition", cli::po::value<std::string>(&precondition)->default_value("both"),
+      "diagonal preconditioner: illumination (1 / the source illumination Σu²), receiver (1 / Σλ² of the "
+      "back-propagated data), both (1 / √(Σu² Σλ²)) or none")(
       "mute", cli::po::value<std::string>(&mute)->default_value("acquisition"),
       "acquisition (δv held at 0 down to the deepest source or receiver, tapered over a wavelength below, as "
       "rtm mutes its image) or none")("fix-top", cli::po::value<double>(&c.l.fix_top)->default_value(0),
@@ -62,9 +63,12 @@ LsrtmCommand parse_command(int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse("lsrtm", argc, argv, desc, vm);
   cli::finish_numerical_options(c.o, numerical);
-  if (precondition != "illumination" && precondition != "none")
-    throw InputError("--precondition: must be 'illumination' or 'none' (got '" + precondition + "')");
-  c.l.precondition = precondition == "illumination";
+  if (precondition != "illumination" && precondition != "receiver" && precondition != "both" && precondition != "none")
+    throw InputError("--precondition: must be 'illumination', 'receiver', 'both' or 'none' (got '" + precondition +
+                     "')");
+  c.l.precondition = precondition != "none";
+  c.l.illumination =
+      precondition == "illumination" || !c.l.precondition ? Compensation::kSource : parse_compensation(precondition);
   if (mute != "acquisition" && mute != "none")
     throw InputError("--mute: must be 'acquisition' or 'none' (got '" + mute + "')");
   c.l.mute = mute == "acquisition";
@@ -152,7 +156,8 @@ int lsrtm(int argc, char** argv) {
   });
   if (!root) return r.stopped ? 130 : 0;
   io::write_fields(c.out, m, {{"/image", r.image}, {"/rtm", r.rtm}, {"/illumination", r.illumination}},
-                   {{"iterations", double(r.iterations)}, {"precondition", c.l.precondition ? 1.0 : 0.0}},
+                   {{"iterations", double(r.iterations)},
+                    {"precondition", !c.l.precondition ? 0.0 : 1.0 + double(int(c.l.illumination))}},
                    {{"/history/misfit", r.misfit}});
   folder.keep();
   if (r.stopped) {

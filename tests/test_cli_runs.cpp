@@ -419,15 +419,20 @@ TEST_F(Cli, OutOfCoreGivesTheSameBitsAndLeavesNoScratch) {
                  "STARPU_DISK_SWAP=" + path("nowhere"));
   expect_refused(args + path("g3.h5"), path("g3.h5"), "STARPU_DISK_SWAP_SIZE allows",
                  "STARPU_LIMIT_CPU_MEM=40 STARPU_DISK_SWAP_SIZE=20 STARPU_DISK_SWAP=" + scr);
-  // rtm (the shell store) and fwi likewise give the bits.
+  // rtm (the shell store), fwi and lsrtm (the born tasks after the intervals that keep u)
+  // likewise give the bits.
   const std::string small = " --model " + model_ + " --data " + path("small-d.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, path("small-d.h5"))).status, 0);
-  for (const std::string& cmd : {std::string("rtm") + small, "fwi" + small + " --iterations 1 --figures-every 0"}) {
+  for (const std::string& cmd : {std::string("rtm") + small, "fwi" + small + " --iterations 1 --figures-every 0",
+                                 "lsrtm --iterations 2" + small}) {
     const std::string name = cmd.substr(0, 3);
     ASSERT_EQ(run(cmd + " --out " + path(name + "0.h5")).status, 0);
     const Result r = run(cmd + " --out " + path(name + "1.h5") + " --scratch " + scr + " --checkpoint-every 7");
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_TRUE(same_dataset(path(name + "0.h5"), path(name + "1.h5"), name == "rtm" ? "/image" : "/vp")) << cmd;
+    if (name == "lsr") {
+      EXPECT_NE(r.out.find("out of core"), std::string::npos) << "J after the intervals: " << r.out;
+    }
+    EXPECT_TRUE(same_dataset(path(name + "0.h5"), path(name + "1.h5"), name == "fwi" ? "/vp" : "/image")) << cmd;
   }
   // A folder that is not one: one line, nothing written.
   expect_refused(args + path("g2.h5") + " --scratch " + path("nowhere"), path("g2.h5"), "--scratch");
@@ -694,7 +699,8 @@ TEST_F(Cli, LsrtmKilledAndResumedEndsLikeAnUninterruptedRun) {
   ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
   const std::string common = "lsrtm --model " + smooth + " --data " + data + " --iterations 5 --quiet --out ";
   ASSERT_EQ(run(common + path("ls-whole.h5") + " --figures " + path("ls-figs")).status, 0);
-  const io::Record whole = io::read_record(path("ls-whole.h5"), {"history/misfit"}, {"iterations"});
+  const io::Record whole = io::read_record(path("ls-whole.h5"), {"history/misfit"}, {"iterations", "precondition"});
+  EXPECT_EQ(whole.scalars.at("precondition"), 3.0) << "the default: both sides' illumination";
   const std::vector<double>& misfit = whole.arrays.at("history/misfit");
   ASSERT_EQ(misfit.size(), 6u);
   EXPECT_LT(misfit.back(), misfit.front());
@@ -711,6 +717,7 @@ TEST_F(Cli, LsrtmKilledAndResumedEndsLikeAnUninterruptedRun) {
   EXPECT_FALSE(fs::exists(killed)) << "no image before the run ends";
   expect_refused(common + killed, killed, "--resume");
   expect_refused(common + killed + " --resume --precondition none", killed, "--precondition");
+  expect_refused(common + killed + " --resume --precondition illumination", killed, "--precondition");
   ASSERT_EQ(run(common + killed + " --resume").status, 0);
   for (const char* name : {"/image", "/rtm"}) {
     const io::Array2D a = io::read_slice(path("ls-whole.h5"), name, 0), b = io::read_slice(killed, name, 0);

@@ -284,21 +284,22 @@ TEST(Imaging, GradientEqualsTheKernelsShotByShotInDouble) {
 TEST(Imaging, BornDataAndTheVjpAreOneOperatorPair) {
   // J (the born tasks) and Jᵀ (data_vjp: the forward, adjoint and image tasks) through the
   // task graph: ⟨J δv, r⟩ = ⟨δv, Jᵀ r⟩ in double with δv rough up to the edges; J's data the
-  // same bits with 1 and 2 workers, and the kernel's shot by shot.
+  // same bits with 1 and 2 workers and any scheduler, and the kernel's shot by shot.
   Case c = small_case(true);
   std::vector<double> dv(c.model.vp.size());
   std::mt19937 gen(5);
   std::uniform_real_distribution<double> rough(-10, 10);
   for (double& v : dv) v = rough(gen) + 5;
-  auto born_with = [&](int ncpus) {
+  auto born_with = [&](int ncpus, const std::string& sched) {
     RuntimeOptions ro;
     ro.ncpus = ncpus;
     ro.ncuda = 0;
+    ro.scheduler = sched;
     Runtime rt(ro);
     return born_shots_exact(c.model, dv, c.survey, c.options);
   };
-  const std::vector<double> born = born_with(1);
-  EXPECT_TRUE(same_bits(born, born_with(2))) << "1 and 2 workers";
+  const std::vector<double> born = born_with(1, "eager");
+  for (const char* sched : {"eager", "lws", "dmda"}) EXPECT_TRUE(same_bits(born, born_with(2, sched))) << sched;
   const std::size_t per_shot = std::size_t(c.survey.nrec()) * c.survey.nt;
   for (int shot = 0; shot < c.survey.nshots(); ++shot) {
     auto bg = prepare_shot<double>(c.model, c.survey, c.options, shot);

@@ -353,6 +353,7 @@ ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o
                       const GradientHooks& hooks, const Model* reference = nullptr,
                       const std::vector<double>* born = nullptr, ImageSums sums = {}) {
   if (!hooks.inputs_checked) check_imaging_inputs(m, s, o, bool(hooks.observed) || born);
+  sums.receiver_illumination = sums.receiver_illumination || hooks.receiver_illumination;
   return with_precision(
       o.precision, [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference, born, sums).run(); });
 }

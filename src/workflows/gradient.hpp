@@ -53,6 +53,8 @@ struct GradientHooks {
   /// The caller checked these inputs (check_imaging_inputs, or check_fwi_inputs for every
   /// model within an inversion's bounds): an inversion's evaluations are not checked again.
   bool inputs_checked = false;
+  /// Also sum the receiver side's illumination Σλ² (ImagingResult::receiver_illumination).
+  bool receiver_illumination = false;
 };
 
 /// Φ and its exact gradient with respect to the model's velocity (the padding held fixed)

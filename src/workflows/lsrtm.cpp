@@ -45,11 +45,17 @@ std::vector<double> times(const std::vector<double>& precond, const std::vector<
   return z;
 }
 
+/// --precondition's word for `l`.
+const char* precondition_name(const LsrtmOptions& l) {
+  if (!l.precondition) return "none";
+  return l.illumination == Compensation::kSource ? "illumination" : compensation_name(l.illumination);
+}
+
 std::vector<fwi_state::Setting> lsrtm_made_with(const Model& m, const Survey& s, const NumericalOptions& o,
                                                 const LsrtmOptions& l) {
   const std::vector<fwi_state::Setting> method{
       {"method", "the method", "lsrtm, conjugate gradients on the normal equations"},
-      {"precondition", "--precondition", l.precondition ? "illumination" : "none"},
+      {"precondition", "--precondition", precondition_name(l)},
       {"mute", "--mute", l.mute ? "acquisition" : "none"},
       {"fix_top", "--fix-top", fwi_state::exact_text(l.fix_top)}};
   return fwi_state::made_with(m, s, o, method, fwi_state::ObservedSource{l.observed, l.observed_checksums});
@@ -94,13 +100,13 @@ CgState load(const std::string& path, std::size_t n) {
   return st;
 }
 
-/// The diagonal P: 1 / (illumination + 1 % of its peak) (or 1), times the mask of the cells
-/// the image may change (the acquisition zone's mute, --fix-top).
-std::vector<double> preconditioner(const Model& m, const Survey& s, const LsrtmOptions& l,
-                                   const std::vector<double>& illumination) {
+/// The diagonal P: 1 / (the chosen illumination + 1 % of its peak) (or 1), times the mask of
+/// the cells the image may change (the acquisition zone's mute, --fix-top).
+std::vector<double> preconditioner(const Model& m, const Survey& s, const LsrtmOptions& l, const ImagingResult& g) {
   const std::size_t n = m.cells();
   std::vector<double> p(n, 1.0);
   if (l.precondition) {
+    const std::vector<double> illumination = compensating_illumination(g, l.illumination);
     const double peak = *std::max_element(illumination.begin(), illumination.end());
     for (std::size_t i = 0; i < n; ++i) p[i] = 1.0 / (illumination[i] + 0.01 * peak + 1e-300);
   }
@@ -122,6 +128,7 @@ void share(ImagingResult& r) {
   r.misfit = misfit[0];
   mpi::broadcast(r.values);
   mpi::broadcast(r.illumination);
+  mpi::broadcast(r.receiver_illumination);  // rank 0's size: empty unless asked for
 }
 
 }  // namespace
@@ -174,7 +181,7 @@ CgState started(const Model& m, const Survey& s, const LsrtmOptions& l, const Im
   for (std::size_t i = 0; i < n; ++i) st.s[i] = -g.values[i];
   st.rtm = st.s;
   st.illumination = g.illumination;
-  st.precond = preconditioner(m, s, l, g.illumination);
+  st.precond = preconditioner(m, s, l, g);
   st.x.assign(n, 0.0);
   st.p = times(st.precond, st.s);
   st.gamma = dot(st.s, st.p);
@@ -240,7 +247,9 @@ LsrtmResult lsrtm(const Model& background, const Survey& s, const NumericalOptio
   } else {
     if (stopping()) return result;
     hooks.on_plan = l.on_plan;
+    hooks.receiver_illumination = l.precondition && l.illumination != Compensation::kSource;
     ImagingResult g = misfit_gradient(background, s, o, hooks);  // ∂Φ/∂v at v₀ = −Jᵀ W b
+    hooks.receiver_illumination = false;
     share(g);
     hooks.on_plan = nullptr;
     st = started(background, s, l, g);

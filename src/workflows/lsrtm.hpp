@@ -16,16 +16,19 @@
 #include "src/model/model.hpp"
 #include "src/model/survey.hpp"
 #include "src/numerics/propagator.hpp"
+#include "src/workflows/gradient.hpp"
 
 namespace starwave {
 
 struct LsrtmOptions {
   int iterations = 10;       // CG iterations after the first evaluation (≥ 1)
-  bool precondition = true;  // diagonal: 1 / (source illumination + 1 % of its peak), of the first evaluation
-  bool mute = true;          // δv held at 0 in the acquisition zone, tapered below it (rtm_mute_weights)
-  double fix_top = 0;        // δv held at 0 above this depth (m), e.g. a water layer; 0 = none
-  std::string state;         // restart file, written after every iteration ("" = none)
-  bool resume = false;       // continue from `state`
+  bool precondition = true;  // diagonal: 1 / (illumination + 1 % of its peak), of the first evaluation
+  // Which: Σu², Σλ² or √(Σu² Σλ²) (compensating_illumination); both sides' measured best (docs/imaging.md).
+  Compensation illumination = Compensation::kBoth;
+  bool mute = true;     // δv held at 0 in the acquisition zone, tapered below it (rtm_mute_weights)
+  double fix_top = 0;   // δv held at 0 above this depth (m), e.g. a water layer; 0 = none
+  std::string state;    // restart file, written after every iteration ("" = none)
+  bool resume = false;  // continue from `state`
   bool inputs_checked = false;
   // Within an evaluation (a StarPU callback; GradientHooks::on_shot_done), and once at the
   // start (GradientHooks::on_plan).
