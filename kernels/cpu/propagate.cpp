@@ -51,8 +51,12 @@ void row_correction(const StepArgs<T>& a, int z, int y, const T* __restrict ps, 
 /// lane shifts. The loop covers whole vectors: at its model lanes a = b = 0 keeps ψ_x and
 /// ζ_x zero, and a per-lane select drops the correction. `j` indexes column x0 of row z in
 /// the compact ψ_x, ζ_x arrays, whose guard vectors either side of the loop stay zero.
+/// With `sc` (J's model rows: the row's scatter, at column 0), also dn[x] += sc[x] · (the
+/// corrected value − the value before) at every column of the loop, δu's share of u's
+/// correction (`dn`: δu[m+1]'s row, at column 0).
 template <int Order, typename T>
-void x_side(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
+void x_side(const StepArgs<T>& a, int z, int y, int x0, int x1, long j, const T* __restrict sc = nullptr,
+            T* __restrict dn = nullptr) {
   if (x0 >= x1) return;
   using S = Simd<T>;
   using V = typename S::vec;
@@ -92,8 +96,10 @@ void x_side(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
       // which the CUDA bodies, correcting layer cells only, would not).
       const typename S::mask at = lane + typename S::ivec(i);
       const V o = S::load(out + i);
-      S::store(out + i,
-               (at < typename S::ivec(il) || at >= typename S::ivec(ir)) ? o + S::load(v + i) * (dpsi + zeta) : o);
+      const V corrected =
+          (at < typename S::ivec(il) || at >= typename S::ivec(ir)) ? o + S::load(v + i) * (dpsi + zeta) : o;
+      S::store(out + i, corrected);
+      if (sc) S::store(dn + x0 + i, S::load(dn + x0 + i) + S::load(sc + x0 + i) * (corrected - o));
       pl = pc;
       pc = pr;
       d2c = d2r;
@@ -105,7 +111,9 @@ void x_side(const StepArgs<T>& a, int z, int y, int x0, int x1, long j) {
 #pragma omp simd
   for (int k = 0; k < n; ++k) {
     const T c = stencil::layer_correction<Order>(u + k, 1, cx, psx + k, 1, hx, zx + k, ax[k], bx[k]);
+    const T o = out[k];
     if (k < il || k >= ir) out[k] += v[k] * c;
+    if (sc) dn[x0 + k] += sc[x0 + k] * (out[k] - o);
   }
 }
 
@@ -134,9 +142,10 @@ void psi_y_rows(const StepArgs<T>& a, int z, int y0, int y1) {
     if (a.y_layer(y)) psi_row<Order>(a, z, y, a.cpml_y1 + a.yi(z, y, 0), a.stride, a.inv_dy, a.a_y[y], a.b_y[y]);
 }
 
-/// The layer corrections of row (z, y), after its interior update: z, y, then x.
+/// The layer corrections of row (z, y), after its interior update: z, y, then x; with `sc`,
+/// `dn` (x_side) δu's share of the x corrections too.
 template <int Order, typename T>
-void corrections(const StepArgs<T>& a, int z, int y) {
+void corrections(const StepArgs<T>& a, int z, int y, const T* sc = nullptr, T* dn = nullptr) {
   if (a.z_layer(z)) {
     const long j = a.zi(z, y, 0);
     row_correction<Order>(a, z, y, a.cpml_z1 + j, a.cpml_z2 + j, a.plane, a.inv_dz2, a.inv_dz, a.a_z[z], a.b_z[z]);
@@ -146,8 +155,8 @@ void corrections(const StepArgs<T>& a, int z, int y) {
     row_correction<Order>(a, z, y, a.cpml_y1 + j, a.cpml_y2 + j, a.stride, a.inv_dy2, a.inv_dy, a.a_y[y], a.b_y[y]);
   }
   const long r = long(z) * a.ny + y;
-  x_side<Order>(a, z, y, 0, a.xloop_left, a.xleft0 + r * a.xstride);
-  x_side<Order>(a, z, y, a.xloop_right, a.nx, a.xright0 + r * a.xstride);
+  x_side<Order>(a, z, y, 0, a.xloop_left, a.xleft0 + r * a.xstride, sc, dn);
+  x_side<Order>(a, z, y, a.xloop_right, a.nx, a.xright0 + r * a.xstride, sc, dn);
 }
 
 /// The u pass over row (z, y): the interior, then the z, y and x corrections.
@@ -175,25 +184,19 @@ void add_scatter(const T* __restrict un, const T* __restrict before, const T* __
 template <int Order, typename T>
 void born_row(const StepArgs<T>& a, const StepArgs<T>& b, const T* __restrict sc, T* __restrict keep, int z, int y) {
   const long c = a.cell(z, y, 0);
-  const T* __restrict uc = a.u + c;
   T* __restrict un = a.u_prev_next + c;
   T* __restrict dn = b.u_prev_next + c;
-  const int nx = a.nx, xl = a.xloop_left, xr = a.xloop_right;
+  const int nx = a.nx;
   if (a.z_layer(z) || (a.three_d() && a.y_layer(y))) {
-#pragma omp simd
-    for (int x = 0; x < nx; ++x) keep[x] = T(2) * uc[x] - un[x];  // before u's row overwrites u[m−1]
-    u_row<Order>(a, z, y);
+    detail::interior_row<Order, true>(a, z, y, keep);  // keep = 2u[m] − u[m−1], as u's interior computes it
+    corrections<Order>(a, z, y);
     u_row<Order>(b, z, y);
     add_scatter(un, keep, sc, dn, 0, nx);
     return;
   }
   detail::interior_row_born<Order>(a, b, sc, z, y);
-  for (int x = 0; x < xl; ++x) keep[x] = un[x];
-  for (int x = xr; x < nx; ++x) keep[x] = un[x];
-  corrections<Order>(a, z, y);
-  corrections<Order>(b, z, y);
-  add_scatter(un, keep, sc, dn, 0, xl);
-  add_scatter(un, keep, sc, dn, xr, nx);
+  corrections<Order>(b, z, y);          // δu's x corrections first: u's do not read δu, and
+  corrections<Order>(a, z, y, sc, dn);  // each then adds sc · (its change) to δu as it goes
 }
 
 /// One step's sweep: tiles of rows in y (one tile of the one row in 2-D), each swept down

@@ -147,9 +147,10 @@ __attribute__((always_inline)) inline typename Simd<T>::vec gradient_dot_vec(con
 
 /// Interior update of columns [0, nx) of row (z, y): the whole row, layer cells included
 /// (their corrections follow). Whole vectors use lane shifts for ∂²_x; the tail is a plain
-/// loop.
-template <int Order, typename T>
-void interior_row(const StepArgs<T>& a, int z, int y) {
+/// loop. With `Keep`, `keep` (nx values) also receives 2u[m] − u[m−1], the leapfrog's first
+/// part as the update computes it (J's layer rows: born_row).
+template <int Order, bool Keep = false, typename T>
+void interior_row(const StepArgs<T>& a, int z, int y, T* __restrict keep = nullptr) {
   using S = Simd<T>;
   constexpr int W = S::W;
   const long row = a.cell(z, y, 0);
@@ -159,17 +160,19 @@ void interior_row(const StepArgs<T>& a, int z, int y) {
   const long sz = a.plane, sy = a.ystep;
   const T cz = a.inv_dz2, cy = a.inv_dy2, cx = a.inv_dx2;
   int x = 0;
-  if (sy == 0) {                     // 2-D (the test is hoisted out of the loop)
-    for (; x + W <= a.nx; x += W) {  // the left neighbour of x = 0 lies in the `lead` guard columns
-      const typename S::vec lap = laplacian_vec<Order>(u + x, sz, 0, cz, cy, cx);
-      S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + S::load(v + x) * lap);
-    }
+  auto vector_at = [&](int at, long syv) {
+    const typename S::vec lap = laplacian_vec<Order>(u + at, sz, syv, cz, cy, cx);
+    const typename S::vec first = T(2) * S::load(u + at) - S::load(out + at);
+    if constexpr (Keep) S::store(keep + at, first);
+    S::store(out + at, first + S::load(v + at) * lap);
+  };
+  if (sy == 0) {                                    // 2-D (the test is hoisted out of the loop)
+    for (; x + W <= a.nx; x += W) vector_at(x, 0);  // the left neighbour of x = 0 lies in the `lead` guard columns
   } else {
-    for (; x + W <= a.nx; x += W) {
-      const typename S::vec lap = laplacian_vec<Order>(u + x, sz, sy, cz, cy, cx);
-      S::store(out + x, T(2) * S::load(u + x) - S::load(out + x) + S::load(v + x) * lap);
-    }
+    for (; x + W <= a.nx; x += W) vector_at(x, sy);
   }
+  if constexpr (Keep)
+    for (int i = x; i < a.nx; ++i) keep[i] = T(2) * u[i] - out[i];
 #pragma omp simd
   for (int i = x; i < a.nx; ++i) stencil::interior_point<Order>(u + i, out + i, v[i], sz, sy, cz, cy, cx);
 }
