@@ -48,7 +48,7 @@ LsrtmCommand parse_command(int argc, char** argv) {
       "output: /image (δv, m/s), /rtm, /illumination, /history/misfit; the restart state goes to OUT.state")(
       "iterations", cli::po::value<int>(&c.l.iterations)->default_value(10),
       "conjugate-gradient iterations (each: one J and one Jᵀ a shot)")(
-      "precondition", cli::po::value<std::string>(&precondition)->default_value("both"),
+      "precondition", cli::po::value<std::string>(&precondition)->default_value(precondition_name(LsrtmOptions{})),
       "diagonal preconditioner: illumination (1 / the source illumination Σu²), receiver (1 / Σλ² of the "
       "back-propagated data), both (1 / √(Σu² Σλ²)) or none")(
       "mute", cli::po::value<std::string>(&mute)->default_value("acquisition"),
@@ -63,12 +63,7 @@ LsrtmCommand parse_command(int argc, char** argv) {
   cli::po::variables_map vm;
   cli::parse("lsrtm", argc, argv, desc, vm);
   cli::finish_numerical_options(c.o, numerical);
-  if (precondition != "illumination" && precondition != "receiver" && precondition != "both" && precondition != "none")
-    throw InputError("--precondition: must be 'illumination', 'receiver', 'both' or 'none' (got '" + precondition +
-                     "')");
-  c.l.precondition = precondition != "none";
-  c.l.illumination =
-      precondition == "illumination" || !c.l.precondition ? Compensation::kSource : parse_compensation(precondition);
+  parse_precondition(precondition, c.l);
   if (mute != "acquisition" && mute != "none")
     throw InputError("--mute: must be 'acquisition' or 'none' (got '" + mute + "')");
   c.l.mute = mute == "acquisition";

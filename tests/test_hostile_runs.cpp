@@ -204,38 +204,27 @@ TEST_F(Hostile, ASignalLeavesNoTemporaryAndNoLockAndTheOldOutputIntact) {
     for (const auto& e : fs::directory_iterator(dir))
       EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "left: " << e.path();
   }
-  // fwi: a first signal stops it at the next iteration with its result and state saved
-  // (exit 130); a second one ends it at once. Neither leaves a temporary or a lock. lsrtm too.
-  const std::string fwi = "fwi --model init.h5 --data small.h5 --out inv.h5 --iterations 50 --figures-every 0";
-  pid_t pid = start_in(dir, fwi);
-  ASSERT_TRUE(appears(dir / "inv.h5.state")) << "a first iteration";
-  kill(pid, SIGTERM);
-  EXPECT_EQ(finish(pid), 130);
-  EXPECT_TRUE(fs::exists(dir / "inv.h5"));
-  pid = start_in(dir, fwi + " --resume");
-  ASSERT_TRUE(appears(dir / ".inv.h5.lock"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  kill(pid, SIGINT);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  kill(pid, SIGINT);
-  const int status = finish(pid);
-  EXPECT_TRUE(status == 130 || status == 128 + SIGINT) << status;
-  // lsrtm likewise: its image and state written at the first signal's stop, and a second
-  // signal in its resumed run ends it at once.
-  const std::string lsrtm = "lsrtm --model init.h5 --data small.h5 --out ls.h5 --iterations 50 --figures ls-figs";
-  pid = start_in(dir, lsrtm);
-  ASSERT_TRUE(appears(dir / "ls.h5.state")) << "a first iteration";
-  kill(pid, SIGTERM);
-  EXPECT_EQ(finish(pid), 130);
-  EXPECT_TRUE(fs::exists(dir / "ls.h5"));
-  pid = start_in(dir, lsrtm + " --resume");
-  ASSERT_TRUE(appears(dir / ".ls.h5.lock"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
-  kill(pid, SIGINT);
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  kill(pid, SIGINT);
-  const int ls_status = finish(pid);
-  EXPECT_TRUE(ls_status == 130 || ls_status == 128 + SIGINT) << ls_status;
+  // fwi and lsrtm: a first signal stops the run at the next iteration with its result and
+  // state saved (exit 130); in the resumed run a second one ends it at once. Neither leaves a
+  // temporary or a lock.
+  auto stop_and_resume = [&](const std::string& cmd, const std::string& out) {
+    SCOPED_TRACE(cmd);
+    pid_t pid = start_in(dir, cmd);
+    ASSERT_TRUE(appears(dir / (out + ".state"))) << "a first iteration";
+    kill(pid, SIGTERM);
+    EXPECT_EQ(finish(pid), 130);
+    EXPECT_TRUE(fs::exists(dir / out));
+    pid = start_in(dir, cmd + " --resume");
+    ASSERT_TRUE(appears(dir / ("." + out + ".lock")));
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    kill(pid, SIGINT);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    kill(pid, SIGINT);
+    const int status = finish(pid);
+    EXPECT_TRUE(status == 130 || status == 128 + SIGINT) << status;
+  };
+  stop_and_resume("fwi --model init.h5 --data small.h5 --out inv.h5 --iterations 50 --figures-every 0", "inv.h5");
+  stop_and_resume("lsrtm --model init.h5 --data small.h5 --out ls.h5 --iterations 50 --figures ls-figs", "ls.h5");
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     EXPECT_EQ(name.find(".tmp."), std::string::npos) << "temporary left: " << name;

@@ -353,7 +353,6 @@ ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o
                       const GradientHooks& hooks, const Model* reference = nullptr,
                       const std::vector<double>* born = nullptr, ImageSums sums = {}) {
   if (!hooks.inputs_checked) check_imaging_inputs(m, s, o, bool(hooks.observed) || born);
-  sums.receiver_illumination = sums.receiver_illumination || hooks.receiver_illumination;
   return with_precision(
       o.precision, [&](auto t) { return Evaluation<decltype(t)>(m, s, o, mode, hooks, reference, born, sums).run(); });
 }
@@ -481,7 +480,9 @@ void check_imaging_inputs(const Model& m, const Survey& s, const NumericalOption
 }
 
 ImagingResult misfit_gradient(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {
-  return run_any(m, s, o, imaging::Mode::kGradient, hooks);
+  ImageSums sums;  // never ISIC's: the gradient is the correlation's
+  sums.receiver_illumination = hooks.receiver_illumination;
+  return run_any(m, s, o, imaging::Mode::kGradient, hooks, nullptr, nullptr, sums);
 }
 
 ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks) {

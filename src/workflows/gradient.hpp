@@ -53,7 +53,8 @@ struct GradientHooks {
   /// The caller checked these inputs (check_imaging_inputs, or check_fwi_inputs for every
   /// model within an inversion's bounds): an inversion's evaluations are not checked again.
   bool inputs_checked = false;
-  /// Also sum the receiver side's illumination Σλ² (ImagingResult::receiver_illumination).
+  /// misfit_gradient(): also sum the receiver side's illumination Σλ²
+  /// (ImagingResult::receiver_illumination; rtm_stack's follows its RtmOptions).
   bool receiver_illumination = false;
 };
 

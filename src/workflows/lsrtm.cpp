@@ -45,12 +45,6 @@ std::vector<double> times(const std::vector<double>& precond, const std::vector<
   return z;
 }
 
-/// --precondition's word for `l`.
-const char* precondition_name(const LsrtmOptions& l) {
-  if (!l.precondition) return "none";
-  return l.illumination == Compensation::kSource ? "illumination" : compensation_name(l.illumination);
-}
-
 std::vector<fwi_state::Setting> lsrtm_made_with(const Model& m, const Survey& s, const NumericalOptions& o,
                                                 const LsrtmOptions& l) {
   const std::vector<fwi_state::Setting> method{
@@ -132,6 +126,18 @@ void share(ImagingResult& r) {
 }
 
 }  // namespace
+
+const char* precondition_name(const LsrtmOptions& l) {
+  if (!l.precondition) return "none";
+  return l.illumination == Compensation::kSource ? "illumination" : compensation_name(l.illumination);
+}
+
+void parse_precondition(const std::string& text, LsrtmOptions& l) {
+  if (text != "illumination" && text != "receiver" && text != "both" && text != "none")
+    throw InputError("--precondition: must be 'illumination', 'receiver', 'both' or 'none' (got '" + text + "')");
+  l.precondition = text != "none";
+  l.illumination = text == "illumination" || !l.precondition ? Compensation::kSource : parse_compensation(text);
+}
 
 void check_lsrtm_inputs(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l) {
   if (l.iterations < 1)

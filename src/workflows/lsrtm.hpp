@@ -61,6 +61,11 @@ struct LsrtmResult {
 };
 
 /// Every check that needs no runtime (options, time step, positions, data): InputError.
+/// --precondition's word for `l` (illumination, receiver, both, none), and `l` from it
+/// (InputError naming the option otherwise).
+const char* precondition_name(const LsrtmOptions& l);
+void parse_precondition(const std::string& text, LsrtmOptions& l);
+
 void check_lsrtm_inputs(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l);
 
 /// With `resume`: refuses (InputError naming the first difference) a state made with other
