@@ -49,13 +49,20 @@ int main(int argc, char** argv) {
   o.order = 8;
   const Survey s = three_d ? bench::reference_survey_3d(m, 1, steps) : bench::reference_survey(m, 1, steps);
   auto bg = test::prepare_shot<float>(m, s, o);
-  auto li = test::prepare_shot<float>(m, s, o);
+  // δu as the born codelet steps it (codelets/born.cpp): the background's problem, medium
+  // and points, its work arrays after u's in one buffer, traces of its own.
+  aligned_vector<float> work(2 * std::size_t(bg->p.work_size()));
+  std::vector<float> li_traces(bg->traces.size());
+  bg->p.work = work.data();
+  ShotProblem<float> li = bg->p;
+  li.work = work.data() + bg->p.work_size();
+  li.traces = li_traces.data();
   std::vector<double> dv(m.vp.size());
   for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = 20 * std::sin(0.37 * double(i));
   const std::vector<float> scatter = born_scatter(bg->p, m, dv);
   std::vector<float> scratch(std::size_t(bg->p.stride));
   const double f = median_seconds(reps, [&] { cpu::forward<8, float>(bg->p); });
-  const double j = median_seconds(reps, [&] { cpu::born<8, float>(bg->p, li->p, scatter.data(), scratch.data()); });
+  const double j = median_seconds(reps, [&] { cpu::born<8, float>(bg->p, li, scatter.data(), scratch.data()); });
   std::printf("%s reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n",
               three_d ? "3-D" : "2-D", steps, reps, Runtime::cpu_kernels().c_str());
   std::printf("  forward F:  %.3f s\n  Born J:     %.3f s  = %.2f forwards\n", f, j, j / f);
