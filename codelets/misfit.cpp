@@ -5,11 +5,17 @@
 #include "graph/submit.hpp"
 #include "kernels/cuda/misfit_image.hpp"
 #include "kernels/misfit_image.hpp"
+#include "kernels/misfit_trace.hpp"
 
 namespace starwave {
 namespace {
 
 using codelets::vector_ptr;
+
+struct MisfitArgs {
+  imaging::Mode mode;
+  imaging::Misfit misfit;  // not kL2: mode is kGradient (the trace misfits compare synthetic and observed)
+};
 
 /// The trace weights of buffer 5 (nrec floats) over buffer 0's nrec × nt samples.
 imaging::TraceWeights weights(void* buffers[]) {
@@ -18,44 +24,56 @@ imaging::TraceWeights weights(void* buffers[]) {
 }
 
 template <typename T>
-void misfit_cpu_typed(void* buffers[], imaging::Mode mode) {
+void misfit_cpu_typed(void* buffers[], const MisfitArgs& a) {
   const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
   const T* syn = vector_ptr<const T>(buffers[0]);
   const float* obs = vector_ptr<const float>(buffers[1]);
   T* res = vector_ptr<T>(buffers[2]);
-  *vector_ptr<double>(buffers[3]) = imaging::misfit_fixed_order(syn, obs, res, n, mode, weights(buffers));
+  const imaging::TraceWeights w = weights(buffers);
+  *vector_ptr<double>(buffers[3]) =
+      a.misfit == imaging::Misfit::kL2
+          ? imaging::misfit_fixed_order(syn, obs, res, n, a.mode, w)
+          : imaging::misfit_traces(syn, obs, res, vector_ptr<double>(buffers[4]), n / w.nt, w.nt, a.misfit, w);
 }
 
 void misfit_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("misfit")) return;
-  imaging::Mode mode;
-  starpu_codelet_unpack_args(cl_arg, &mode);
+  MisfitArgs a;
+  starpu_codelet_unpack_args(cl_arg, &a);
   if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
-    misfit_cpu_typed<double>(buffers, mode);
+    misfit_cpu_typed<double>(buffers, a);
   else
-    misfit_cpu_typed<float>(buffers, mode);
+    misfit_cpu_typed<float>(buffers, a);
 }
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void misfit_cuda_typed(void* buffers[], imaging::Mode mode) {
-  codelets::check_cuda(cuda::misfit(vector_ptr<const T>(buffers[0]), vector_ptr<const float>(buffers[1]),
-                                    vector_ptr<T>(buffers[2]), vector_ptr<double>(buffers[4]),
-                                    vector_ptr<double>(buffers[3]), long(STARPU_VECTOR_GET_NX(buffers[0])), mode,
-                                    weights(buffers).weight, weights(buffers).nt, starpu_cuda_get_local_stream()),
-                       "misfit task");
+void misfit_cuda_typed(void* buffers[], const MisfitArgs& a) {
+  const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
+  const imaging::TraceWeights w = weights(buffers);
+  const T* syn = vector_ptr<const T>(buffers[0]);
+  const float* obs = vector_ptr<const float>(buffers[1]);
+  T* res = vector_ptr<T>(buffers[2]);
+  double* scratch = vector_ptr<double>(buffers[4]);
+  double* misfit = vector_ptr<double>(buffers[3]);
+  void* stream = starpu_cuda_get_local_stream();
+  codelets::check_cuda(
+      a.misfit == imaging::Misfit::kL2
+          ? cuda::misfit(syn, obs, res, scratch, misfit, n, a.mode, w.weight, w.nt, stream)
+          : cuda::trace_misfit(syn, obs, res, scratch, misfit, n / w.nt, w.nt, a.misfit, w.weight, stream),
+      "misfit task");
 }
 
 void misfit_cuda(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("misfit")) return;
-  imaging::Mode mode;
-  starpu_codelet_unpack_args(cl_arg, &mode);
+  MisfitArgs a;
+  starpu_codelet_unpack_args(cl_arg, &a);
   if (STARPU_VECTOR_GET_ELEMSIZE(buffers[0]) == sizeof(double))
-    misfit_cuda_typed<double>(buffers, mode);
+    misfit_cuda_typed<double>(buffers, a);
   else
-    misfit_cuda_typed<float>(buffers, mode);
+    misfit_cuda_typed<float>(buffers, a);
 }
 #endif
 
@@ -69,9 +87,10 @@ struct starpu_codelet* misfit_codelet() {
 
 }  // namespace
 
-void insert_misfit(const MisfitHandles& h, imaging::Mode mode) {
+void insert_misfit(const MisfitHandles& h, imaging::Mode mode, imaging::Misfit misfit) {
+  const MisfitArgs a{mode, misfit};
   submit_on(misfit_codelet(), "misfit", {h.synthetic, h.observed, h.residual, h.misfit, h.scratch, h.weights},
-            STARPU_VALUE, &mode, sizeof mode);
+            STARPU_VALUE, &a, sizeof a);
 }
 
 }  // namespace starwave

@@ -20,6 +20,7 @@
 #include "src/runtime/scratch.hpp"
 #include "src/safety/outputs.hpp"
 #include "src/safety/signals.hpp"
+#include "src/workflows/data_fit.hpp"
 #include "src/workflows/fwi.hpp"
 #include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
@@ -49,7 +50,7 @@ std::vector<double> parse_bands(const std::string& text) {
 FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiCommand c;
   cli::NumericalText numerical;
-  std::string bands_text, optimizer;
+  std::string bands_text, optimizer, misfit;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
   cli::po::options_description desc(plan_only ? "starwave plan fwi" : "starwave fwi");
   auto out_value = cli::po::value<std::string>(&c.out);
@@ -74,6 +75,7 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
       "adam, gd: step in m/s (gd: the largest change)")(
       "bands", cli::po::value<std::string>(&bands_text),
       "frequency continuation: low-pass corners in Hz, e.g. 3,5,8 (data and wavelet filtered per band)")(
+      "misfit", cli::po::value<std::string>(&misfit)->default_value("l2"), misfit_help())(
       "smooth", cli::po::value<double>(&c.f.smooth)->default_value(0),
       "Gaussian smoothing of the gradient, m (0 = none)")("resume", cli::po::bool_switch(&c.f.resume),
                                                           "continue from OUT.state (after a crash or a stop)")(
@@ -91,6 +93,7 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   cli::finish_numerical_options(c.o, numerical);
   FwiOptions& f = c.f;
   f.bands = parse_bands(bands_text);
+  f.misfit = parse_misfit(misfit);
   if (c.figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
   f.seed = unsigned(seed);

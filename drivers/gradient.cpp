@@ -19,6 +19,7 @@
 #include "src/runtime/scratch.hpp"
 #include "src/safety/outputs.hpp"
 #include "src/synthetic/synth.hpp"
+#include "src/workflows/data_fit.hpp"
 #include "src/workflows/gradient.hpp"
 
 namespace starwave::commands {
@@ -27,7 +28,7 @@ namespace {
 /// The image (finished from the raw stack: compensated, differentiated, muted, never all
 /// zero) or the gradient, with their illumination, into `out`.
 void write_result(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
-                  const ImagingResult& r) {
+                  imaging::Misfit misfit, const ImagingResult& r) {
   if (rtm) {
     const RtmImage image = rtm_image(m, s, r, rtm_options);
     std::map<std::string, std::vector<double>> fields{
@@ -39,7 +40,8 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
                       {"imaging_condition", double(int(rtm_options.condition))},
                       {"illumination", double(int(rtm_options.compensation))}});
   } else {
-    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, {{"misfit", r.misfit}});
+    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}},
+                     {{"misfit", r.misfit}, {"misfit_function", double(int(misfit))}});
   }
 }
 
@@ -72,6 +74,7 @@ struct Call {
   NumericalOptions o;
   std::string model_path, data_path, out;
   RtmOptions rtm_options;
+  imaging::Misfit misfit = imaging::Misfit::kL2;  // gradient: --misfit
   cli::CommonFlags flags;
   Projection projection;
 };
@@ -109,6 +112,8 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "illumination", cli::po::value<std::string>(&compensation)->default_value(compensation),
         "what the stack is divided by: source (Σu²), receiver (Σλ², the back-propagated data's) or both "
         "(√(Σu² Σλ²))");
+  std::string misfit = misfit_name(c.misfit);
+  if (!c.rtm) desc.add_options()("misfit", cli::po::value<std::string>(&misfit)->default_value(misfit), misfit_help());
   cli::add_numerical_options(desc, c.o, numerical);
   cli::add_common_flags(desc, c.flags);
   if (plan_only) add_projection_options(desc, c.projection);
@@ -121,6 +126,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
     c.rtm_options.compensation = parse_compensation(compensation);
   }
   if (plan_only) check_projection_options(vm, c.projection);
+  if (!c.rtm) c.misfit = parse_misfit(misfit);
   return c;
 }
 
@@ -130,6 +136,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
 ImagingResult evaluate(const Call& c, const Model& m, const Survey& s, GradientHooks hooks, int simulated_shots) {
   for (int shot = 0; shot < std::min(simulated_shots, s.nshots()); ++shot) hooks.shots.push_back(shot);
   hooks.plan_only = c.plan_only && simulated_shots == 0;
+  hooks.misfit = c.misfit;
   if ((!c.flags.quiet || c.plan_only) && simulated_shots == 0)
     hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t full_store, const ShotPlacement& where, int shots) {
       std::cout << c.command << ": " << s.nshots() << (s.nshots() == 1 ? " shot; " : " shots; ")
@@ -175,7 +182,7 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     say_planned(r, rt);
     return 0;
   }
-  write_result(c.rtm, c.out, m, s, c.rtm_options, r);
+  write_result(c.rtm, c.out, m, s, c.rtm_options, c.misfit, r);
   if (!c.flags.quiet) say_written(c.rtm, c.out, m, s, c.rtm_options, r, rt);
   return 0;
 }

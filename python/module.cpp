@@ -25,6 +25,7 @@
 #include "src/runtime/runtime.hpp"
 #include "src/safety/signals.hpp"
 #include "src/synthetic/synth.hpp"
+#include "src/workflows/data_fit.hpp"
 #include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 
@@ -246,10 +247,12 @@ ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object
 py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                    const py::object& wavelet, const py::object& sources, const py::object& receivers,
                    const py::object& observed, const py::object& origin, const py::object& receiver_counts,
-                   const py::object& weights) {
+                   const py::object& weights, const std::string& misfit) {
+  GradientHooks hooks;
+  hooks.misfit = parse_misfit(misfit);
   const ImagingRun run =
       imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts, weights);
-  const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o); });
+  const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o, hooks); });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
 }
 
@@ -344,10 +347,11 @@ PYBIND11_MODULE(_starwave, mod) {
            arg("vp"), arg("dv"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("layers") = true);
   def_call(mod, "gradient", &gradient,
-           "(misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² over every shot and its exact gradient ∂Φ/∂v, float64 "
-           "shaped as vp.",
+           "(misfit, gradient): Φ over every shot and its exact gradient ∂Φ/∂v, float64 shaped as vp; Φ = "
+           "½ Σ w (d_syn − d_obs)², or misfit='normalized', 'correlation', 'envelope' (starwave gradient --misfit).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
-           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none());
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
+           arg("misfit") = "l2");
   def_call(mod, "vjp", &vjp,
            "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
            "cotangent (nshots, nrec, nt) enters in float32). layers=False: without the absorbing layers' share "

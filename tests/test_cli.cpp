@@ -283,6 +283,25 @@ TEST_F(Cli, GradientAndRtmEndToEnd) {
   EXPECT_NE(directional, 0);
   EXPECT_NEAR(difference / directional, 1.0, 1e-3)
       << "gradient·δ " << directional << ", finite difference " << difference;
+  // The same with a trace misfit (--misfit envelope): its own misfit and gradient, recorded.
+  const std::string env = " --misfit envelope" + dbl;
+  ASSERT_EQ(run("gradient --model " + smooth + env + path("ed.h5")).status, 0);
+  ASSERT_EQ(run("gradient --model " + path("plus.h5") + env + path("ep.h5")).status, 0);
+  ASSERT_EQ(run("gradient --model " + path("minus.h5") + env + path("em.h5")).status, 0);
+  EXPECT_EQ(root_attribute(path("ed.h5"), "misfit_function"), 3.0);
+  EXPECT_EQ(root_attribute(path("gd.h5"), "misfit_function"), 0.0);
+  const io::Array2D ed = io::read_slice(path("ed.h5"), "/gradient", 0);
+  double env_directional = 0;
+  for (std::size_t i = 0; i < bump.size(); ++i) env_directional += double(ed.values[i]) * bump[i];
+  const double env_difference =
+      (root_attribute(path("ep.h5"), "misfit") - root_attribute(path("em.h5"), "misfit")) / (2 * h);
+  EXPECT_NE(root_attribute(path("ed.h5"), "misfit"), root_attribute(path("gd.h5"), "misfit"));
+  EXPECT_NEAR(env_difference / env_directional, 1.0, 1e-3)
+      << "envelope: gradient·δ " << env_directional << ", finite difference " << env_difference;
+  expect_refused("gradient --model " + smooth + " --misfit l1 --data " + data + " --out " + path("gx.h5"),
+                 path("gx.h5"), "--misfit");
+  expect_refused("rtm --model " + smooth + " --misfit correlation --data " + data + " --out " + path("ix.h5"),
+                 path("ix.h5"), "misfit");
 
   // The RTM image is the depth derivative of the illumination-compensated raw stack, muted
   // above the acquisition's mute depth (finish_rtm_image), from the file's own raw stack.

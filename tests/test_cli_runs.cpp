@@ -668,7 +668,9 @@ TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
   const std::string data = path("data.h5"), smooth = path("smooth.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
   ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
-  const std::string common = "fwi --model " + smooth + " --data " + data + " --iterations 6 --quiet --out ";
+  // A trace misfit (--misfit correlation): part of what the state records.
+  const std::string common =
+      "fwi --model " + smooth + " --data " + data + " --misfit correlation --iterations 6 --quiet --out ";
   ASSERT_EQ(run(common + path("whole.h5")).status, 0);
 
   // Start the same inversion, SIGKILL it once its state has reached iteration 2, resume.
@@ -682,6 +684,9 @@ TEST_F(Cli, FwiKilledAndResumedEndsLikeAnUninterruptedRun) {
   EXPECT_FALSE(fs::exists(killed)) << "no result before the run ends";
   // Without --resume a second start is refused rather than overwriting the saved state.
   expect_refused(common + killed, killed, "--resume");
+  expect_refused(common + killed + " --resume --misfit envelope", killed, "--misfit");
+  const std::string l2 = "fwi --model " + smooth + " --data " + data + " --iterations 6 --quiet --out ";
+  expect_refused(l2 + killed + " --resume", killed, "--misfit");
   ASSERT_EQ(run(common + killed + " --resume").status, 0);
   const io::Array2D a = io::read_slice(path("whole.h5"), "/vp", 0), b = io::read_slice(killed, "/vp", 0);
   ASSERT_EQ(a.values.size(), b.values.size());

@@ -242,6 +242,27 @@ void compare_imaging_kernels() {
     EXPECT_TRUE(same_bits(out, g_out)) << "contribution, " << what << ": " << first_difference(out, g_out);
     EXPECT_TRUE(same_bits(sum, d_out.host())) << "reduce, " << what;
   }
+  // The trace misfits (kernels/misfit_trace.hpp): 183 traces of 61 samples.
+  const long nrec = 183, nt = 61;
+  std::vector<float> weight(static_cast<std::size_t>(nrec));
+  for (std::size_t r = 0; r < weight.size(); ++r) weight[r] = r % 7 == 2 ? 0.0f : float(1 + r % 4) * 0.25f;
+  for (imaging::Misfit f : {imaging::Misfit::kNormalized, imaging::Misfit::kCorrelation, imaging::Misfit::kEnvelope}) {
+    const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", misfit " + std::to_string(int(f));
+    const std::size_t size = std::size_t(imaging::misfit_scratch_size(f, nrec, nt));
+    std::vector<T> res(std::size_t(nrec * nt));
+    std::vector<double> scratch(size);
+    const double J = imaging::misfit_traces(syn.data(), obs.data(), res.data(), scratch.data(), nrec, nt, f,
+                                            imaging::TraceWeights{weight.data(), nt});
+    DeviceArray<T> d_syn(syn), d_res(res.size());
+    DeviceArray<float> d_obs(obs), d_weight(weight);
+    DeviceArray<double> d_scratch(size), d_J(std::size_t(1));
+    ASSERT_TRUE(bool(cuda::trace_misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_scratch.ptr, d_J.ptr, nrec, nt, f,
+                                        d_weight.ptr, nullptr)));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const double gJ = d_J.host()[0];
+    EXPECT_EQ(std::memcmp(&J, &gJ, sizeof J), 0) << "trace misfit, " << what << ": " << J << " vs " << gJ;
+    EXPECT_TRUE(same_bits(res, d_res.host())) << "trace misfit's adjoint source, " << what;
+  }
 }
 #endif
 

@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/misfit_image.hpp"
 #include "kernels/misfit_image.hpp"
+#include "kernels/misfit_trace.hpp"
 
 namespace starwave::cuda {
 namespace {
@@ -40,6 +41,42 @@ __global__ void misfit_blocks_kernel(const double* block_sums, double* misfit) {
   __syncthreads();
   const double sum = block_halving_sum<kMisfitBlocks>(v);
   if (threadIdx.x == 0) *misfit = 0.5 * sum;
+}
+
+template <typename T>
+__global__ void trace_sums_kernel(const T* syn, const float* obs, double* scratch, imaging::TraceScratch at) {
+  const long r = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < at.nrec) imaging::trace_sums(syn, obs, at.nt, r, scratch + at.sums(r));
+}
+
+__global__ void shot_totals_kernel(double* scratch, imaging::TraceScratch at, imaging::TraceWeights w) {
+  imaging::shot_totals(scratch, at, w);
+}
+
+template <typename T>
+__global__ void trace_normalized_kernel(const T* syn, const float* obs, T* res, double* scratch,
+                                        imaging::TraceScratch at, imaging::Misfit f, imaging::TraceWeights w) {
+  const long r = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < at.nrec) scratch[at.value(r)] = imaging::trace_normalized(syn, obs, res, scratch, at, f, w, r);
+}
+
+__global__ void twiddles_kernel(double* scratch, imaging::TraceScratch at) {
+  const long k = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (k < at.fft / 2) imaging::unit_root(k, at.fft, scratch[at.twiddles() + 2 * k], scratch[at.twiddles() + 2 * k + 1]);
+}
+
+/// Traces first … first + kEnvelopeTraces − 1, each in its workspace slot r mod kEnvelopeTraces.
+template <typename T>
+__global__ void trace_envelope_kernel(const T* syn, const float* obs, T* res, double* scratch, imaging::TraceScratch at,
+                                      imaging::TraceWeights w, long first) {
+  const long r = first + long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < at.nrec && r < first + imaging::kEnvelopeTraces)
+    scratch[at.value(r)] = imaging::trace_envelope(syn, obs, res, scratch + at.twiddles(),
+                                                   scratch + at.work(r % imaging::kEnvelopeTraces), at, w, r);
+}
+
+__global__ void sum_trace_values_kernel(const double* scratch, imaging::TraceScratch at, double* misfit) {
+  *misfit = imaging::sum_trace_values(scratch, at);
 }
 
 template <typename T>
@@ -80,6 +117,35 @@ Status misfit(const T* synthetic, const float* observed, T* residual, double* bl
 }
 
 template <typename T>
+Status trace_misfit(const T* synthetic, const float* observed, T* residual, double* scratch, double* misfit, long nrec,
+                    long nt, imaging::Misfit f, const float* weight, void* stream) {
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  const imaging::TraceScratch at = imaging::trace_scratch(f, nrec, nt);
+  const imaging::TraceWeights w{weight, nt};
+  constexpr int kTraceThreads = 64;  // a trace a thread, each a long loop: small blocks
+  const unsigned trace_blocks = unsigned((nrec + kTraceThreads - 1) / kTraceThreads);
+  if (nrec <= 0) return {};
+  if (f == imaging::Misfit::kEnvelope) {
+    twiddles_kernel<<<unsigned(blocks(at.fft / 2)), kThreads, 0, s>>>(scratch, at);
+    if (Status st = launched("misfit twiddles"); !st) return st;
+    for (long first = 0; first < nrec; first += imaging::kEnvelopeTraces) {
+      trace_envelope_kernel<<<unsigned(imaging::kEnvelopeTraces / kTraceThreads), kTraceThreads, 0, s>>>(
+          synthetic, observed, residual, scratch, at, w, first);
+      if (Status st = launched("misfit envelopes"); !st) return st;
+    }
+  } else {
+    trace_sums_kernel<<<trace_blocks, kTraceThreads, 0, s>>>(synthetic, observed, scratch, at);
+    if (Status st = launched("misfit trace sums"); !st) return st;
+    shot_totals_kernel<<<1, 1, 0, s>>>(scratch, at, w);
+    if (Status st = launched("misfit shot totals"); !st) return st;
+    trace_normalized_kernel<<<trace_blocks, kTraceThreads, 0, s>>>(synthetic, observed, residual, scratch, at, f, w);
+    if (Status st = launched("misfit traces"); !st) return st;
+  }
+  sum_trace_values_kernel<<<1, 1, 0, s>>>(scratch, at, misfit);
+  return launched("misfit sum");
+}
+
+template <typename T>
 Status contribution(const T* correlation, const T* illumination, const T* velocity, T* out, long n, imaging::Mode mode,
                     int sums, void* stream) {
   if (n <= 0) return {};
@@ -102,6 +168,8 @@ Status accumulate(T* a, const T* b, long n, void* stream) {
 #define STARWAVE_INSTANTIATE(T)                                                                                    \
   template Status misfit<T>(const T*, const float*, T*, double*, double*, long, imaging::Mode, const float*, long, \
                             void*);                                                                                \
+  template Status trace_misfit<T>(const T*, const float*, T*, double*, double*, long, long, imaging::Misfit,       \
+                                  const float*, void*);                                                            \
   template Status contribution<T>(const T*, const T*, const T*, T*, long, imaging::Mode, int, void*);              \
   template Status accumulate<T>(T*, const T*, long, void*);
 STARWAVE_INSTANTIATE(float)

@@ -5,6 +5,7 @@
 
 #include "kernels/cuda/propagate.hpp"
 #include "kernels/misfit_image.hpp"
+#include "kernels/misfit_trace.hpp"
 
 namespace starwave::cuda {
 
@@ -15,6 +16,13 @@ namespace starwave::cuda {
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
               imaging::Mode mode, const float* weight, long nt, void* stream);
+
+/// The trace misfit f (not kL2) of one shot, nrec × nt samples: residual = its adjoint source,
+/// *misfit = Φ_s, in imaging::misfit_traces' order (a trace a thread; the sums over traces by
+/// one thread) — the CPU's bits. `scratch`: imaging::misfit_scratch_size doubles.
+template <typename T>
+Status trace_misfit(const T* synthetic, const float* observed, T* residual, double* scratch, double* misfit, long nrec,
+                    long nt, imaging::Misfit f, const float* weight, void* stream);
 
 /// out = [contribution (n) | illumination (sums × n)] (kernels/misfit_image.hpp).
 template <typename T>

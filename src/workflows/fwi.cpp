@@ -89,6 +89,7 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
     m.vp.assign(order.begin() + 3 + nbatch, order.end());
     GradientHooks hooks;
     hooks.observed = band_observed(s, f, band);
+    hooks.misfit = f.misfit;
     for (int k = 0; k < nbatch; ++k) hooks.shots.push_back(int(order[std::size_t(3 + k)]));
     hooks.inputs_checked = true;  // by invert(), for every model within the bounds
     misfit_gradient(m, band_survey, o, hooks);
@@ -435,6 +436,7 @@ class Inversion {
     hooks.on_plan = f_.on_plan;
     hooks.shots = shots;
     hooks.observed = band_observed(s_, f_, st_.band);
+    hooks.misfit = f_.misfit;
     hooks.inputs_checked = true;  // by invert(), for every model within the bounds
     ++evaluations_;
     return misfit_gradient(m, survey, o_, hooks);

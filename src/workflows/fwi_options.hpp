@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/misfit_trace.hpp"
 #include "src/memory/plan.hpp"
 #include "src/model/model.hpp"
 #include "src/optim/first_order.hpp"
@@ -42,8 +43,9 @@ struct FwiOptions {
   double learning_rate = 20;  // adam, gd: m/s per iteration (the largest change for gd)
   double smooth = 0;          // m: Gaussian smoothing of the gradient (in the preconditioner)
   std::vector<double> bands;  // Hz, increasing: data and wavelet low-passed per band ({} = as given)
-  std::string state;          // restart file, written after every iteration ("" = none)
-  bool resume = false;        // continue from `state`
+  imaging::Misfit misfit = imaging::Misfit::kL2;  // what the data misfit compares (--misfit)
+  std::string state;                              // restart file, written after every iteration ("" = none)
+  bool resume = false;                            // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
   std::function<void()> on_saved;  // after each save of the state (rank 0), before that iteration's report

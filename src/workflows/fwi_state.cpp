@@ -11,6 +11,7 @@
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/runtime/mpi.hpp"
+#include "src/workflows/data_fit.hpp"
 
 namespace starwave::fwi_state {
 namespace {
@@ -92,6 +93,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   std::string bands;
   for (double b : f.bands) bands += (bands.empty() ? "" : ",") + exact(b);
   add("bands", "--bands", bands.empty() ? "none" : bands);
+  if (f.misfit != imaging::Misfit::kL2)  // recorded when used, so that states made without it still resume
+    add("misfit", "--misfit", misfit_name(f.misfit));
   return made_with(m, s, o, method, ObservedSource{f.observed, f.observed_checksums});
 }
 
@@ -179,6 +182,7 @@ void check_made_with(const std::string& path, const std::vector<Setting>& now, c
   };
   const std::map<std::string, Optional> optional = {
       {"store_compression", {"--store-compression", "none"}},
+      {"misfit", {"--misfit", "l2"}},
       {"pml_frequency", {"--pml-frequency", "0 (the wavelet's dominant frequency)"}},
       {"data_trace_weights", {"the data's receiver counts and trace weights (--data)", "none"}}};
   std::map<std::string, std::string> unused(saved.begin(), saved.end());

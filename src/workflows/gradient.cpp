@@ -122,7 +122,8 @@ class Evaluation {
       zeros_.assign(traces_, 0.0f);
     }
     d.adjoint_work = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
-    d.misfit_scratch = graph::scratch_vector(imaging::kMisfitBlocks, sizeof(double));
+    d.misfit_scratch =
+        graph::scratch_vector(imaging::misfit_scratch_size(misfit(), s_.nrec(), long(s_.nt)), sizeof(double));
     misfits_.assign(shots_.size(), 0.0);
 
     int local = 0;
@@ -213,6 +214,9 @@ class Evaluation {
     h.plain_forward = reference_ != nullptr;
     h.born_work = born_ ? t * born_work_size(run_.layout) : 0;
     if (born_) h.shared += t * run_.layout.grid_size();  // the scatter
+    // Each worker's misfit scratch (a trace misfit's sums and envelope workspaces).
+    h.shared += sizeof(double) * std::uint64_t(imaging::misfit_scratch_size(misfit(), s_.nrec(), long(s_.nt))) *
+                std::uint64_t(graph::workers());
     return h;
   }
 
@@ -258,7 +262,7 @@ class Evaluation {
                         p, o_.order);
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
-                  mode_);
+                  mode_, misfit());
     for (int j = intervals - 1; j >= 0; --j) {
       AdjointHandles a{d.medium,      h.nodes,       h.signals,      h.residual,    h.intervals[std::size_t(j)],
                        h.final_state, h.correlation, h.illumination, h.adjoint_work};
@@ -317,6 +321,12 @@ class Evaluation {
     }
     for (double j : misfits_) result.misfit += j;
     return result;
+  }
+
+  /// What this evaluation's misfit tasks compare: the hooks' misfit for a gradient, the L2
+  /// for an image, a vector-Jacobian product and J's normal product.
+  imaging::Misfit misfit() const {
+    return mode_ == imaging::Mode::kGradient && !born_ ? hooks_.misfit : imaging::Misfit::kL2;
   }
 
   const Model& m_;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/misfit_trace.hpp"
 #include "src/memory/plan.hpp"
 #include "src/model/model.hpp"
 #include "src/model/survey.hpp"
@@ -56,6 +57,8 @@ struct GradientHooks {
   /// misfit_gradient(): also sum the receiver side's illumination Σλ²
   /// (ImagingResult::receiver_illumination; rtm_stack's follows its RtmOptions).
   bool receiver_illumination = false;
+  /// What the data misfit compares (misfit_gradient only; kernels/misfit_trace.hpp).
+  imaging::Misfit misfit = imaging::Misfit::kL2;
 };
 
 /// Φ and its exact gradient with respect to the model's velocity (the padding held fixed)

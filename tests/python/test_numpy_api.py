@@ -98,6 +98,27 @@ def test_gradient_and_rtm_are_the_cli_bits(files):
         assert np.array_equal(image.astype(np.float32), f["/image"][...])
 
 
+def test_each_misfit_is_the_cli_bits(files):
+    """misfit='correlation' and 'envelope' against `starwave gradient --misfit`: the same bits, a
+    misfit and gradient of their own (not the L2's); an unknown name is refused."""
+    v = files["v"] * np.float32(0.97)
+    smooth = str(files["dir"] / "slow.h5")
+    with h5py.File(smooth, "w") as g:
+        g["/vp"] = v
+        g["/vp"].attrs["spacing"] = files["spacing"]
+    l2, g2 = call(files, starwave.gradient, v)
+    for name in ("correlation", "envelope"):
+        out = str(files["dir"] / ("g_" + name + ".h5"))
+        cli("gradient", "--model", smooth, "--data", files["data"], "--out", out, "--misfit", name, "--overwrite")
+        misfit, g = call(files, starwave.gradient, v, misfit=name)
+        with h5py.File(out, "r") as f:
+            assert misfit == f.attrs["misfit"] and misfit != l2
+            assert np.array_equal(g.astype(np.float32), f["/gradient"][...])
+        assert np.abs(g).max() > 0 and not np.allclose(g / np.abs(g).max(), g2 / np.abs(g2).max())
+    with pytest.raises(ValueError, match="--misfit: 'l1' is not one of"):
+        call(files, starwave.gradient, v, misfit="l1")
+
+
 def test_precision_follows_the_dtype_and_any_layout_is_taken(files):
     d64 = call(files, starwave.model, files["v"].astype(np.float64))
     d32 = call(files, starwave.model, files["v"].astype(np.float32))
