@@ -1,0 +1,47 @@
+// src/workflows/source_estimate.hpp — the source wavelet estimated from the data (`fwi
+// --estimate-source`): the least-squares (Wiener) filter F that best maps the data modelled with
+// the current wavelet onto the observed data, frequency by frequency, applied to the wavelet.
+// The data are linear in the wavelet (d = G * w), so in the true model F = W_true / W and the
+// filtered wavelet is the true one wherever the data carry energy (docs/design.md §2).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace starwave {
+
+/// `fwi --estimate-source`: none; one wavelet for every shot (`band`), or one a shot (`shot`),
+/// each estimated at the start of every band.
+enum class SourceEstimation { kNone = 0, kBand = 1, kShot = 2 };
+
+/// "none", "band", "shot".
+const char* source_estimation_name(SourceEstimation e);
+
+/// --estimate-source's value (InputError naming the option otherwise).
+SourceEstimation parse_source_estimation(const std::string& text);
+
+/// One shot's (or a sum of shots') filter sums over the frequencies k = 0 … L/2 of an FFT of
+/// L points (the power of two ≥ 2 nt): cross[k] = Σ_r w_r conj(S_r(k)) O_r(k) (re, im) and
+/// power[k] = Σ_r w_r |S_r(k)|², S the modelled and O the observed spectra.
+struct FilterSums {
+  long fft = 0;
+  std::vector<double> cross, power;
+  /// this += other (the same L), in place: shots summed in shot order.
+  void add(const FilterSums& other);
+};
+
+/// Shot sums of nrec traces of nt samples (`weight`: nrec trace weights, empty for 1).
+FilterSums shot_filter_sums(const float* modelled, const float* observed, const std::vector<float>& weight, long nrec,
+                            long nt);
+
+/// The wavelet through the filter F(k) = (cross + λ) / (power + λ), λ = kFilterDamping × the
+/// largest power: the least-squares filter where the data carry energy, 1 (the wavelet as it
+/// is) where they carry none. `wavelet`: nt samples; the result is nt samples too (the
+/// filtered wavelet zero-padded to L, its first nt samples). Throws InputError when the sums
+/// hold no energy (`what` names the band and shots).
+std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const FilterSums& sums, const std::string& what);
+
+/// λ against the largest power.
+constexpr double kFilterDamping = 1e-3;
+
+}  // namespace starwave

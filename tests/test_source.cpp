@@ -1,0 +1,125 @@
+// tests/test_source.cpp — the source wavelet estimated from the data (src/workflows/source_estimate.hpp):
+// in the true model the Wiener filter turns a wrong guess (another peak frequency, no phase
+// rotation, no delay, unit strength) into each shot's true wavelet; one filter for all shots
+// gives their mean; what carries no energy is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/misfit_trace.hpp"
+#include "src/base/error.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/synthetic/synth.hpp"
+#include "src/workflows/modeling.hpp"
+#include "src/workflows/source_estimate.hpp"
+
+namespace starwave::test {
+namespace {
+
+/// A field-like source: a Ricker of peak `f` rotated by `phase` radians, delayed `delay` s,
+/// times `scale` (the rotation through the misfits' Hilbert transform, over the record).
+std::vector<float> field_wavelet(double f, double phase, double delay, double scale, double dt, long nt) {
+  const std::vector<float> r = ricker(f, 1.5 / f + delay, dt, nt);
+  const long n = imaging::envelope_fft_length(nt);
+  std::vector<double> tw(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(2 * n), 0.0);
+  for (long k = 0; k < n / 2; ++k) imaging::unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
+  for (long t = 0; t < nt; ++t) z[std::size_t(2 * t)] = r[std::size_t(t)];
+  imaging::hilbert(z.data(), n, tw.data());
+  std::vector<float> w(r.size());
+  for (long t = 0; t < nt; ++t)
+    w[std::size_t(t)] = float(scale * (std::cos(phase) * r[std::size_t(t)] + std::sin(phase) * z[std::size_t(2 * t)]));
+  return w;
+}
+
+double correlation(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ab += double(a[i]) * b[i];
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+double norm_ratio(const std::vector<float>& a, const std::vector<float>& b) {
+  double aa = 0, bb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    aa += double(a[i]) * a[i];
+    bb += double(b[i]) * b[i];
+  }
+  return std::sqrt(aa / bb);
+}
+
+TEST(SourceEstimation, TheTrueModelsFilterGivesEachShotsTrueWavelet) {
+  SynthOptions so;
+  so.kind = "marmousi-like";
+  so.nz = 60;
+  so.nx = 120;
+  so.spacing = 10;
+  const Model truth = synthesize(so);
+  SurveyOptions sv;
+  sv.nshots = 4;
+  sv.receiver_every = 2;
+  sv.frequency = 12;
+  sv.dt = 1e-3;
+  sv.t_max = 0.8;
+  Survey guess = regular_survey(truth, sv);  // a Ricker of 12 Hz, zero phase, unit strength
+  const long nt = long(guess.nt);
+  Survey field = guess;
+  const double scales[] = {0.7, 1.3, 1.1, 0.85};  // each shot's strength
+  field.wavelets.clear();
+  for (int s = 0; s < guess.nshots(); ++s)
+    field.wavelets.push_back(field_wavelet(9, M_PI / 3, 0.02, scales[s], guess.dt, nt));
+  NumericalOptions o;
+  o.order = 8;
+  RuntimeOptions ro;
+  ro.ncpus = 2;
+  ro.ncuda = 0;
+  const Runtime rt(ro);
+  const std::vector<float> observed = model_shots(truth, field, o, nullptr);
+  const std::vector<float> modelled = model_shots(truth, guess, o, nullptr);
+  const long per_shot = long(guess.nrec()) * nt;
+  FilterSums all;
+  for (int s = 0; s < guess.nshots(); ++s) {
+    const FilterSums one =
+        shot_filter_sums(modelled.data() + s * per_shot, observed.data() + s * per_shot, {}, guess.nrec(), nt);
+    const std::vector<float> w = filtered_wavelet(guess.wavelet(s), one, "shot " + std::to_string(s));
+    const std::vector<float>& want = field.wavelets[std::size_t(s)];
+    EXPECT_GT(correlation(w, want), 0.99) << "shot " << s;
+    EXPECT_NEAR(norm_ratio(w, want), 1.0, 0.03) << "shot " << s;  // 0.976–0.99: the records cut late arrivals
+    EXPECT_LT(correlation(guess.wavelet(s), want), 0.8) << "the guess is not the answer";
+    all.add(one);
+  }
+  // One filter for all shots: the wavelet of about their mean strength (each shot weighted
+  // by its modelled energy), the shape still the true one.
+  const std::vector<float> w = filtered_wavelet(guess.wavelet(0), all, "every shot");
+  const std::vector<float> mean = field_wavelet(9, M_PI / 3, 0.02, 0.9875, guess.dt, nt);
+  EXPECT_GT(correlation(w, mean), 0.99);
+  EXPECT_NEAR(norm_ratio(w, mean), 1.0, 0.05);
+}
+
+TEST(SourceEstimation, WhereTheDataCarryNoEnergyTheWaveletIsKeptAndNothingIsRefused) {
+  const long nrec = 3, nt = 64;
+  std::vector<float> modelled(std::size_t(nrec * nt), 0.0f), observed(modelled.size(), 0.0f);
+  const std::vector<float> wavelet = ricker(20, 0.05, 2e-3, nt);
+  EXPECT_THROW(filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 1"),
+               InputError);
+  try {
+    filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 1");
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--estimate-source: band 1"), std::string::npos) << e.what();
+  }
+  // Observed = modelled: the filter is 1 and the wavelet comes back as it was.
+  for (long i = 0; i < nrec * nt; ++i)
+    modelled[std::size_t(i)] = observed[std::size_t(i)] = wavelet[std::size_t(i % nt)];
+  const std::vector<float> same =
+      filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 1");
+  for (long t = 0; t < nt; ++t) EXPECT_NEAR(same[std::size_t(t)], wavelet[std::size_t(t)], 1e-6);
+  EXPECT_EQ(parse_source_estimation("shot"), SourceEstimation::kShot);
+  EXPECT_THROW(parse_source_estimation("trace"), InputError);
+}
+
+}  // namespace
+}  // namespace starwave::test
