@@ -5,7 +5,9 @@
 // iteration), write the result.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +15,7 @@
 
 #include "drivers/commands.hpp"
 #include "drivers/config.hpp"
+#include "kernels/misfit_trace.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/plot/figures.hpp"
@@ -50,7 +53,7 @@ std::vector<double> parse_bands(const std::string& text) {
 FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiCommand c;
   cli::NumericalText numerical;
-  std::string bands_text, optimizer, misfit;
+  std::string bands_text, optimizer, misfit, estimate;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
   cli::po::options_description desc(plan_only ? "starwave plan fwi" : "starwave fwi");
   auto out_value = cli::po::value<std::string>(&c.out);
@@ -76,6 +79,9 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
       "bands", cli::po::value<std::string>(&bands_text),
       "frequency continuation: low-pass corners in Hz, e.g. 3,5,8 (data and wavelet filtered per band)")(
       "misfit", cli::po::value<std::string>(&misfit)->default_value("l2"), misfit_help())(
+      "estimate-source", cli::po::value<std::string>(&estimate)->default_value("none"),
+      "estimate the source wavelet at the start of each band from the data: band (one wavelet for every shot), "
+      "shot (one a shot), none (the data file's wavelet as it is)")(
       "smooth", cli::po::value<double>(&c.f.smooth)->default_value(0),
       "Gaussian smoothing of the gradient, m (0 = none)")("resume", cli::po::bool_switch(&c.f.resume),
                                                           "continue from OUT.state (after a crash or a stop)")(
@@ -94,6 +100,7 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiOptions& f = c.f;
   f.bands = parse_bands(bands_text);
   f.misfit = parse_misfit(misfit);
+  f.estimate = parse_source_estimation(estimate);
   if (c.figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
   f.seed = unsigned(seed);
@@ -147,7 +154,24 @@ std::vector<std::string> drawings(const FwiCommand& c) {
   std::vector<std::string> names = {"initial.png",  "observed.png", "current.png",
                                     "gradient.png", "misfit.png",   "residual.png"};
   if (!c.true_path.empty()) names.push_back("true.png");
+  if (c.f.estimate != SourceEstimation::kNone)
+    for (int b = 1; b <= c.bands(); ++b) {
+      names.push_back("wavelet_" + std::to_string(b) + ".png");
+      names.push_back("wavelet_spectrum_" + std::to_string(b) + ".png");
+    }
   return names;
+}
+
+/// |W(f)| of a wavelet over f = 0 … Nyquist of its FFT zero-padded to the power of two ≥ 2 nt.
+std::vector<double> amplitude_spectrum(const std::vector<float>& w) {
+  const long nt = long(w.size()), n = imaging::envelope_fft_length(nt);
+  std::vector<double> tw(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(2 * n), 0.0);
+  for (long k = 0; k < n / 2; ++k) imaging::unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
+  for (long t = 0; t < nt; ++t) z[std::size_t(2 * t)] = w[std::size_t(t)];
+  imaging::fft(z.data(), n, tw.data(), -1);
+  std::vector<double> a(std::size_t(n / 2 + 1));
+  for (long k = 0; k <= n / 2; ++k) a[std::size_t(k)] = std::hypot(z[std::size_t(2 * k)], z[std::size_t(2 * k + 1)]);
+  return a;
 }
 
 /// The run's inputs. The survey is read without its traces: each shot's are read (and
@@ -216,6 +240,16 @@ class FwiPictures {
     figures::plot_model(folder_.file("initial.png"), field(in_.initial.vp), "initial model", lo_, hi_);
     figures::plot_gather(folder_.file("observed.png"), observed_, in_.survey.dt, "observed data, " + shot_name_,
                          lines_);
+    for (const auto& [band, w] : wavelets_) draw_wavelet(band, w);
+  }
+
+  /// After a band's source estimation: the shown shot's wavelet models its residual from
+  /// now on, and is drawn with its amplitude spectrum (once the folder exists).
+  void on_wavelets(int band, const std::vector<std::vector<float>>& w) {
+    const std::vector<float>& mine = w.size() == 1 ? w[0] : w[std::size_t(shown_)];
+    one_.wavelets = {mine};
+    wavelets_.emplace_back(band, mine);
+    if (first_drawn_) draw_wavelet(band, mine);
   }
 
   /// After each iteration: drawn every --figures-every iterations, else kept for finish().
@@ -239,6 +273,41 @@ class FwiPictures {
   }
 
  private:
+  void draw_wavelet(int band, const std::vector<float>& w) {
+    const FwiOptions& f = c_.f;
+    const double dt = in_.survey.dt;
+    const std::string which = (f.bands.empty() ? std::string()
+                                               : "band " + std::to_string(band + 1) + " (" +
+                                                     number_text(f.bands[std::size_t(band)]) + " Hz), ") +
+                              (f.estimate == SourceEstimation::kShot ? shot_name_ : "every shot");
+    double top = 0;  // to 1.5 × the last time above 1 % of the peak
+    for (float x : w) top = std::max(top, double(std::abs(x)));
+    std::size_t end = 1;
+    for (std::size_t t = 0; t < w.size(); ++t)
+      if (std::abs(w[t]) >= 0.01 * top) end = t;
+    end = std::min(w.size(), std::max<std::size_t>(2, end + end / 2 + 1));
+    figures::Curve wave{
+        "estimated wavelet, " + which, "time (s)", "amplitude", {w.begin(), w.begin() + long(end)}, false, {}, {}};
+    for (std::size_t t = 0; t < end; ++t) wave.x.push_back(double(t) * dt);
+    figures::plot_curve(folder_.file("wavelet_" + std::to_string(band + 1) + ".png"), wave);
+    const std::vector<double> amplitude = amplitude_spectrum(w);
+    const double df = 1.0 / (dt * double(2 * (amplitude.size() - 1)));
+    double peak = 0;
+    for (double a : amplitude) peak = std::max(peak, a);
+    std::size_t last = 1;  // to 1.5 × the highest frequency above 1 % of the peak
+    for (std::size_t k = 0; k < amplitude.size(); ++k)
+      if (amplitude[k] >= 0.01 * peak) last = k;
+    last = std::min(amplitude.size(), std::max<std::size_t>(2, last + last / 2 + 1));
+    figures::Curve spectrum{"its amplitude spectrum, " + which, "frequency (Hz)", "|W(f)|", {}, false, {}, {}};
+    for (std::size_t k = 0; k < last; ++k) {
+      spectrum.values.push_back(amplitude[k]);
+      spectrum.x.push_back(double(k) * df);
+    }
+    figures::plot_curve(folder_.file("wavelet_spectrum_" + std::to_string(band + 1) + ".png"), spectrum);
+  }
+
+  std::vector<std::pair<int, std::vector<float>>> wavelets_;  // the estimates so far, by band
+
   struct Undrawn {  // the latest iteration, when its pictures were skipped
     FwiProgress p;
     std::vector<double> model, gradient, precond, history, history_band;
@@ -379,7 +448,10 @@ void write_result(const FwiCommand& c, const FwiResult& r) {
                         {"order", c.o.order},
                         {"pml_width", c.o.pml_width},
                         {"free_surface", c.o.free_surface},
-                        {"double_precision", c.o.precision == Precision::kDouble}});
+                        {"double_precision", c.o.precision == Precision::kDouble},
+                        {"misfit_function", double(int(f.misfit))},
+                        {"estimate_source", double(int(f.estimate))}},
+                       r.wavelets);
 }
 
 /// Each band's misfit from its start to its end, and the model error when it is known.
@@ -455,6 +527,7 @@ int fwi(int argc, char** argv) {
   FwiPictures pictures(c, in, folder);
   FwiReport report(c);
   c.f.on_saved = [&] { pictures.on_saved(); };
+  c.f.on_wavelets = [&](int band, const std::vector<std::vector<float>>& w) { pictures.on_wavelets(band, w); };
   c.f.on_iteration = [&](const FwiProgress& p) {
     report.iteration_done(p);
     pictures.on_iteration(p);

@@ -179,8 +179,11 @@ std::map<std::string, std::string> read_texts(const std::string& path) {
 
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
                       const std::vector<double>& band_history, const std::vector<double>& bands,
-                      const std::map<std::string, double>& settings) {
+                      const std::map<std::string, double>& settings, const std::vector<std::vector<float>>& wavelets) {
   require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
+  std::vector<double> w;
+  for (const std::vector<float>& x : wavelets) w.insert(w.end(), x.begin(), x.end());
+  require_finite_output(w.data(), w.size(), path, "/wavelet");
   write_atomically(path, [&](hid_t f) {
     write_dataset(f, "/vp", model_dims(m), H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
@@ -193,6 +196,9 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
                   band_history.data());
     if (!bands.empty())
       write_dataset(f, "/bands", {hsize_t(bands.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, bands.data());
+    if (!w.empty())
+      write_dataset(f, "/wavelet", {hsize_t(wavelets.size()), hsize_t(wavelets[0].size())}, H5T_IEEE_F32LE,
+                    H5T_NATIVE_DOUBLE, w.data());
   });
 }
 

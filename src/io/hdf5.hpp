@@ -47,11 +47,13 @@ std::map<std::string, std::string> read_texts(const std::string& path);
 
 /// The result of `starwave fwi`: /vp (float32, model attributes), /history/misfit and
 /// /history/band (float64: each band's starting misfit, then one per iteration, and the
-/// band index of each), /bands (Hz, when frequency continuation was used), and the
-/// settings as root attributes.
+/// band index of each), /bands (Hz, when frequency continuation was used), /wavelet (the
+/// estimated wavelets, count × nt float32, when there are some), and the settings as root
+/// attributes.
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,
                       const std::vector<double>& band_history, const std::vector<double>& bands,
-                      const std::map<std::string, double>& settings);
+                      const std::map<std::string, double>& settings,
+                      const std::vector<std::vector<float>>& wavelets = {});
 
 /// Reads a survey; with `need_data` the file must also hold /data. `load_shot`, when
 /// given, picks the shots whose traces are read (one hyperslab each: under MPI a rank

@@ -28,6 +28,7 @@
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/fwi_state.hpp"
 #include "src/workflows/gradient.hpp"
+#include "src/workflows/modeling.hpp"
 
 namespace starwave {
 namespace {
@@ -36,14 +37,42 @@ using fwi_state::Setting;
 using fwi_state::State;
 
 /// Under several MPI ranks rank 0 runs the inversion and, before each evaluation, tells
-/// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…].
-enum Announcement { kEvaluate = 0, kFinished = 1, kStopped = 2 };
+/// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…]; before a
+/// band's source estimation the same with kEstimate (they model their shots), and after it the
+/// wavelets: [kWavelets, count, nt, values…].
+enum Announcement { kEvaluate = 0, kFinished = 1, kStopped = 2, kEstimate = 3, kWavelets = 4 };
 
 void announce(Announcement kind, int band, const std::vector<int>& shots, const std::vector<double>& model) {
   std::vector<double> order{double(kind), double(band), double(shots.size())};
   order.insert(order.end(), shots.begin(), shots.end());
   order.insert(order.end(), model.begin(), model.end());
   mpi::broadcast(order);
+}
+
+void announce_wavelets(const std::vector<std::vector<float>>& w) {
+  std::vector<double> order{double(kWavelets), double(w.size()), w.empty() ? 0.0 : double(w[0].size())};
+  for (const std::vector<float>& x : w) order.insert(order.end(), x.begin(), x.end());
+  mpi::broadcast(order);
+}
+
+std::vector<std::vector<float>> announced_wavelets(const std::vector<double>& order) {
+  const std::size_t count = std::size_t(order[1]), nt = std::size_t(order[2]);
+  std::vector<std::vector<float>> w;
+  for (std::size_t k = 0; k < count; ++k)
+    w.emplace_back(order.begin() + long(3 + k * nt), order.begin() + long(3 + (k + 1) * nt));
+  return w;
+}
+
+/// The survey with the wavelets a band models with: the estimates when there are some.
+Survey with_wavelets(const Survey& s, const std::vector<std::vector<float>>& w) {
+  Survey out = s;
+  if (!w.empty()) out.wavelets = w;
+  return out;
+}
+
+/// The survey of band `band`: its wavelets and held data low-passed (none without bands).
+Survey band_of(const Survey& s, const FwiOptions& f, int band) {
+  return f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
 }
 
 /// Band `band`'s source of streamed observed traces: f.observed low-passed as each shot is
@@ -73,20 +102,30 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
   FwiResult result;
   Survey band_survey;
   int survey_band = -1;
+  std::vector<std::vector<float>> wavelets;  // rank 0's estimates, as announced
   for (;;) {
     std::vector<double> order;
     mpi::broadcast(order);
-    if (order.empty() || int(order[0]) != kEvaluate) {
+    if (!order.empty() && int(order[0]) == kWavelets) {
+      wavelets = announced_wavelets(order);
+      survey_band = -1;
+      continue;
+    }
+    if (order.empty() || (int(order[0]) != kEvaluate && int(order[0]) != kEstimate)) {
       result.stopped = !order.empty() && int(order[0]) == kStopped;
       break;
     }
     const int band = int(order[1]), nbatch = int(order[2]);
     if (band != survey_band) {
-      band_survey = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
+      band_survey = band_of(with_wavelets(s, wavelets), f, band);
       survey_band = band;
     }
     Model m = initial;
     m.vp.assign(order.begin() + 3 + nbatch, order.end());
+    if (int(order[0]) == kEstimate) {  // this rank's shots modelled; rank 0 takes their traces
+      model_each_shot(m, band_survey, o, {}, nullptr);
+      continue;
+    }
     GradientHooks hooks;
     hooks.observed = band_observed(s, f, band);
     hooks.misfit = f.misfit;
@@ -371,8 +410,13 @@ class Inversion {
 
   FwiResult run() {
     const int nbands = std::max<int>(1, int(f_.bands.size()));
+    if (graph::distributed() && !st_.wavelets.empty()) announce_wavelets(st_.wavelets);  // a resumed run's
     while (st_.band < nbands) {
-      const Survey band_survey = f_.bands.empty() ? s_ : filters::lowpassed(s_, f_.bands[std::size_t(st_.band)]);
+      if (!st_.started && f_.estimate != SourceEstimation::kNone) {
+        if (stopping()) break;
+        estimate_wavelets();
+      }
+      const Survey band_survey = band_of(with_wavelets(s_, st_.wavelets), f_, st_.band);
       run_band(band_survey);
       if (result_.stopped) break;
       result_.converged = st_.band_over;  // the band could not move any more
@@ -384,6 +428,7 @@ class Inversion {
     result_.misfit = st_.history;
     result_.band = st_.history_band;
     result_.iterations = st_.iteration;
+    result_.wavelets = st_.wavelets;
     return result_;
   }
 
@@ -440,6 +485,23 @@ class Inversion {
     hooks.inputs_checked = true;  // by invert(), for every model within the bounds
     ++evaluations_;
     return misfit_gradient(m, survey, o_, hooks);
+  }
+
+  /// The band's wavelets: the Wiener filter between the data modelled with the current ones
+  /// (the previous band's estimates, else the survey's), low-passed as the band's data, and
+  /// the band's observed data, summed per shot, then over all shots in shot order (`band`)
+  /// or kept per shot (`shot`), applied to the current unfiltered wavelets.
+  void estimate_wavelets() {
+    const Survey current = with_wavelets(s_, st_.wavelets);
+    const Survey band_survey = band_of(current, f_, st_.band);
+    if (graph::distributed()) announce(kEstimate, st_.band, {}, st_.v);
+    Model m = initial_;
+    m.vp = st_.v;
+    const std::string band = f_.bands.empty() ? std::string("the data") : "band " + std::to_string(st_.band + 1);
+    st_.wavelets =
+        starwave::estimate_wavelets(m, current, band_survey, o_, f_.estimate, band_observed(s_, f_, st_.band), band);
+    if (graph::distributed()) announce_wavelets(st_.wavelets);
+    if (f_.on_wavelets) f_.on_wavelets(st_.band, st_.wavelets);
   }
 
   bool stopping() { return result_.stopped = f_.stop_requested && f_.stop_requested(); }

@@ -17,11 +17,12 @@ namespace starwave {
 
 struct FwiResult {
   Model model;
-  std::vector<double> misfit;  // per band: Φ at its start, then after each of its iterations
-  std::vector<double> band;    // the band index of each misfit entry
-  int iterations = 0;          // completed (all of them unless stopped)
-  bool stopped = false;        // stop_requested() ended it early; the state is the last complete one
-  bool converged = false;      // the line search found no decrease: nothing more to gain
+  std::vector<double> misfit;                // per band: Φ at its start, then after each of its iterations
+  std::vector<double> band;                  // the band index of each misfit entry
+  int iterations = 0;                        // completed (all of them unless stopped)
+  bool stopped = false;                      // stop_requested() ended it early; the state is the last complete one
+  bool converged = false;                    // the line search found no decrease: nothing more to gain
+  std::vector<std::vector<float>> wavelets;  // --estimate-source: the last band's estimates (1 or a shot's each)
 };
 
 /// The shots of iteration `t` (1-based) for a mini-batch of `k` of `nshots`: a shuffle

@@ -12,6 +12,7 @@
 #include "src/memory/plan.hpp"
 #include "src/model/model.hpp"
 #include "src/optim/first_order.hpp"
+#include "src/workflows/source_estimate.hpp"
 
 namespace starwave {
 
@@ -44,11 +45,17 @@ struct FwiOptions {
   double smooth = 0;          // m: Gaussian smoothing of the gradient (in the preconditioner)
   std::vector<double> bands;  // Hz, increasing: data and wavelet low-passed per band ({} = as given)
   imaging::Misfit misfit = imaging::Misfit::kL2;  // what the data misfit compares (--misfit)
-  std::string state;                              // restart file, written after every iteration ("" = none)
-  bool resume = false;                            // continue from `state`
+  // --estimate-source: the wavelet (one, or one a shot) estimated at the start of each band
+  // from the data modelled with the current one (src/workflows/source_estimate.hpp).
+  SourceEstimation estimate = SourceEstimation::kNone;
+  std::string state;    // restart file, written after every iteration ("" = none)
+  bool resume = false;  // continue from `state`
   const Model* true_model = nullptr;
   std::function<void(const FwiProgress&)> on_iteration;
   std::function<void()> on_saved;  // after each save of the state (rank 0), before that iteration's report
+  // After each band's source estimation (rank 0): the band and the wavelets (1, or one a
+  // shot; nt samples each, unfiltered).
+  std::function<void(int band, const std::vector<std::vector<float>>& wavelets)> on_wavelets;
   std::function<void(int done, int total)> on_shot_done;  // within an evaluation (a StarPU callback)
   std::function<void(const MemoryNeed&, std::uint64_t, const ShotPlacement&, int)>
       on_plan;                           // each evaluation: GradientHooks::on_plan

@@ -3,7 +3,9 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "graph/data.hpp"
@@ -95,6 +97,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   add("bands", "--bands", bands.empty() ? "none" : bands);
   if (f.misfit != imaging::Misfit::kL2)  // recorded when used, so that states made without it still resume
     add("misfit", "--misfit", misfit_name(f.misfit));
+  if (f.estimate != SourceEstimation::kNone)
+    add("estimate_source", "--estimate-source", source_estimation_name(f.estimate));
   return made_with(m, s, o, method, ObservedSource{f.observed, f.observed_checksums});
 }
 
@@ -183,6 +187,7 @@ void check_made_with(const std::string& path, const std::vector<Setting>& now, c
   const std::map<std::string, Optional> optional = {
       {"store_compression", {"--store-compression", "none"}},
       {"misfit", {"--misfit", "l2"}},
+      {"estimate_source", {"--estimate-source", "none"}},
       {"pml_frequency", {"--pml-frequency", "0 (the wavelet's dominant frequency)"}},
       {"data_trace_weights", {"the data's receiver counts and trace weights (--data)", "none"}}};
   std::map<std::string, std::string> unused(saved.begin(), saved.end());
@@ -231,6 +236,11 @@ void save(const std::string& path, const State& st, const std::vector<Setting>& 
   r.scalars["memory"] = st.lbfgs.memory;
   r.scalars["optimizer"] = st.optimizer;
   r.scalars["adam"] = st.adam_m.empty() ? 0 : 1;
+  if (!st.wavelets.empty()) {  // a text, so that states without it read as they are
+    r.texts["wavelets"] = std::to_string(st.wavelets.size());
+    std::vector<double>& w = r.arrays["wavelets"];
+    for (const std::vector<float>& x : st.wavelets) w.insert(w.end(), x.begin(), x.end());
+  }
   if (!st.adam_m.empty()) {
     r.arrays["adam_m"] = st.adam_m;
     r.arrays["adam_v"] = st.adam_v;
@@ -269,6 +279,9 @@ State load(const std::string& path, std::size_t n) {
     names.push_back("adam_m");
     names.push_back("adam_v");
   }
+  const std::map<std::string, std::string> texts = io::read_texts(path);
+  const auto count = texts.find("wavelets");
+  if (count != texts.end()) names.push_back("wavelets");
   const io::Record mem = io::read_record(path, names, {});
   if (mem.arrays.count("adam_m")) {
     st.adam_m = mem.arrays.at("adam_m");
@@ -277,6 +290,14 @@ State load(const std::string& path, std::size_t n) {
   for (int k = 0; k < pairs; ++k) {
     st.lbfgs.s.push_back(mem.arrays.at("s" + std::to_string(k)));
     st.lbfgs.y.push_back(mem.arrays.at("y" + std::to_string(k)));
+  }
+  if (count != texts.end()) {
+    const std::vector<double>& w = mem.arrays.at("wavelets");
+    const long waves = std::atol(count->second.c_str());
+    if (waves <= 0 || w.empty() || w.size() % std::size_t(waves) != 0)
+      throw InputError(path + ": the saved wavelets do not split into " + count->second + " of one length");
+    const std::size_t nt = w.size() / std::size_t(waves);
+    for (long k = 0; k < waves; ++k) st.wavelets.emplace_back(w.begin() + long(nt) * k, w.begin() + long(nt) * (k + 1));
   }
   return st;
 }

@@ -30,6 +30,9 @@ struct State {
   int band = 0, band_iteration = 0;    // the current band and the iterations done in it
   bool started = false;                // the band's first evaluation (Φ, g, P) is done
   bool band_over = false;              // its line search found no decrease
+  // --estimate-source: the wavelets the band models with (1, or one a shot), estimated at its
+  // start; empty: the survey's own.
+  std::vector<std::vector<float>> wavelets;
 };
 
 /// One thing that determines an inversion's result (docs/design.md §5, resume rule): saved in the

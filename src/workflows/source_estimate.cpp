@@ -7,6 +7,7 @@
 
 #include "kernels/misfit_trace.hpp"
 #include "src/base/error.hpp"
+#include "src/workflows/modeling.hpp"
 
 namespace starwave {
 namespace {
@@ -38,6 +39,7 @@ void FilterSums::add(const FilterSums& other) {
   }
   for (std::size_t k = 0; k < cross.size(); ++k) cross[k] += other.cross[k];
   for (std::size_t k = 0; k < power.size(); ++k) power[k] += other.power[k];
+  observed += other.observed;
 }
 
 FilterSums shot_filter_sums(const float* modelled, const float* observed, const std::vector<float>& weight, long nrec,
@@ -56,6 +58,7 @@ FilterSums shot_filter_sums(const float* modelled, const float* observed, const 
     for (long t = 0; t < nt; ++t) {  // both real traces in one transform: z = s + i o
       z[std::size_t(2 * t)] = double(modelled[r * nt + t]);
       z[std::size_t(2 * t + 1)] = double(observed[r * nt + t]);
+      f.observed += w * z[std::size_t(2 * t + 1)] * z[std::size_t(2 * t + 1)];
     }
     imaging::fft(z.data(), n, tw.data(), -1);
     for (long k = 0; k <= half; ++k) {
@@ -79,6 +82,8 @@ std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const Fil
   for (double p : sums.power) peak = std::max(peak, p);
   if (!(peak > 0) || !std::isfinite(peak))
     throw InputError("--estimate-source: " + what + ": the modelled data hold no energy to estimate the wavelet from");
+  if (!(sums.observed > 0))
+    throw InputError("--estimate-source: " + what + ": the observed data hold no energy to estimate the wavelet from");
   const double lambda = kFilterDamping * peak;
   const std::vector<double> tw = twiddles(n);
   std::vector<double> z(std::size_t(2 * n), 0.0);
@@ -97,6 +102,39 @@ std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const Fil
   std::vector<float> out(wavelet.size());
   for (long t = 0; t < nt; ++t) out[std::size_t(t)] = float(z[std::size_t(2 * t)] / double(n));
   return out;
+}
+
+std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& current, const Survey& band_survey,
+                                                  const NumericalOptions& o, SourceEstimation how,
+                                                  const std::function<std::vector<float>(int)>& observed,
+                                                  const std::string& what) {
+  std::vector<FilterSums> sums(std::size_t(current.nshots()));
+  model_each_shot(
+      m, band_survey, o,
+      [&](int shot, const float* traces) {
+        std::vector<float> read;
+        const float* obs = band_survey.observed(shot);
+        if (!obs && observed) {
+          read = observed(shot);
+          obs = read.data();
+        }
+        if (!obs)
+          throw RuntimeError("--estimate-source: shot " + std::to_string(shot) + "'s observed traces are not here");
+        sums[std::size_t(shot)] =
+            shot_filter_sums(traces, obs, current.trace_weights(shot), current.nrec(), long(current.nt));
+      },
+      nullptr);
+  std::vector<std::vector<float>> w;
+  if (how == SourceEstimation::kShot) {
+    for (int shot = 0; shot < current.nshots(); ++shot)
+      w.push_back(
+          filtered_wavelet(current.wavelet(shot), sums[std::size_t(shot)], what + ", shot " + std::to_string(shot)));
+    return w;
+  }
+  FilterSums all;
+  for (const FilterSums& one : sums) all.add(one);
+  for (const std::vector<float>& x : current.wavelets) w.push_back(filtered_wavelet(x, all, what + ", every shot"));
+  return w;
 }
 
 }  // namespace starwave

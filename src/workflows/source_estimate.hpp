@@ -5,8 +5,13 @@
 // filtered wavelet is the true one wherever the data carry energy (docs/design.md §2).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "src/model/model.hpp"
+#include "src/model/survey.hpp"
+#include "src/numerics/propagator.hpp"
 
 namespace starwave {
 
@@ -22,10 +27,12 @@ SourceEstimation parse_source_estimation(const std::string& text);
 
 /// One shot's (or a sum of shots') filter sums over the frequencies k = 0 … L/2 of an FFT of
 /// L points (the power of two ≥ 2 nt): cross[k] = Σ_r w_r conj(S_r(k)) O_r(k) (re, im) and
-/// power[k] = Σ_r w_r |S_r(k)|², S the modelled and O the observed spectra.
+/// power[k] = Σ_r w_r |S_r(k)|², S the modelled and O the observed spectra; observed =
+/// Σ_r w_r Σ_t o_r(t)².
 struct FilterSums {
   long fft = 0;
   std::vector<double> cross, power;
+  double observed = 0;
   /// this += other (the same L), in place: shots summed in shot order.
   void add(const FilterSums& other);
 };
@@ -37,11 +44,23 @@ FilterSums shot_filter_sums(const float* modelled, const float* observed, const 
 /// The wavelet through the filter F(k) = (cross + λ) / (power + λ), λ = kFilterDamping × the
 /// largest power: the least-squares filter where the data carry energy, 1 (the wavelet as it
 /// is) where they carry none. `wavelet`: nt samples; the result is nt samples too (the
-/// filtered wavelet zero-padded to L, its first nt samples). Throws InputError when the sums
-/// hold no energy (`what` names the band and shots).
+/// filtered wavelet zero-padded to L, its first nt samples). Throws InputError when the
+/// modelled or the observed data hold no energy (`what` names the band and shots).
 std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const FilterSums& sums, const std::string& what);
 
 /// λ against the largest power.
 constexpr double kFilterDamping = 1e-3;
+
+/// The wavelets `how` estimates in model `m`: every shot of `band_survey` (`current`, the
+/// survey with the wavelets in use, as the band filters it) modelled, each shot's filter sums
+/// against its observed traces (held by band_survey, else `observed(shot)`), then the filter
+/// over all shots in shot order (kBand: one filter, each of current's wavelets through it) or
+/// each shot's own (kShot: a wavelet a shot), applied to current's unfiltered wavelets.
+/// Collective under MPI (the shots' traces reach rank 0, which needs every shot's observed
+/// traces: streamed); the result is rank 0's. `what` names the band in a refusal.
+std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& current, const Survey& band_survey,
+                                                  const NumericalOptions& o, SourceEstimation how,
+                                                  const std::function<std::vector<float>(int)>& observed,
+                                                  const std::string& what);
 
 }  // namespace starwave

@@ -1,0 +1,93 @@
+// tests/test_cli_field.cpp — `starwave fwi` on data whose source wavelet is not the one the
+// file gives (--estimate-source): the estimates written, drawn and part of the restart state
+// (tests/test_cli.cpp's fixture, the same executable).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+#include "src/io/hdf5.hpp"
+#include "tests/background.hpp"
+#include "tests/cli_fixture.hpp"
+#include "tests/png.hpp"
+
+namespace starwave::test {
+namespace {
+
+TEST_F(Cli, FwiEstimatesTheSourceWritesDrawsAndResumesIt) {
+  // Field-like data: traces made with the fixture's survey whose wavelet is 20 ms late and
+  // each shot's own strength (1.3, 0.7), in a file that gives the fixture's wavelet.
+  Survey field = io::read_survey(survey_, false);
+  const std::vector<float> guess = field.wavelets[0];
+  const long shift = std::lround(0.02 / field.dt), nt = long(field.nt);
+  field.wavelets.clear();
+  for (double scale : {1.3, 0.7}) {
+    std::vector<float> w(guess.size(), 0.0f);
+    for (std::size_t t = std::size_t(shift); t < w.size(); ++t) w[t] = float(scale) * guess[t - std::size_t(shift)];
+    field.wavelets.push_back(w);
+  }
+  const std::string data = path("given.h5"), smooth = path("smooth.h5");
+  io::write_survey(path("field_survey.h5"), field, nullptr);
+  ASSERT_EQ(
+      run("model --model " + model_ + " --survey " + path("field_survey.h5") + " --out " + path("field.h5")).status, 0);
+  Survey recorded = io::read_survey(path("field.h5"), true);
+  recorded.wavelets = {guess};
+  io::write_survey(data, recorded, nullptr);
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  const std::string common = "fwi --model " + smooth + " --data " + data +
+                             " --estimate-source shot --bands 8,12 --iterations 3 --quiet --figures-every 0 --out ";
+  ASSERT_EQ(run(common + path("whole.h5") + " --figures " + path("figs")).status, 0);
+  // One wavelet a shot, each the given one's shape 20 ms late and the shot's strength.
+  hid_t f = H5Fopen(path("whole.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  hid_t d = H5Dopen2(f, "/wavelet", H5P_DEFAULT);
+  ASSERT_GE(d, 0);
+  std::vector<float> w(std::size_t(2 * nt));
+  ASSERT_GE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.data()), 0);
+  H5Dclose(d);
+  H5Fclose(f);
+  const double scales[] = {1.3, 0.7};
+  for (int s = 0; s < 2; ++s) {
+    double ab = 0, aa = 0, bb = 0;
+    for (long t = shift; t < nt; ++t) {
+      const double a = w[std::size_t(s * nt + t)], b = scales[s] * guess[std::size_t(t - shift)];
+      ab += a * b;
+      aa += a * a;
+      bb += b * b;
+    }
+    EXPECT_GT(ab / std::sqrt(aa * bb), 0.9) << "shot " << s;
+    EXPECT_NEAR(std::sqrt(aa / bb), 1.0, 0.15) << "shot " << s;
+  }
+  EXPECT_EQ(root_attribute(path("whole.h5"), "estimate_source"), 2.0);
+  for (const char* p : {"wavelet_1.png", "wavelet_spectrum_1.png", "wavelet_2.png", "wavelet_spectrum_2.png"}) {
+    const test::Picture pic = test::read_png(path("figs") + "/" + p);
+    EXPECT_EQ(pic.width, 800) << p;
+    EXPECT_GT(pic.colours(0, pic.height / 2), 2u) << p;
+  }
+
+  // Killed once its state holds iteration 4 (band 2, whose estimate it carries), resumed:
+  // the uninterrupted run's bits; a resume that asks for another estimation is refused.
+  const std::string killed = path("killed.h5"), state = killed + ".state";
+  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + common + killed);
+  ASSERT_GT(pid, 0);
+  const int reached = test::wait_for_saved_iteration(state, 4);
+  kill(pid, SIGKILL);
+  test::wait_until_gone(pid);
+  ASSERT_GE(reached, 4) << "the inversion never saved iteration 4";
+  const std::string other = "fwi --model " + smooth + " --data " + data +
+                            " --estimate-source band --bands 8,12 --iterations 3 --quiet --figures-every 0 --out ";
+  expect_refused(other + killed + " --resume", killed, "--estimate-source");
+  ASSERT_EQ(run(common + killed + " --resume").status, 0);
+  const io::Array2D a = io::read_slice(path("whole.h5"), "/vp", 0), b = io::read_slice(killed, "/vp", 0);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
+  expect_refused("fwi --model " + smooth + " --data " + data + " --estimate-source trace --out " + path("x.h5"),
+                 path("x.h5"), "--estimate-source");
+}
+
+}  // namespace
+}  // namespace starwave::test
