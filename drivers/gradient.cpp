@@ -21,6 +21,7 @@
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/data_fit.hpp"
 #include "src/workflows/gradient.hpp"
+#include "src/workflows/source_estimate.hpp"
 
 namespace starwave::commands {
 namespace {
@@ -28,7 +29,9 @@ namespace {
 /// The image (finished from the raw stack: compensated, differentiated, muted, never all
 /// zero) or the gradient, with their illumination, into `out`.
 void write_result(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
-                  imaging::Misfit misfit, const ImagingResult& r) {
+                  imaging::Misfit misfit, SourceEstimation estimate, const ImagingResult& r) {
+  const std::vector<std::vector<float>> wavelets =
+      estimate == SourceEstimation::kNone ? std::vector<std::vector<float>>{} : s.wavelets;
   if (rtm) {
     const RtmImage image = rtm_image(m, s, r, rtm_options);
     std::map<std::string, std::vector<double>> fields{
@@ -38,10 +41,14 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
                      {{"mute_depth", image.mute_depth},
                       {"direct_smooth", direct_wave_smoothing(m, s, rtm_options)},
                       {"imaging_condition", double(int(rtm_options.condition))},
-                      {"illumination", double(int(rtm_options.compensation))}});
+                      {"illumination", double(int(rtm_options.compensation))},
+                      {"estimate_source", double(int(estimate))}},
+                     {}, wavelets);
   } else {
-    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}},
-                     {{"misfit", r.misfit}, {"misfit_function", double(int(misfit))}});
+    io::write_fields(
+        out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}},
+        {{"misfit", r.misfit}, {"misfit_function", double(int(misfit))}, {"estimate_source", double(int(estimate))}},
+        {}, wavelets);
   }
 }
 
@@ -74,7 +81,8 @@ struct Call {
   NumericalOptions o;
   std::string model_path, data_path, out;
   RtmOptions rtm_options;
-  imaging::Misfit misfit = imaging::Misfit::kL2;  // gradient: --misfit
+  imaging::Misfit misfit = imaging::Misfit::kL2;        // gradient: --misfit
+  SourceEstimation estimate = SourceEstimation::kNone;  // --estimate-source
   cli::CommonFlags flags;
   Projection projection;
 };
@@ -112,8 +120,11 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "illumination", cli::po::value<std::string>(&compensation)->default_value(compensation),
         "what the stack is divided by: source (Σu²), receiver (Σλ², the back-propagated data's) or both "
         "(√(Σu² Σλ²))");
-  std::string misfit = misfit_name(c.misfit);
+  std::string misfit = misfit_name(c.misfit), estimate = source_estimation_name(c.estimate);
   if (!c.rtm) desc.add_options()("misfit", cli::po::value<std::string>(&misfit)->default_value(misfit), misfit_help());
+  desc.add_options()("estimate-source", cli::po::value<std::string>(&estimate)->default_value(estimate),
+                     "estimate the source wavelet from the data first (written as /wavelet): band (one for every "
+                     "shot), shot (one a shot), none (the data file's wavelet as it is)");
   cli::add_numerical_options(desc, c.o, numerical);
   cli::add_common_flags(desc, c.flags);
   if (plan_only) add_projection_options(desc, c.projection);
@@ -127,6 +138,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
   }
   if (plan_only) check_projection_options(vm, c.projection);
   if (!c.rtm) c.misfit = parse_misfit(misfit);
+  c.estimate = parse_source_estimation(estimate);
   return c;
 }
 
@@ -172,7 +184,10 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     return project(command, c.projection, m, s, c.o.precision == Precision::kDouble ? 8 : 4, argc, argv);
 
   Runtime rt;
-  const ImagingResult r = evaluate(c, m, s, hooks, simulated_shots);
+  Survey used = s;  // the data file's wavelets, or the ones the data ask for
+  if (c.estimate != SourceEstimation::kNone && !plan_only && simulated_shots == 0)
+    used.wavelets = shared_wavelets(estimate_wavelets(m, s, s, c.o, c.estimate, hooks.observed, "the data"));
+  const ImagingResult r = evaluate(c, m, used, hooks, simulated_shots);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (simulated_shots > 0) {
     std::printf("simulated: %.9g s\n", r.seconds);
@@ -182,7 +197,7 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     say_planned(r, rt);
     return 0;
   }
-  write_result(c.rtm, c.out, m, s, c.rtm_options, c.misfit, r);
+  write_result(c.rtm, c.out, m, used, c.rtm_options, c.misfit, c.estimate, r);
   if (!c.flags.quiet) say_written(c.rtm, c.out, m, s, c.rtm_options, r, rt);
   return 0;
 }

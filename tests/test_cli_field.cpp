@@ -87,6 +87,23 @@ TEST_F(Cli, FwiEstimatesTheSourceWritesDrawsAndResumesIt) {
   EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
   expect_refused("fwi --model " + smooth + " --data " + data + " --estimate-source trace --out " + path("x.h5"),
                  path("x.h5"), "--estimate-source");
+
+  // gradient and rtm estimate first too: the wavelets written, the misfit of the data's own
+  // wavelets far below the guess's (in the true model: all but the noise-free data's rounding).
+  const std::string at_truth = "gradient --model " + model_ + " --data " + data + " --out ";
+  ASSERT_EQ(run(at_truth + path("g_guess.h5")).status, 0);
+  ASSERT_EQ(run(at_truth + path("g_est.h5") + " --estimate-source shot").status, 0);
+  EXPECT_LT(root_attribute(path("g_est.h5"), "misfit"), 0.05 * root_attribute(path("g_guess.h5"), "misfit"));
+  EXPECT_EQ(root_attribute(path("g_est.h5"), "estimate_source"), 2.0);
+  const io::Array2D per_shot = io::read_slice(path("g_est.h5"), "/wavelet", 0);
+  EXPECT_EQ(per_shot.rows, 2);
+  EXPECT_EQ(per_shot.cols, int(nt));
+  ASSERT_EQ(
+      run("rtm --model " + smooth + " --data " + data + " --estimate-source band --out " + path("i_est.h5")).status, 0);
+  EXPECT_EQ(root_attribute(path("i_est.h5"), "estimate_source"), 1.0);
+  const io::Array2D one = io::read_slice(path("i_est.h5"), "/wavelet", 0);
+  EXPECT_EQ(one.rows, 1);
+  EXPECT_EQ(one.cols, int(nt));
 }
 
 }  // namespace

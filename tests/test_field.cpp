@@ -55,7 +55,7 @@ TEST(FieldStudy, EstimatedSourceInvertsAsTheTrueOneAndFarBetterThanTheGuess) {
   SurveyOptions sv;
   sv.nshots = 6;
   sv.frequency = 15;  // the guess: a zero-phase Ricker of 15 Hz, unit strength
-  sv.t_max = kRecordShare < 1 ? 0.4 : 0.6;
+  sv.t_max = 0.6;     // whole records under the sanitizers too: 0.4 s cuts the late wavelets (strengths 5–11 % low)
   const Survey guess = regular_survey(truth, sv);
   const long nt = long(guess.nt);
   Survey field = guess;

@@ -142,8 +142,8 @@ TEST_F(MpiRun, RtmImageIsTheSameBitsOnAnyNumberOfRanks) {
 TEST_F(MpiRun, LsrtmIsTheSameBitsOnAnyNumberOfRanks) {
   // Each rank runs the conjugate gradients on rank 0's sums of its J and Jᵀ: the same image,
   // RTM image, misfit history and restart state on 1, 2 and 3 ranks; rank 0 draws.
-  const auto outs = on_1_2_3("lsrtm --quiet --iterations 3 --model " + path("init.h5") + " --data " + path("data.h5"),
-                             "lsrtm");
+  const auto outs =
+      on_1_2_3("lsrtm --quiet --iterations 3 --model " + path("init.h5") + " --data " + path("data.h5"), "lsrtm");
   const std::vector<double> history = dataset(outs[0], "history/misfit");
   ASSERT_EQ(history.size(), 4u);
   EXPECT_LT(history.back(), history.front());
@@ -182,6 +182,20 @@ TEST_F(MpiRun, AdamOnMiniBatchesWithBandsIsTheSameBitsOnAnyNumberOfRanks) {
   for (std::size_t k = 1; k < outs.size(); ++k) {
     expect_same_bits(outs[0], outs[k], "vp");
     expect_same_bits(outs[0], outs[k], "history/misfit");
+  }
+}
+
+TEST_F(MpiRun, SourceEstimationAndATraceMisfitAreTheSameBitsOnAnyNumberOfRanks) {
+  // Each band's estimation models every shot on its rank; rank 0 reads every shot's observed
+  // traces, estimates a wavelet a shot and sends them; the correlation misfit runs per shot.
+  const auto outs = on_1_2_3(
+      "fwi --quiet --iterations 2 --bands 8,12 --estimate-source shot --misfit correlation "
+      "--model " +
+          path("init.h5") + " --data " + path("data.h5"),
+      "estimate");
+  for (std::size_t k = 1; k < outs.size(); ++k) {
+    for (const char* name : {"vp", "history/misfit", "wavelet"}) expect_same_bits(outs[0], outs[k], name);
+    expect_same_bits(outs[0] + ".state", outs[k] + ".state", "wavelets");
   }
 }
 

@@ -114,8 +114,12 @@ void write_model(const std::string& path, const Model& m) {
 
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars,
-                  const std::map<std::string, std::vector<double>>& series) {
+                  const std::map<std::string, std::vector<double>>& series,
+                  const std::vector<std::vector<float>>& wavelets) {
   for (const auto& [name, v] : fields) require_finite_output(v.data(), v.size(), path, name);
+  std::vector<double> w;
+  for (const std::vector<float>& x : wavelets) w.insert(w.end(), x.begin(), x.end());
+  require_finite_output(w.data(), w.size(), path, "/wavelet");
   for (const auto& [name, v] : series) require_finite_output(v.data(), v.size(), path, name);
   for (const auto& [name, v] : scalars) require_finite_output(&v, 1, path, "attribute " + name);
   write_atomically(path, [&](hid_t f) {
@@ -129,6 +133,9 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
     }
     for (const auto& [name, v] : series)
       write_dataset(f, name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
+    if (!w.empty())
+      write_dataset(f, "/wavelet", {hsize_t(wavelets.size()), hsize_t(wavelets[0].size())}, H5T_IEEE_F32LE,
+                    H5T_NATIVE_DOUBLE, w.data());
   });
 }
 

@@ -24,11 +24,13 @@ void write_model(const std::string& path, const Model& m);
 
 /// Writes model-sized fields (each nz × nx, row-major) as float32 datasets, with the
 /// model's `spacing` and `origin` on each and on the root, plus root attributes `scalars`
-/// (docs/design.md §4 outputs: /gradient, /image, /illumination …), and `series`: 1-D float64
-/// datasets (lsrtm's /history/misfit).
+/// (docs/design.md §4 outputs: /gradient, /image, /illumination …), `series`: 1-D float64
+/// datasets (lsrtm's /history/misfit), and `wavelets` as /wavelet (count × nt float32, as
+/// write_fwi_result writes it; none when empty).
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars,
-                  const std::map<std::string, std::vector<double>>& series = {});
+                  const std::map<std::string, std::vector<double>>& series = {},
+                  const std::vector<std::vector<float>>& wavelets = {});
 
 /// Named float64 arrays and scalars, stored exactly (restart states), and texts: arrays as
 /// 1-D float64 datasets, scalars and texts as root attributes. Written atomically.

@@ -7,6 +7,7 @@
 
 #include "kernels/misfit_trace.hpp"
 #include "src/base/error.hpp"
+#include "src/runtime/mpi.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {
@@ -104,6 +105,18 @@ std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const Fil
   return out;
 }
 
+std::vector<std::vector<float>> shared_wavelets(const std::vector<std::vector<float>>& mine) {
+  if (mpi::size() == 1) return mine;
+  std::vector<double> v{double(mine.size()), mine.empty() ? 0.0 : double(mine[0].size())};
+  for (const std::vector<float>& x : mine) v.insert(v.end(), x.begin(), x.end());
+  mpi::broadcast(v);
+  const std::size_t count = std::size_t(v[0]), nt = std::size_t(v[1]);
+  std::vector<std::vector<float>> w;
+  for (std::size_t k = 0; k < count; ++k)
+    w.emplace_back(v.begin() + long(2 + k * nt), v.begin() + long(2 + (k + 1) * nt));
+  return w;
+}
+
 std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& current, const Survey& band_survey,
                                                   const NumericalOptions& o, SourceEstimation how,
                                                   const std::function<std::vector<float>(int)>& observed,
@@ -124,6 +137,7 @@ std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& 
             shot_filter_sums(traces, obs, current.trace_weights(shot), current.nrec(), long(current.nt));
       },
       nullptr);
+  if (mpi::rank() != 0) return {};  // the sums are rank 0's
   std::vector<std::vector<float>> w;
   if (how == SourceEstimation::kShot) {
     for (int shot = 0; shot < current.nshots(); ++shot)

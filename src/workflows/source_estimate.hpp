@@ -57,7 +57,11 @@ constexpr double kFilterDamping = 1e-3;
 /// over all shots in shot order (kBand: one filter, each of current's wavelets through it) or
 /// each shot's own (kShot: a wavelet a shot), applied to current's unfiltered wavelets.
 /// Collective under MPI (the shots' traces reach rank 0, which needs every shot's observed
-/// traces: streamed); the result is rank 0's. `what` names the band in a refusal.
+/// traces: streamed); the result is rank 0's (empty on the other ranks: see
+/// shared_wavelets). `what` names the band in a refusal.
+/// Rank 0's wavelets on every rank (MPI broadcast; as they are with one process).
+std::vector<std::vector<float>> shared_wavelets(const std::vector<std::vector<float>>& mine);
+
 std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& current, const Survey& band_survey,
                                                   const NumericalOptions& o, SourceEstimation how,
                                                   const std::function<std::vector<float>(int)>& observed,
