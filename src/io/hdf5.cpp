@@ -117,9 +117,7 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
                   const std::map<std::string, std::vector<double>>& series,
                   const std::vector<std::vector<float>>& wavelets) {
   for (const auto& [name, v] : fields) require_finite_output(v.data(), v.size(), path, name);
-  std::vector<double> w;
-  for (const std::vector<float>& x : wavelets) w.insert(w.end(), x.begin(), x.end());
-  require_finite_output(w.data(), w.size(), path, "/wavelet");
+  const std::vector<double> w = wavelet_values(wavelets, path);
   for (const auto& [name, v] : series) require_finite_output(v.data(), v.size(), path, name);
   for (const auto& [name, v] : scalars) require_finite_output(&v, 1, path, "attribute " + name);
   write_atomically(path, [&](hid_t f) {
@@ -133,9 +131,7 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
     }
     for (const auto& [name, v] : series)
       write_dataset(f, name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
-    if (!w.empty())
-      write_dataset(f, "/wavelet", {hsize_t(wavelets.size()), hsize_t(wavelets[0].size())}, H5T_IEEE_F32LE,
-                    H5T_NATIVE_DOUBLE, w.data());
+    write_wavelets(f, wavelets, w);
   });
 }
 
@@ -188,9 +184,7 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
                       const std::vector<double>& band_history, const std::vector<double>& bands,
                       const std::map<std::string, double>& settings, const std::vector<std::vector<float>>& wavelets) {
   require_finite_output(m.vp.data(), m.vp.size(), path, "/vp");
-  std::vector<double> w;
-  for (const std::vector<float>& x : wavelets) w.insert(w.end(), x.begin(), x.end());
-  require_finite_output(w.data(), w.size(), path, "/wavelet");
+  const std::vector<double> w = wavelet_values(wavelets, path);
   write_atomically(path, [&](hid_t f) {
     write_dataset(f, "/vp", model_dims(m), H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, m.vp.data());
     Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
@@ -203,9 +197,7 @@ void write_fwi_result(const std::string& path, const Model& m, const std::vector
                   band_history.data());
     if (!bands.empty())
       write_dataset(f, "/bands", {hsize_t(bands.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, bands.data());
-    if (!w.empty())
-      write_dataset(f, "/wavelet", {hsize_t(wavelets.size()), hsize_t(wavelets[0].size())}, H5T_IEEE_F32LE,
-                    H5T_NATIVE_DOUBLE, w.data());
+    write_wavelets(f, wavelets, w);
   });
 }
 

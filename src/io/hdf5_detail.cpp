@@ -213,4 +213,17 @@ void write_atomically(const std::string& path, const std::function<void(hid_t)>&
   tmp.commit();
 }
 
+std::vector<double> wavelet_values(const std::vector<std::vector<float>>& wavelets, const std::string& path) {
+  std::vector<double> w;
+  for (const std::vector<float>& x : wavelets) w.insert(w.end(), x.begin(), x.end());
+  require_finite_output(w.data(), w.size(), path, "/wavelet");
+  return w;
+}
+
+void write_wavelets(hid_t file, const std::vector<std::vector<float>>& wavelets, const std::vector<double>& w) {
+  if (!w.empty())
+    write_dataset(file, "/wavelet", {hsize_t(wavelets.size()), hsize_t(wavelets[0].size())}, H5T_IEEE_F32LE,
+                  H5T_NATIVE_DOUBLE, w.data());
+}
+
 }  // namespace starwave::io::detail

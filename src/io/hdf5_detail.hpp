@@ -111,6 +111,11 @@ void write_attribute_int(hid_t obj, const std::string& name, int64_t v);
 void write_dataset(hid_t file, const std::string& name, const std::vector<hsize_t>& dims, hid_t file_type, hid_t mem,
                    const void* data, const std::vector<hsize_t>& chunk = {});
 
+/// Estimated wavelets (count × nt) as one array, checked finite (an output's /wavelet).
+std::vector<double> wavelet_values(const std::vector<std::vector<float>>& wavelets, const std::string& path);
+/// /wavelet (count × nt float32) from wavelet_values' `w`; nothing when it is empty.
+void write_wavelets(hid_t file, const std::vector<std::vector<float>>& wavelets, const std::vector<double>& w);
+
 /// Writes a file atomically: `fill` writes into a temporary file beside `path`, which is
 /// renamed over `path` only when everything succeeded.
 void write_atomically(const std::string& path, const std::function<void(hid_t)>& fill);
