@@ -53,7 +53,7 @@ std::vector<double> parse_bands(const std::string& text) {
 FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiCommand c;
   cli::NumericalText numerical;
-  std::string bands_text, optimizer, misfit, estimate;
+  std::string bands_text, optimizer, misfit, estimate, offsets;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
   cli::po::options_description desc(plan_only ? "starwave plan fwi" : "starwave fwi");
   auto out_value = cli::po::value<std::string>(&c.out);
@@ -79,6 +79,9 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
       "bands", cli::po::value<std::string>(&bands_text),
       "frequency continuation: low-pass corners in Hz, e.g. 3,5,8 (data and wavelet filtered per band)")(
       "misfit", cli::po::value<std::string>(&misfit)->default_value("l2"), misfit_help())(
+      "offsets", cli::po::value<std::string>(&offsets),
+      "the traces the misfit compares, by source–receiver offset in m: MIN,MAX, or one MIN,MAX a band with ':' "
+      "between (a cosine taper over a tenth of the range outside it)")(
       "estimate-source", cli::po::value<std::string>(&estimate)->default_value("none"),
       "estimate the source wavelet at the start of each band from the data: band (one wavelet for every shot), "
       "shot (one a shot), none (the data file's wavelet as it is)")(
@@ -101,6 +104,7 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   f.bands = parse_bands(bands_text);
   f.misfit = parse_misfit(misfit);
   f.estimate = parse_source_estimation(estimate);
+  if (vm.count("offsets")) f.offsets = parse_offsets(offsets, c.bands());
   if (c.figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
   f.seed = unsigned(seed);

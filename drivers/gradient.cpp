@@ -83,6 +83,7 @@ struct Call {
   RtmOptions rtm_options;
   imaging::Misfit misfit = imaging::Misfit::kL2;        // gradient: --misfit
   SourceEstimation estimate = SourceEstimation::kNone;  // --estimate-source
+  std::vector<OffsetRange> offsets;                     // gradient: --offsets (one range), {} = all
   cli::CommonFlags flags;
   Projection projection;
 };
@@ -121,7 +122,12 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "what the stack is divided by: source (Σu²), receiver (Σλ², the back-propagated data's) or both "
         "(√(Σu² Σλ²))");
   std::string misfit = misfit_name(c.misfit), estimate = source_estimation_name(c.estimate);
-  if (!c.rtm) desc.add_options()("misfit", cli::po::value<std::string>(&misfit)->default_value(misfit), misfit_help());
+  std::string offsets;
+  if (!c.rtm)
+    desc.add_options()("misfit", cli::po::value<std::string>(&misfit)->default_value(misfit), misfit_help())(
+        "offsets", cli::po::value<std::string>(&offsets),
+        "the traces the misfit compares, by source–receiver offset in m: MIN,MAX (a cosine taper over a tenth of "
+        "the range outside it)");
   desc.add_options()("estimate-source", cli::po::value<std::string>(&estimate)->default_value(estimate),
                      "estimate the source wavelet from the data first (written as /wavelet): band (one for every "
                      "shot), shot (one a shot), none (the data file's wavelet as it is)");
@@ -138,6 +144,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
   }
   if (plan_only) check_projection_options(vm, c.projection);
   if (!c.rtm) c.misfit = parse_misfit(misfit);
+  if (vm.count("offsets")) c.offsets = parse_offsets(offsets, 1);
   c.estimate = parse_source_estimation(estimate);
   return c;
 }
@@ -170,8 +177,9 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   const Model m = io::read_model(c.model_path);
   // The survey and /data's shape now; each shot's traces are read as it is submitted
   // (streamed: peak memory does not grow with the number of shots).
-  const Survey s = io::read_survey(c.data_path, true, [](int) { return false; });
-  check_imaging_inputs(m, s, c.o, true);  // every refusal before StarPU starts
+  Survey s = io::read_survey(c.data_path, true, [](int) { return false; });
+  if (!c.offsets.empty()) s = offset_selected(s, c.offsets[0]);  // the misfit's traces, weighted
+  check_imaging_inputs(m, s, c.o, true);                         // every refusal before StarPU starts
   GradientHooks hooks;
   hooks.observed = stream_observed_data(c.data_path, s).read;  // checks this rank's shots for NaN/Inf
   hooks.inputs_checked = true;

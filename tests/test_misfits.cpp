@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "kernels/misfit_trace.hpp"
+#include "src/base/error.hpp"
 #include "src/runtime/runtime.hpp"
+#include "src/workflows/data_fit.hpp"
 #include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/adjoint_fixture.hpp"
@@ -25,7 +27,10 @@ using imaging::Misfit;
 const Misfit kTraceMisfits[] = {Misfit::kNormalized, Misfit::kCorrelation, Misfit::kEnvelope};
 
 std::string name_of(Misfit f) {
-  return f == Misfit::kNormalized ? "Normalized" : f == Misfit::kCorrelation ? "Correlation" : "Envelope";
+  return f == Misfit::kL2            ? "L2"
+         : f == Misfit::kNormalized  ? "Normalized"
+         : f == Misfit::kCorrelation ? "Correlation"
+                                     : "Envelope";
 }
 
 std::vector<double> twiddles(long n) {
@@ -191,6 +196,42 @@ TEST(MisfitMath, EachMisfitForgivesWhatItSays) {
   EXPECT_GT(phi(phase, Misfit::kCorrelation, s), 0.2);
 }
 
+TEST(DataSelection, OffsetsWeighTracesWithATaperAndRefuseAnEmptySelection) {
+  Survey s;
+  s.dim = 2;
+  s.dt = 1e-3;
+  s.nt = 10;
+  s.sources = {Position{10, 1000}, Position{10, 3000}};
+  std::vector<Position> rec;
+  for (int k = 0; k <= 40; ++k) rec.push_back(Position{10, 100.0 * k});
+  s.receivers = {rec};
+  s.wavelets = {std::vector<float>(10, 1.0f)};
+  s.weights = std::vector<float>(rec.size(), 0.5f);
+  s.weights[3] = 0;                                    // a dead trace stays dead
+  const Survey sel = offset_selected(s, {500, 1500});  // a taper over 100 m outside
+  ASSERT_EQ(sel.weights.size(), 2 * rec.size());
+  for (int shot = 0; shot < 2; ++shot)
+    for (std::size_t k = 0; k < rec.size(); ++k) {
+      const double offset = std::abs(rec[k].x - s.sources[std::size_t(shot)].x);
+      const float w = sel.trace_weights(shot)[k], given = k == 3 ? 0.0f : 0.5f;
+      if (offset >= 500 && offset <= 1500) {
+        EXPECT_EQ(w, given) << shot << ", " << k;
+      } else if (offset <= 400 || offset >= 1600) {
+        EXPECT_EQ(w, 0.0f) << shot << ", " << k;
+      }
+    }
+  // Offset 450 m (half the ramp): cos²(π/4) of the weight.
+  Survey half = s;
+  half.receivers = {{Position{10, 1450}}};
+  half.weights = {};
+  EXPECT_NEAR(offset_selected(half, {500, 1500}).trace_weights(0)[0], 0.5, 1e-6);
+  EXPECT_THROW(offset_selected(s, {5000, 6000}), InputError);
+  EXPECT_EQ(parse_offsets("0,1500:100,3000", 2), (std::vector<OffsetRange>{{0, 1500}, {100, 3000}}));
+  EXPECT_EQ(offsets_text(parse_offsets("0,1500.5", 3)), "0,1500.5");
+  for (const char* bad : {"1500,0", "-1,10", "0,1500:0,2000", "0;1500", "", "0,1e400", "0,10x"})
+    EXPECT_THROW(parse_offsets(bad, 3), InputError) << bad;
+}
+
 /// The CUDA launches' order (kernels/cuda/misfit_image.cu): the twiddles by index, the traces'
 /// sums and adjoint sources a trace a thread (here in reverse, as any schedule may run them),
 /// the envelopes kEnvelopeTraces at a time, the sums over traces by one thread.
@@ -284,6 +325,7 @@ TEST(TraceMisfits, SameBitsForAnyWorkersAndScheduler) {
 struct TaylorCase {
   Misfit misfit;
   int dim;
+  bool offsets = false;  // the traces weighted by an offset range (--offsets), tapers included
 };
 
 class TraceMisfitTaylor : public ::testing::TestWithParam<TaylorCase> {};
@@ -304,6 +346,7 @@ TEST_P(TraceMisfitTaylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded
   o.pml_velocity = truth.vmax();
   const Runtime rt(cpus(1));
   sv.data = model_shots(truth, sv, o, nullptr);
+  if (GetParam().offsets) sv = offset_selected(sv, {40, 150});  // tapers over 11 m: receivers in them
   // Every edge moves (a uniform shift and ramps towards the sides), and a bump inside.
   std::vector<double> dv(m.vp.size());
   for (int z = 0; z < m.nz; ++z)
@@ -332,9 +375,12 @@ TEST_P(TraceMisfitTaylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded
 INSTANTIATE_TEST_SUITE_P(Misfits, TraceMisfitTaylor,
                          ::testing::Values(TaylorCase{Misfit::kNormalized, 2}, TaylorCase{Misfit::kCorrelation, 2},
                                            TaylorCase{Misfit::kEnvelope, 2}, TaylorCase{Misfit::kNormalized, 3},
-                                           TaylorCase{Misfit::kCorrelation, 3}, TaylorCase{Misfit::kEnvelope, 3}),
+                                           TaylorCase{Misfit::kCorrelation, 3}, TaylorCase{Misfit::kEnvelope, 3},
+                                           TaylorCase{Misfit::kL2, 2, true}, TaylorCase{Misfit::kCorrelation, 2, true},
+                                           TaylorCase{Misfit::kEnvelope, 3, true}),
                          [](const ::testing::TestParamInfo<TaylorCase>& i) {
-                           return name_of(i.param.misfit) + std::to_string(i.param.dim) + "D";
+                           return name_of(i.param.misfit) + std::to_string(i.param.dim) + "D" +
+                                  (i.param.offsets ? "Offsets" : "");
                          });
 
 }  // namespace

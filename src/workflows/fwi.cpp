@@ -26,6 +26,7 @@
 #include "src/optim/lbfgs.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
+#include "src/workflows/data_fit.hpp"
 #include "src/workflows/fwi_state.hpp"
 #include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
@@ -70,9 +71,12 @@ Survey with_wavelets(const Survey& s, const std::vector<std::vector<float>>& w) 
   return out;
 }
 
-/// The survey of band `band`: its wavelets and held data low-passed (none without bands).
+/// The survey of band `band`: its wavelets and held data low-passed (none without bands), its
+/// traces weighted by the band's offset range (--offsets).
 Survey band_of(const Survey& s, const FwiOptions& f, int band) {
-  return f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
+  const Survey b = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
+  if (f.offsets.empty()) return b;
+  return offset_selected(b, f.offsets[f.offsets.size() == 1 ? 0 : std::size_t(band)]);
 }
 
 /// Band `band`'s source of streamed observed traces: f.observed low-passed as each shot is
@@ -329,6 +333,9 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
                        number_text(0.5 / s.dt) + " Hz");
     if (b > 0 && !(f.bands[b] > f.bands[b - 1])) throw InputError("--bands: the frequencies must increase");
   }
+  if (!f.offsets.empty() && f.offsets.size() != 1 && f.offsets.size() != std::max<std::size_t>(1, f.bands.size()))
+    throw InputError("--offsets: give one range for all bands or one a band");
+  for (const OffsetRange& r : f.offsets) offset_selected(s, r);  // each selects a trace
   if (f.vmin < 0) throw InputError("--vmin: must be a velocity in m/s (0 = 0.75 × the initial minimum)");
   if (f.vmax < 0) throw InputError("--vmax: must be a velocity in m/s (0 = 1.25 × the initial maximum)");
   const auto [lower, upper] = bounds(initial, f);

@@ -12,6 +12,7 @@
 #include "src/memory/plan.hpp"
 #include "src/model/model.hpp"
 #include "src/optim/first_order.hpp"
+#include "src/workflows/data_fit.hpp"
 #include "src/workflows/source_estimate.hpp"
 
 namespace starwave {
@@ -48,6 +49,9 @@ struct FwiOptions {
   // --estimate-source: the wavelet (one, or one a shot) estimated at the start of each band
   // from the data modelled with the current one (src/workflows/source_estimate.hpp).
   SourceEstimation estimate = SourceEstimation::kNone;
+  // --offsets: the traces each band compares, by offset (one range, or one a band; {} = all),
+  // as trace weights (data_fit.hpp offset_selected).
+  std::vector<OffsetRange> offsets;
   std::string state;    // restart file, written after every iteration ("" = none)
   bool resume = false;  // continue from `state`
   const Model* true_model = nullptr;

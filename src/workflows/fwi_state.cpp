@@ -97,6 +97,7 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   add("bands", "--bands", bands.empty() ? "none" : bands);
   if (f.misfit != imaging::Misfit::kL2)  // recorded when used, so that states made without it still resume
     add("misfit", "--misfit", misfit_name(f.misfit));
+  if (!f.offsets.empty()) add("offsets", "--offsets", offsets_text(f.offsets));
   if (f.estimate != SourceEstimation::kNone)
     add("estimate_source", "--estimate-source", source_estimation_name(f.estimate));
   return made_with(m, s, o, method, ObservedSource{f.observed, f.observed_checksums});
@@ -188,6 +189,7 @@ void check_made_with(const std::string& path, const std::vector<Setting>& now, c
       {"store_compression", {"--store-compression", "none"}},
       {"misfit", {"--misfit", "l2"}},
       {"estimate_source", {"--estimate-source", "none"}},
+      {"offsets", {"--offsets", "none (every trace)"}},
       {"pml_frequency", {"--pml-frequency", "0 (the wavelet's dominant frequency)"}},
       {"data_trace_weights", {"the data's receiver counts and trace weights (--data)", "none"}}};
   std::map<std::string, std::string> unused(saved.begin(), saved.end());
