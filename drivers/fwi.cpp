@@ -169,8 +169,8 @@ std::vector<std::string> drawings(const FwiCommand& c) {
 /// |W(f)| of a wavelet over f = 0 … Nyquist of its FFT zero-padded to the power of two ≥ 2 nt.
 std::vector<double> amplitude_spectrum(const std::vector<float>& w) {
   const long nt = long(w.size()), n = imaging::envelope_fft_length(nt);
-  std::vector<double> tw(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(2 * n), 0.0);
-  for (long k = 0; k < n / 2; ++k) imaging::unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
+  const std::vector<double> tw = imaging::fft_twiddles(n);
+  std::vector<double> z(static_cast<std::size_t>(2 * n), 0.0);
   for (long t = 0; t < nt; ++t) z[std::size_t(2 * t)] = w[std::size_t(t)];
   imaging::fft(z.data(), n, tw.data(), -1);
   std::vector<double> a(std::size_t(n / 2 + 1));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <vector>
 
 #include "kernels/hd.hpp"
 #include "kernels/misfit_image.hpp"
@@ -283,6 +284,13 @@ SW_HD double trace_envelope(const T* syn, const float* obs, T* residual, const d
   hilbert(z, n, tw);
   for (long t = 0; t < nt; ++t) res[t] = sample_value<T>(wr * (as[t] - z[2 * t]));
   return 0.5 * wr * sum;
+}
+
+/// The host's table of fft()'s twiddles for n points (n/2 complex values: unit_root).
+inline std::vector<double> fft_twiddles(long n) {
+  std::vector<double> tw(static_cast<std::size_t>(n));
+  for (long k = 0; k < n / 2; ++k) unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
+  return tw;
 }
 
 /// Φ_s = the traces' misfits summed in ascending r (one order on every processor).

@@ -33,11 +33,7 @@ std::string name_of(Misfit f) {
                                      : "Envelope";
 }
 
-std::vector<double> twiddles(long n) {
-  std::vector<double> tw(static_cast<std::size_t>(n));
-  for (long k = 0; k < n / 2; ++k) imaging::unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
-  return tw;
-}
+std::vector<double> twiddles(long n) { return imaging::fft_twiddles(n); }
 
 TEST(MisfitMath, UnitRootsAgreeWithLibm) {
   for (long n : {4L, 8L, 16L, 64L, 1024L, 65536L})

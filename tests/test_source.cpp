@@ -15,43 +15,10 @@
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
 #include "src/workflows/source_estimate.hpp"
+#include "tests/wavelet_fixture.hpp"
 
 namespace starwave::test {
 namespace {
-
-/// A field-like source: a Ricker of peak `f` rotated by `phase` radians, delayed `delay` s,
-/// times `scale` (the rotation through the misfits' Hilbert transform, over the record).
-std::vector<float> field_wavelet(double f, double phase, double delay, double scale, double dt, long nt) {
-  const std::vector<float> r = ricker(f, 1.5 / f + delay, dt, nt);
-  const long n = imaging::envelope_fft_length(nt);
-  std::vector<double> tw(static_cast<std::size_t>(n)), z(static_cast<std::size_t>(2 * n), 0.0);
-  for (long k = 0; k < n / 2; ++k) imaging::unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
-  for (long t = 0; t < nt; ++t) z[std::size_t(2 * t)] = r[std::size_t(t)];
-  imaging::hilbert(z.data(), n, tw.data());
-  std::vector<float> w(r.size());
-  for (long t = 0; t < nt; ++t)
-    w[std::size_t(t)] = float(scale * (std::cos(phase) * r[std::size_t(t)] + std::sin(phase) * z[std::size_t(2 * t)]));
-  return w;
-}
-
-double correlation(const std::vector<float>& a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
-double norm_ratio(const std::vector<float>& a, const std::vector<float>& b) {
-  double aa = 0, bb = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  return std::sqrt(aa / bb);
-}
 
 TEST(SourceEstimation, TheTrueModelsFilterGivesEachShotsTrueWavelet) {
   SynthOptions so;

@@ -30,6 +30,7 @@
 #include "src/workflows/fwi_state.hpp"
 #include "src/workflows/gradient.hpp"
 #include "src/workflows/modeling.hpp"
+#include "src/workflows/source_estimate.hpp"
 
 namespace starwave {
 namespace {
@@ -39,8 +40,8 @@ using fwi_state::State;
 
 /// Under several MPI ranks rank 0 runs the inversion and, before each evaluation, tells
 /// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…]; before a
-/// band's source estimation the same with kEstimate (they model their shots), and after it the
-/// wavelets: [kWavelets, count, nt, values…].
+/// band's source estimation the same with kEstimate (they model their shots), and after it
+/// kWavelets, then the wavelets (shared_wavelets).
 enum Announcement { kEvaluate = 0, kFinished = 1, kStopped = 2, kEstimate = 3, kWavelets = 4 };
 
 void announce(Announcement kind, int band, const std::vector<int>& shots, const std::vector<double>& model) {
@@ -50,18 +51,10 @@ void announce(Announcement kind, int band, const std::vector<int>& shots, const 
   mpi::broadcast(order);
 }
 
+/// Rank 0's wavelets to the other ranks: the announcement, then shared_wavelets' broadcast.
 void announce_wavelets(const std::vector<std::vector<float>>& w) {
-  std::vector<double> order{double(kWavelets), double(w.size()), w.empty() ? 0.0 : double(w[0].size())};
-  for (const std::vector<float>& x : w) order.insert(order.end(), x.begin(), x.end());
-  mpi::broadcast(order);
-}
-
-std::vector<std::vector<float>> announced_wavelets(const std::vector<double>& order) {
-  const std::size_t count = std::size_t(order[1]), nt = std::size_t(order[2]);
-  std::vector<std::vector<float>> w;
-  for (std::size_t k = 0; k < count; ++k)
-    w.emplace_back(order.begin() + long(3 + k * nt), order.begin() + long(3 + (k + 1) * nt));
-  return w;
+  announce(kWavelets, 0, {}, {});
+  shared_wavelets(w);
 }
 
 /// The survey with the wavelets a band models with: the estimates when there are some.
@@ -111,7 +104,7 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
     std::vector<double> order;
     mpi::broadcast(order);
     if (!order.empty() && int(order[0]) == kWavelets) {
-      wavelets = announced_wavelets(order);
+      wavelets = shared_wavelets({});
       survey_band = -1;
       continue;
     }

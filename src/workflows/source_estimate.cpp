@@ -11,15 +11,7 @@
 #include "src/workflows/modeling.hpp"
 
 namespace starwave {
-namespace {
-
-std::vector<double> twiddles(long n) {
-  std::vector<double> tw(static_cast<std::size_t>(n));
-  for (long k = 0; k < n / 2; ++k) imaging::unit_root(k, n, tw[std::size_t(2 * k)], tw[std::size_t(2 * k + 1)]);
-  return tw;
-}
-
-}  // namespace
+using imaging::fft_twiddles;
 
 const char* source_estimation_name(SourceEstimation e) {
   return e == SourceEstimation::kBand ? "band" : e == SourceEstimation::kShot ? "shot" : "none";
@@ -50,7 +42,7 @@ FilterSums shot_filter_sums(const float* modelled, const float* observed, const 
   const long n = f.fft, half = n / 2;
   f.cross.assign(std::size_t(2 * (half + 1)), 0.0);
   f.power.assign(std::size_t(half + 1), 0.0);
-  const std::vector<double> tw = twiddles(n);
+  const std::vector<double> tw = fft_twiddles(n);
   std::vector<double> z(std::size_t(2 * n));
   for (long r = 0; r < nrec; ++r) {
     const double w = weight.empty() ? 1.0 : double(weight[std::size_t(r)]);
@@ -86,7 +78,7 @@ std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const Fil
   if (!(sums.observed > 0))
     throw InputError("--estimate-source: " + what + ": the observed data hold no energy to estimate the wavelet from");
   const double lambda = kFilterDamping * peak;
-  const std::vector<double> tw = twiddles(n);
+  const std::vector<double> tw = fft_twiddles(n);
   std::vector<double> z(std::size_t(2 * n), 0.0);
   for (long t = 0; t < nt && t < n; ++t) z[std::size_t(2 * t)] = double(wavelet[std::size_t(t)]);
   imaging::fft(z.data(), n, tw.data(), -1);
