@@ -15,12 +15,15 @@ using codelets::vector_ptr;
 struct MisfitArgs {
   imaging::Mode mode;
   imaging::Misfit misfit;  // not kL2: mode is kGradient (the trace misfits compare synthetic and observed)
+  bool windowed;           // buffer 5 holds the traces' time windows after their weights
 };
 
-/// The trace weights of buffer 5 (nrec floats) over buffer 0's nrec × nt samples.
-imaging::TraceWeights weights(void* buffers[]) {
-  const long nrec = long(STARPU_VECTOR_GET_NX(buffers[5]));
-  return {vector_ptr<const float>(buffers[5]), long(STARPU_VECTOR_GET_NX(buffers[0])) / (nrec > 0 ? nrec : 1)};
+/// The trace weights of buffer 5 (nrec floats, then nrec × 3 window floats when windowed) over
+/// buffer 0's nrec × nt samples.
+imaging::TraceWeights weights(void* buffers[], const MisfitArgs& a) {
+  const long nrec = long(STARPU_VECTOR_GET_NX(buffers[5])) / (a.windowed ? 4 : 1);
+  const float* w = vector_ptr<const float>(buffers[5]);
+  return {w, long(STARPU_VECTOR_GET_NX(buffers[0])) / (nrec > 0 ? nrec : 1), a.windowed ? w + nrec : nullptr};
 }
 
 template <typename T>
@@ -29,7 +32,7 @@ void misfit_cpu_typed(void* buffers[], const MisfitArgs& a) {
   const T* syn = vector_ptr<const T>(buffers[0]);
   const float* obs = vector_ptr<const float>(buffers[1]);
   T* res = vector_ptr<T>(buffers[2]);
-  const imaging::TraceWeights w = weights(buffers);
+  const imaging::TraceWeights w = weights(buffers, a);
   *vector_ptr<double>(buffers[3]) =
       a.misfit == imaging::Misfit::kL2
           ? imaging::misfit_fixed_order(syn, obs, res, n, a.mode, w)
@@ -51,18 +54,17 @@ void misfit_cpu(void* buffers[], void* cl_arg) {
 template <typename T>
 void misfit_cuda_typed(void* buffers[], const MisfitArgs& a) {
   const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
-  const imaging::TraceWeights w = weights(buffers);
+  const imaging::TraceWeights w = weights(buffers, a);
   const T* syn = vector_ptr<const T>(buffers[0]);
   const float* obs = vector_ptr<const float>(buffers[1]);
   T* res = vector_ptr<T>(buffers[2]);
   double* scratch = vector_ptr<double>(buffers[4]);
   double* misfit = vector_ptr<double>(buffers[3]);
   void* stream = starpu_cuda_get_local_stream();
-  codelets::check_cuda(
-      a.misfit == imaging::Misfit::kL2
-          ? cuda::misfit(syn, obs, res, scratch, misfit, n, a.mode, w.weight, w.nt, stream)
-          : cuda::trace_misfit(syn, obs, res, scratch, misfit, n / w.nt, w.nt, a.misfit, w.weight, stream),
-      "misfit task");
+  codelets::check_cuda(a.misfit == imaging::Misfit::kL2
+                           ? cuda::misfit(syn, obs, res, scratch, misfit, n, a.mode, w, stream)
+                           : cuda::trace_misfit(syn, obs, res, scratch, misfit, n / w.nt, a.misfit, w, stream),
+                       "misfit task");
 }
 
 void misfit_cuda(void* buffers[], void* cl_arg) {
@@ -87,8 +89,8 @@ struct starpu_codelet* misfit_codelet() {
 
 }  // namespace
 
-void insert_misfit(const MisfitHandles& h, imaging::Mode mode, imaging::Misfit misfit) {
-  const MisfitArgs a{mode, misfit};
+void insert_misfit(const MisfitHandles& h, imaging::Mode mode, imaging::Misfit misfit, bool windowed) {
+  const MisfitArgs a{mode, misfit, windowed};
   submit_on(misfit_codelet(), "misfit", {h.synthetic, h.observed, h.residual, h.misfit, h.scratch, h.weights},
             STARPU_VALUE, &a, sizeof a);
 }

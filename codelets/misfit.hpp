@@ -16,11 +16,13 @@ struct MisfitHandles {
   starpu_data_handle_t synthetic, observed, residual, misfit;
   starpu_data_handle_t scratch;  // imaging::misfit_scratch_size doubles (SCRATCH): the CUDA block sums,
                                  // the trace misfits' sums and workspaces
-  starpu_data_handle_t weights;  // nrec floats (R): each trace's weight (kernels/misfit_image.hpp TraceWeights)
+  starpu_data_handle_t weights;  // nrec floats (R): each trace's weight (kernels/misfit_image.hpp TraceWeights),
+                                 // then, `windowed`, nrec × 3: each trace's time window
 };
 
 /// `misfit`: what a gradient's data misfit compares (kernels/misfit_trace.hpp); kL2 for every
-/// other mode.
-void insert_misfit(const MisfitHandles& h, imaging::Mode mode, imaging::Misfit misfit = imaging::Misfit::kL2);
+/// other mode. `windowed`: h.weights holds the traces' time windows too.
+void insert_misfit(const MisfitHandles& h, imaging::Mode mode, imaging::Misfit misfit = imaging::Misfit::kL2,
+                   bool windowed = false);
 
 }  // namespace starwave

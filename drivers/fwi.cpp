@@ -53,7 +53,8 @@ std::vector<double> parse_bands(const std::string& text) {
 FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   FwiCommand c;
   cli::NumericalText numerical;
-  std::string bands_text, optimizer, misfit, estimate, offsets;
+  std::string bands_text, optimizer, misfit, estimate, offsets, window;
+  double window_velocity = 0;
   long long seed = 1;  // read signed: Boost takes "-1" for an unsigned as 4294967295
   cli::po::options_description desc(plan_only ? "starwave plan fwi" : "starwave fwi");
   auto out_value = cli::po::value<std::string>(&c.out);
@@ -81,7 +82,9 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
       "misfit", cli::po::value<std::string>(&misfit)->default_value("l2"), misfit_help())(
       "offsets", cli::po::value<std::string>(&offsets),
       "the traces the misfit compares, by source–receiver offset in m: MIN,MAX, or one MIN,MAX a band with ':' "
-      "between (a cosine taper over a tenth of the range outside it)")(
+      "between (a cosine taper over a tenth of the range outside it)")("window", cli::po::value<std::string>(&window),
+                                                                       window_help())(
+      "window-velocity", cli::po::value<double>(&window_velocity), window_velocity_help())(
       "estimate-source", cli::po::value<std::string>(&estimate)->default_value("none"),
       "estimate the source wavelet at the start of each band from the data: band (one wavelet for every shot), "
       "shot (one a shot), none (the data file's wavelet as it is)")(
@@ -105,6 +108,9 @@ FwiCommand parse_command(int argc, char** argv, bool plan_only = false) {
   f.misfit = parse_misfit(misfit);
   f.estimate = parse_source_estimation(estimate);
   if (vm.count("offsets")) f.offsets = parse_offsets(offsets, c.bands());
+  if (vm.count("window-velocity") && !vm.count("window"))
+    throw InputError("--window-velocity: only with --window (the window it places)");
+  if (vm.count("window")) f.window = parse_window(window, window_velocity);
   if (c.figures_every < 0) throw InputError("--figures-every: must be 0 (at the end only) or a number of iterations");
   if (seed < 0 || seed > 4294967295LL) throw InputError("--seed: must be a whole number from 0 to 4294967295");
   f.seed = unsigned(seed);

@@ -84,6 +84,7 @@ struct Call {
   imaging::Misfit misfit = imaging::Misfit::kL2;        // gradient: --misfit
   SourceEstimation estimate = SourceEstimation::kNone;  // --estimate-source
   std::vector<OffsetRange> offsets;                     // gradient: --offsets (one range), {} = all
+  TimeWindow window;                                    // gradient: --window
   cli::CommonFlags flags;
   Projection projection;
 };
@@ -122,12 +123,14 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "what the stack is divided by: source (Σu²), receiver (Σλ², the back-propagated data's) or both "
         "(√(Σu² Σλ²))");
   std::string misfit = misfit_name(c.misfit), estimate = source_estimation_name(c.estimate);
-  std::string offsets;
+  std::string offsets, window;
+  double window_velocity = 0;
   if (!c.rtm)
     desc.add_options()("misfit", cli::po::value<std::string>(&misfit)->default_value(misfit), misfit_help())(
         "offsets", cli::po::value<std::string>(&offsets),
         "the traces the misfit compares, by source–receiver offset in m: MIN,MAX (a cosine taper over a tenth of "
-        "the range outside it)");
+        "the range outside it)")("window", cli::po::value<std::string>(&window), window_help())(
+        "window-velocity", cli::po::value<double>(&window_velocity), window_velocity_help());
   desc.add_options()("estimate-source", cli::po::value<std::string>(&estimate)->default_value(estimate),
                      "estimate the source wavelet from the data first (written as /wavelet): band (one for every "
                      "shot), shot (one a shot), none (the data file's wavelet as it is)");
@@ -145,6 +148,9 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
   if (plan_only) check_projection_options(vm, c.projection);
   if (!c.rtm) c.misfit = parse_misfit(misfit);
   if (vm.count("offsets")) c.offsets = parse_offsets(offsets, 1);
+  if (vm.count("window-velocity") && !vm.count("window"))
+    throw InputError("--window-velocity: only with --window (the window it places)");
+  if (vm.count("window")) c.window = parse_window(window, window_velocity);
   c.estimate = parse_source_estimation(estimate);
   return c;
 }
@@ -179,7 +185,11 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   // (streamed: peak memory does not grow with the number of shots).
   Survey s = io::read_survey(c.data_path, true, [](int) { return false; });
   if (!c.offsets.empty()) s = offset_selected(s, c.offsets[0]);  // the misfit's traces, weighted
-  check_imaging_inputs(m, s, c.o, true);                         // every refusal before StarPU starts
+  if (c.window.on()) {
+    check_window(c.window, s);
+    if (c.window.velocity > 0) s = windowed(s, c.window, velocity_arrivals(s, c.window));
+  }
+  check_imaging_inputs(m, s, c.o, true);  // every refusal before StarPU starts
   GradientHooks hooks;
   hooks.observed = stream_observed_data(c.data_path, s).read;  // checks this rank's shots for NaN/Inf
   hooks.inputs_checked = true;
@@ -192,7 +202,9 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     return project(command, c.projection, m, s, c.o.precision == Precision::kDouble ? 8 : 4, argc, argv);
 
   Runtime rt;
-  Survey used = s;  // the data file's wavelets, or the ones the data ask for
+  if (c.window.on() && c.window.velocity == 0 && !plan_only && simulated_shots == 0)
+    s = windowed(s, c.window, picked_arrivals(m, s, c.o));  // the arrivals in the data modelled in m
+  Survey used = s;                                          // the data file's wavelets, or the ones the data ask for
   if (c.estimate != SourceEstimation::kNone && !plan_only && simulated_shots == 0)
     used.wavelets = shared_wavelets(estimate_wavelets(m, s, s, c.o, c.estimate, hooks.observed, "the data"));
   const ImagingResult r = evaluate(c, m, used, hooks, simulated_shots);

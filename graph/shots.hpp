@@ -19,7 +19,8 @@ struct ShotReads {
   const long* nodes = nullptr;      // ShotProblem<T>::nodes_size() indices (kernels/shot.hpp)
   const T* signals = nullptr;       // signals_size(): the source term's nsteps samples, the points' weights
   const float* observed = nullptr;  // nrec × nt observed traces (gradient and RTM only)
-  const float* weights = nullptr;   // nrec trace weights (gradient and RTM only)
+  const float* weights = nullptr;   // nrec trace weights (gradient and RTM only), then the windows'
+  bool windowed = false;            // nrec × 3 values (every rank: the handle's size)
 };
 
 /// The data of a shot's forward task: what `model` computes.

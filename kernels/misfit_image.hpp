@@ -48,27 +48,65 @@ constexpr int kMisfitThreads = 256;
 constexpr int kMisfitBlocks = 64;
 constexpr long kMisfitLanes = long(kMisfitThreads) * kMisfitBlocks;
 
+/// A time window's taper at sample t (docs/design.md §2, "Data selection"): `win` = the first
+/// and last sample of the window and its taper's length L in samples; 1 inside the window,
+/// (1 − x)²(1 + 2x) at x = the distance outside it / L (1 → 0, flat at both ends), 0 past L.
+/// A polynomial in double: the same bits on every processor.
+SW_HD double window_taper(const float* win, long t) {
+  const double first = double(win[0]), last = double(win[1]), length = double(win[2]), at = double(t);
+  const double outside = at < first ? first - at : at > last ? at - last : 0.0;
+  if (outside == 0) return 1.0;
+  if (!(outside < length)) return 0.0;
+  const double x = outside / length, u = 1.0 - x;
+  return u * u * (1.0 + 2.0 * x);
+}
+
 /// Trace weights (kernels of the misfit): sample i of a shot's nrec × nt traces belongs to
 /// trace i / nt, whose weight w (0: a dead trace, or a receiver past the shot's count)
 /// makes the residual w · adjoint_source and the misfit ½ Σ w · adjoint_source². A null
-/// `weight` is 1 everywhere; a weight of 1 gives the unweighted bits.
+/// `weight` is 1 everywhere; a weight of 1 gives the unweighted bits. `window` (nrec × 3
+/// floats, null for none): each trace's time window (window_taper), which every misfit
+/// applies to both traces before comparing them (the L2: ½ Σ w (W s − W o)²).
 struct TraceWeights {
   const float* weight = nullptr;
   long nt = 1;
+  const float* window = nullptr;
   SW_HD float at(long i) const { return weight ? weight[i / nt] : 1.0f; }
+  /// W(t) of trace r (1 without windows).
+  SW_HD double taper(long r, long t) const { return window ? window_taper(window + 3 * r, t) : 1.0; }
 };
+
+/// x as a sample of T, a float's subnormal flushed to a zero of its sign, as the CUDA build's
+/// conversion does (-ftz=true): the same bits on both.
+template <typename T>
+SW_HD T sample_value(double x) {
+  const T y = T(x);
+  if (sizeof(T) == 4 && y != T(0) && y > -T(1.17549435e-38f) && y < T(1.17549435e-38f)) return y < T(0) ? -T(0) : T(0);
+  return y;
+}
+
+/// Sample i's weighted residual into residual[i]; returns its term of Σ w · adjoint_source²
+/// (windowed: w W² · adjoint_source, w W² · adjoint_source²).
+template <typename T>
+SW_HD double weighted_residual(const T* synthetic, const float* observed, T* residual, long i, Mode mode,
+                               TraceWeights w) {
+  const T r = adjoint_source(synthetic[i], observed[i], mode);
+  const float wi = w.at(i);
+  if (!w.window) {
+    residual[i] = T(wi) * r;
+    return double(wi) * double(r) * double(r);
+  }
+  const double taper = w.taper(i / w.nt, i % w.nt), ww = double(wi) * taper * taper;
+  residual[i] = sample_value<T>(ww * double(r));
+  return ww * double(r) * double(r);
+}
 
 /// Lane `lane`'s sum of weighted squared residuals; writes the residual of its elements.
 template <typename T>
 SW_HD double misfit_lane(const T* synthetic, const float* observed, T* residual, long n, Mode mode, long lane,
                          TraceWeights w = {}) {
   double sum = 0;
-  for (long i = lane; i < n; i += kMisfitLanes) {
-    const T r = adjoint_source(synthetic[i], observed[i], mode);
-    const float wi = w.at(i);
-    residual[i] = T(wi) * r;
-    sum += double(wi) * double(r) * double(r);
-  }
+  for (long i = lane; i < n; i += kMisfitLanes) sum += weighted_residual(synthetic, observed, residual, i, mode, w);
   return sum;
 }
 
@@ -89,10 +127,7 @@ double misfit_fixed_order(const T* synthetic, const float* observed, T* residual
   std::vector<double> lanes(std::size_t(kMisfitLanes), 0.0);
   long lane = 0;
   for (long i = 0; i < n; ++i) {  // lane by lane in ascending i: the order of misfit_lane, read sequentially
-    const T r = adjoint_source(synthetic[i], observed[i], mode);
-    const float wi = w.at(i);
-    residual[i] = T(wi) * r;
-    lanes[lane] += double(wi) * double(r) * double(r);
+    lanes[lane] += weighted_residual(synthetic, observed, residual, i, mode, w);
     if (++lane == kMisfitLanes) lane = 0;
   }
   double blocks[kMisfitBlocks];

@@ -68,23 +68,16 @@ inline long misfit_scratch_size(Misfit f, long nrec, long nt) {
   return n > kMisfitBlocks ? n : kMisfitBlocks;
 }
 
-/// x as a sample of T, a float's subnormal flushed to a zero of its sign, as the CUDA build's
-/// conversion does (-ftz=true): the same bits on both.
+/// Trace r's Σ s², Σ o², Σ s·o (double, ascending t; s and o through the trace's window W)
+/// into out[0 … 2].
 template <typename T>
-SW_HD T sample_value(double x) {
-  const T y = T(x);
-  if (sizeof(T) == 4 && y != T(0) && y > -T(1.17549435e-38f) && y < T(1.17549435e-38f)) return y < T(0) ? -T(0) : T(0);
-  return y;
-}
-
-/// Trace r's Σ s², Σ o², Σ s·o (double, ascending t) into out[0 … 2].
-template <typename T>
-SW_HD void trace_sums(const T* syn, const float* obs, long nt, long r, double* out) {
+SW_HD void trace_sums(const T* syn, const float* obs, TraceWeights w, long r, double* out) {
   double ss = 0, oo = 0, so = 0;
+  const long nt = w.nt;
   const T* s = syn + r * nt;
   const float* o = obs + r * nt;
   for (long t = 0; t < nt; ++t) {
-    const double a = double(s[t]), b = double(o[t]);
+    const double taper = w.taper(r, t), a = taper * double(s[t]), b = taper * double(o[t]);
     ss += a * a;
     oo += b * b;
     so += a * b;
@@ -126,6 +119,7 @@ SW_HD void shot_totals(double* scratch, const TraceScratch& at, TraceWeights w) 
 }
 
 /// Trace r's adjoint source (its nt samples of `residual`) and misfit (returned) for the
+/// misfit of the windowed traces W s and W o (the adjoint source W × the one below) by the
 /// normalised L2 (w_r / ‖s‖ · (ŝ c − ô), c the shot's normalised correlation; nothing from a
 /// shot without synthetic or observed energy) or the correlation (w_r [(P/N³ + ε²-term) s_r −
 /// ô_r / N], P = s_r·ô_r, the ε²-term η K / Σw from ε²'s own dependence on every trace; a
@@ -152,15 +146,17 @@ SW_HD double trace_normalized(const T* syn, const float* obs, T* residual, const
   if (correlation) {  // every weighted trace moves ε², so each takes its term (Σw > 0: wr > 0)
     const double floor_term = kCorrelationFloor * tot[5] / tot[3];
     const double gs = live ? p / (n * n * n) + floor_term : floor_term;
-    for (long t = 0; t < nt; ++t)
-      res[t] = sample_value<T>(live ? wr * (gs * double(s[t]) - double(o[t]) / no / n) : wr * gs * double(s[t]));
+    for (long t = 0; t < nt; ++t) {
+      const double taper = w.taper(r, t), st = taper * double(s[t]), ot = taper * double(o[t]);
+      res[t] = sample_value<T>(taper * (live ? wr * (gs * st - ot / no / n) : wr * gs * st));
+    }
     return live ? wr * (1.0 - p / n) : 0.0;
   }
   const double c = q[2] / (ns * no);
   double sum = 0;
   for (long t = 0; t < nt; ++t) {
-    const double a = double(s[t]) / ns, b = double(o[t]) / no;
-    res[t] = sample_value<T>(wr * (a * c - b) / ns);
+    const double taper = w.taper(r, t), a = taper * double(s[t]) / ns, b = taper * double(o[t]) / no;
+    res[t] = sample_value<T>(taper * (wr * (a * c - b) / ns));
     sum += (a - b) * (a - b);
   }
   return 0.5 * wr * sum;
@@ -250,7 +246,8 @@ SW_HD void hilbert(double* z, long n, const double* tw) {
 
 /// Trace r's adjoint source and misfit for the envelope difference, in workspace `work`
 /// (2L + nt doubles): with e = E[s] − E[o] and a = e / E[s] (0 where E[s] = 0, where s and
-/// Hs vanish), ∂Φ/∂s = w_r (a s + Hᵀ(a Hs)) = w_r (a s − H(a Hs)).
+/// Hs vanish), ∂Φ/∂s = w_r (a s + Hᵀ(a Hs)) = w_r (a s − H(a Hs)); of the windowed traces
+/// W s and W o, W × that.
 template <typename T>
 SW_HD double trace_envelope(const T* syn, const float* obs, T* residual, const double* tw, double* work,
                             const TraceScratch& at, TraceWeights w, long r) {
@@ -266,13 +263,15 @@ SW_HD double trace_envelope(const T* syn, const float* obs, T* residual, const d
   double* z = work;           // 2L: s + i o, then H of it; then a Hs, then H of that
   double* as = work + 2 * n;  // nt: a s
   for (long t = 0; t < n; ++t) {
-    z[2 * t] = t < nt ? double(s[t]) : 0.0;
-    z[2 * t + 1] = t < nt ? double(o[t]) : 0.0;
+    const double taper = t < nt ? w.taper(r, t) : 0.0;
+    z[2 * t] = t < nt ? taper * double(s[t]) : 0.0;
+    z[2 * t + 1] = t < nt ? taper * double(o[t]) : 0.0;
   }
   hilbert(z, n, tw);
   double sum = 0;
   for (long t = 0; t < nt; ++t) {
-    const double st = double(s[t]), hs = z[2 * t], ot = double(o[t]), ho = z[2 * t + 1];
+    const double taper = w.taper(r, t), st = taper * double(s[t]), hs = z[2 * t], ot = taper * double(o[t]),
+                 ho = z[2 * t + 1];
     const double es = sqrt(st * st + hs * hs), eo = sqrt(ot * ot + ho * ho), e = es - eo;
     const double a = es > 0 ? e / es : 0.0;
     sum += e * e;
@@ -282,7 +281,7 @@ SW_HD double trace_envelope(const T* syn, const float* obs, T* residual, const d
   }
   for (long t = nt; t < n; ++t) z[2 * t] = z[2 * t + 1] = 0;
   hilbert(z, n, tw);
-  for (long t = 0; t < nt; ++t) res[t] = sample_value<T>(wr * (as[t] - z[2 * t]));
+  for (long t = 0; t < nt; ++t) res[t] = sample_value<T>(w.taper(r, t) * (wr * (as[t] - z[2 * t])));
   return 0.5 * wr * sum;
 }
 
@@ -313,7 +312,7 @@ double misfit_traces(const T* syn, const float* obs, T* residual, double* scratc
       scratch[at.value(r)] =
           trace_envelope(syn, obs, residual, scratch + at.twiddles(), scratch + at.work(r % kEnvelopeTraces), at, w, r);
   } else {
-    for (long r = 0; r < nrec; ++r) trace_sums(syn, obs, nt, r, scratch + at.sums(r));
+    for (long r = 0; r < nrec; ++r) trace_sums(syn, obs, w, r, scratch + at.sums(r));
     shot_totals(scratch, at, w);
     for (long r = 0; r < nrec; ++r) scratch[at.value(r)] = trace_normalized(syn, obs, residual, scratch, at, f, w, r);
   }

@@ -1,5 +1,6 @@
 // tests/test_cli_field.cpp — `starwave fwi` on data whose source wavelet is not the one the
-// file gives (--estimate-source): the estimates written, drawn and part of the restart state
+// file gives (--estimate-source): the estimates written, drawn and part of the restart state;
+// the time windows around the arrivals (--window), refused when they cannot hold
 // (tests/test_cli.cpp's fixture, the same executable).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -104,6 +105,53 @@ TEST_F(Cli, FwiEstimatesTheSourceWritesDrawsAndResumesIt) {
   const io::Array2D one = io::read_slice(path("i_est.h5"), "/wavelet", 0);
   EXPECT_EQ(one.rows, 1);
   EXPECT_EQ(one.cols, int(nt));
+}
+
+TEST_F(Cli, GradientAndFwiCompareWindowsAroundTheArrivalsResumeWithThemAndRefuseBadOnes) {
+  const std::string data = path("data.h5"), smooth = path("smooth.h5"), x = path("x.h5");
+  ASSERT_EQ(run("model --model " + model_ + " --survey " + survey_ + " --out " + data).status, 0);
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  const std::string g = "gradient --quiet --model " + smooth + " --data " + data + " --out ";
+  ASSERT_EQ(run(g + path("all.h5")).status, 0);
+  ASSERT_EQ(run(g + path("picked.h5") + " --window 0.01,0.08").status, 0);
+  ASSERT_EQ(run(g + path("placed.h5") + " --window 0.01,0.08 --window-velocity 2500").status, 0);
+  const double all = root_attribute(path("all.h5"), "misfit");
+  const double picked = root_attribute(path("picked.h5"), "misfit"),
+               placed = root_attribute(path("placed.h5"), "misfit");
+  EXPECT_LT(picked, 0.95 * all) << "the window leaves the later arrivals out";
+  EXPECT_LT(placed, 0.95 * all);
+  EXPECT_GT(picked, 0);
+  EXPECT_NE(picked, placed);
+
+  // The record is 0.3 s: a longer window, a velocity without a window, a malformed window, a
+  // negative velocity: one line each, nothing written.
+  expect_refused(g + x + " --window 0.1,0.25", x, "--window: BEFORE + AFTER = 0.35 s is not shorter than the record");
+  expect_refused(g + x + " --window-velocity 2000", x, "--window-velocity");
+  expect_refused(g + x + " --window 0.01", x, "--window");
+  expect_refused(g + x + " --window 0.01,0.05 --window-velocity -3", x, "--window-velocity");
+
+  // fwi: the windows picked at each band's start are part of the state: a run killed after its
+  // fourth iteration and resumed ends with the uninterrupted run's bits; another window is refused.
+  const std::string common = "fwi --model " + smooth + " --data " + data +
+                             " --window 0.01,0.1 --misfit correlation --bands 8,12 --iterations 3 --quiet "
+                             "--figures-every 0 --out ";
+  ASSERT_EQ(run(common + path("whole.h5")).status, 0);
+  const std::string killed = path("killed.h5"), state = killed + ".state";
+  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + common + killed);
+  ASSERT_GT(pid, 0);
+  const int reached = test::wait_for_saved_iteration(state, 4);
+  kill(pid, SIGKILL);
+  test::wait_until_gone(pid);
+  ASSERT_GE(reached, 4) << "the inversion never saved iteration 4";
+  expect_refused("fwi --model " + smooth + " --data " + data +
+                     " --window 0.02,0.1 --misfit correlation --bands 8,12 --iterations 3 --quiet --out " + killed +
+                     " --resume",
+                 killed, "--window");
+  ASSERT_EQ(run(common + killed + " --resume").status, 0);
+  const io::Array2D a = io::read_slice(path("whole.h5"), "/vp", 0), b = io::read_slice(killed, "/vp", 0);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
+  expect_refused("fwi --model " + smooth + " --data " + data + " --window 0.2,0.2 --out " + x, x, "--window");
 }
 
 }  // namespace

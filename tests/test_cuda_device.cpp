@@ -199,6 +199,18 @@ void compare_3d() {
   compare_shot<T, 8>(m, s, true, ShotProblem<T>::kStoreBoundary, 0, 13, pack16::kHalf);               // 16-bit store
 }
 
+/// nrec weights (some dead) and, `windowed`, their time windows after them: windows of
+/// several widths and tapers, one past the record's end, one with no taper.
+std::vector<float> weights_and_windows(long nrec, long nt, bool windowed) {
+  std::vector<float> w(static_cast<std::size_t>(nrec));
+  for (std::size_t r = 0; r < w.size(); ++r) w[r] = r % 7 == 2 ? 0.0f : float(1 + r % 4) * 0.25f;
+  for (long r = 0; r < nrec && windowed; ++r) {
+    const float first = float((r * 13) % nt) - 5.5f, taper = r % 5 == 1 ? 0.0f : 3.0f + float(r % 9);
+    w.insert(w.end(), {first, first + float(5 + r % 11), taper});
+  }
+  return w;
+}
+
 template <typename T>
 void compare_imaging_kernels() {
   const long n = 3 * imaging::kMisfitLanes + 777;
@@ -214,55 +226,60 @@ void compare_imaging_kernels() {
     vel[k] = T(1500 + i % 2500);
   }
   for (std::size_t k = 0; k < part.size(); ++k) part[k] = T(std::cos(0.0007 * double(k)));
-  for (imaging::Mode mode : {imaging::Mode::kGradient, imaging::Mode::kRtm, imaging::Mode::kRtmObserved}) {
-    const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", mode " + std::to_string(int(mode));
-    std::vector<T> res(count);
-    std::vector<float> weight(std::size_t(n / 61 + 1));  // traces of 61 samples, some dead, some weighted
-    for (std::size_t t = 0; t < weight.size(); ++t) weight[t] = t % 7 == 2 ? 0.0f : float(1 + t % 4) * 0.25f;
-    const double J = imaging::misfit_fixed_order(syn.data(), obs.data(), res.data(), n, mode,
-                                                 imaging::TraceWeights{weight.data(), 61});
-    std::vector<T> out(2 * count);
-    for (long k = 0; k < n; ++k)
-      imaging::contribution_point(corr.data(), ill.data(), vel.data(), out.data(), n, mode, k);
-    std::vector<T> sum = out;
-    for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += part[k];
+  for (imaging::Mode mode : {imaging::Mode::kGradient, imaging::Mode::kRtm, imaging::Mode::kRtmObserved})
+    for (bool windowed : {false, true}) {
+      const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", mode " +
+                               std::to_string(int(mode)) + (windowed ? ", windowed" : "");
+      std::vector<T> res(count);
+      const long traces = n / 61 + 1;  // traces of 61 samples, some dead, some weighted
+      const std::vector<float> weight = weights_and_windows(traces, 61, windowed);
+      const double J = imaging::misfit_fixed_order(
+          syn.data(), obs.data(), res.data(), n, mode,
+          imaging::TraceWeights{weight.data(), 61, windowed ? weight.data() + traces : nullptr});
+      std::vector<T> out(2 * count);
+      for (long k = 0; k < n; ++k)
+        imaging::contribution_point(corr.data(), ill.data(), vel.data(), out.data(), n, mode, k);
+      std::vector<T> sum = out;
+      for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += part[k];
 
-    DeviceArray<T> d_syn(syn), d_res(count), d_corr(corr), d_ill(ill), d_vel(vel), d_out(2 * count), d_part(part);
-    DeviceArray<float> d_obs(obs), d_weight(weight);
-    DeviceArray<double> d_blocks(std::size_t(imaging::kMisfitBlocks)), d_J(std::size_t(1));
-    ASSERT_TRUE(
-        bool(cuda::misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_blocks.ptr, d_J.ptr, n, mode, d_weight.ptr, 61, nullptr)));
-    ASSERT_TRUE(bool(cuda::contribution(d_corr.ptr, d_ill.ptr, d_vel.ptr, d_out.ptr, n, mode, 1, nullptr)));
-    const std::vector<T> g_out = d_out.host();
-    ASSERT_TRUE(bool(cuda::accumulate(d_out.ptr, d_part.ptr, 2 * n, nullptr)));
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const double gJ = d_J.host()[0];
-    EXPECT_EQ(std::memcmp(&J, &gJ, sizeof J), 0) << "misfit, " << what << ": " << J << " vs " << gJ;
-    EXPECT_TRUE(same_bits(res, d_res.host())) << "residual, " << what;
-    EXPECT_TRUE(same_bits(out, g_out)) << "contribution, " << what << ": " << first_difference(out, g_out);
-    EXPECT_TRUE(same_bits(sum, d_out.host())) << "reduce, " << what;
-  }
+      DeviceArray<T> d_syn(syn), d_res(count), d_corr(corr), d_ill(ill), d_vel(vel), d_out(2 * count), d_part(part);
+      DeviceArray<float> d_obs(obs), d_weight(weight);
+      DeviceArray<double> d_blocks(std::size_t(imaging::kMisfitBlocks)), d_J(std::size_t(1));
+      ASSERT_TRUE(bool(cuda::misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_blocks.ptr, d_J.ptr, n, mode,
+                                    {d_weight.ptr, 61, windowed ? d_weight.ptr + traces : nullptr}, nullptr)));
+      ASSERT_TRUE(bool(cuda::contribution(d_corr.ptr, d_ill.ptr, d_vel.ptr, d_out.ptr, n, mode, 1, nullptr)));
+      const std::vector<T> g_out = d_out.host();
+      ASSERT_TRUE(bool(cuda::accumulate(d_out.ptr, d_part.ptr, 2 * n, nullptr)));
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const double gJ = d_J.host()[0];
+      EXPECT_EQ(std::memcmp(&J, &gJ, sizeof J), 0) << "misfit, " << what << ": " << J << " vs " << gJ;
+      EXPECT_TRUE(same_bits(res, d_res.host())) << "residual, " << what;
+      EXPECT_TRUE(same_bits(out, g_out)) << "contribution, " << what << ": " << first_difference(out, g_out);
+      EXPECT_TRUE(same_bits(sum, d_out.host())) << "reduce, " << what;
+    }
   // The trace misfits (kernels/misfit_trace.hpp): 183 traces of 61 samples.
   const long nrec = 183, nt = 61;
-  std::vector<float> weight(static_cast<std::size_t>(nrec));
-  for (std::size_t r = 0; r < weight.size(); ++r) weight[r] = r % 7 == 2 ? 0.0f : float(1 + r % 4) * 0.25f;
-  for (imaging::Misfit f : {imaging::Misfit::kNormalized, imaging::Misfit::kCorrelation, imaging::Misfit::kEnvelope}) {
-    const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", misfit " + std::to_string(int(f));
-    const std::size_t size = std::size_t(imaging::misfit_scratch_size(f, nrec, nt));
-    std::vector<T> res(std::size_t(nrec * nt));
-    std::vector<double> scratch(size);
-    const double J = imaging::misfit_traces(syn.data(), obs.data(), res.data(), scratch.data(), nrec, nt, f,
-                                            imaging::TraceWeights{weight.data(), nt});
-    DeviceArray<T> d_syn(syn), d_res(res.size());
-    DeviceArray<float> d_obs(obs), d_weight(weight);
-    DeviceArray<double> d_scratch(size), d_J(std::size_t(1));
-    ASSERT_TRUE(bool(cuda::trace_misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_scratch.ptr, d_J.ptr, nrec, nt, f,
-                                        d_weight.ptr, nullptr)));
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const double gJ = d_J.host()[0];
-    EXPECT_EQ(std::memcmp(&J, &gJ, sizeof J), 0) << "trace misfit, " << what << ": " << J << " vs " << gJ;
-    EXPECT_TRUE(same_bits(res, d_res.host())) << "trace misfit's adjoint source, " << what;
-  }
+  for (imaging::Misfit f : {imaging::Misfit::kNormalized, imaging::Misfit::kCorrelation, imaging::Misfit::kEnvelope})
+    for (bool windowed : {false, true}) {
+      const std::string what = std::string(sizeof(T) == 8 ? "double" : "float") + ", misfit " + std::to_string(int(f)) +
+                               (windowed ? ", windowed" : "");
+      const std::vector<float> weight = weights_and_windows(nrec, nt, windowed);
+      const std::size_t size = std::size_t(imaging::misfit_scratch_size(f, nrec, nt));
+      std::vector<T> res(std::size_t(nrec * nt));
+      std::vector<double> scratch(size);
+      const double J =
+          imaging::misfit_traces(syn.data(), obs.data(), res.data(), scratch.data(), nrec, nt, f,
+                                 imaging::TraceWeights{weight.data(), nt, windowed ? weight.data() + nrec : nullptr});
+      DeviceArray<T> d_syn(syn), d_res(res.size());
+      DeviceArray<float> d_obs(obs), d_weight(weight);
+      DeviceArray<double> d_scratch(size), d_J(std::size_t(1));
+      ASSERT_TRUE(bool(cuda::trace_misfit(d_syn.ptr, d_obs.ptr, d_res.ptr, d_scratch.ptr, d_J.ptr, nrec, f,
+                                          {d_weight.ptr, nt, windowed ? d_weight.ptr + nrec : nullptr}, nullptr)));
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const double gJ = d_J.host()[0];
+      EXPECT_EQ(std::memcmp(&J, &gJ, sizeof J), 0) << "trace misfit, " << what << ": " << J << " vs " << gJ;
+      EXPECT_TRUE(same_bits(res, d_res.host())) << "trace misfit's adjoint source, " << what;
+    }
 }
 #endif
 

@@ -484,6 +484,37 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
       wplain += double(wi) * double(res_cpu[std::size_t(i)]) * double(res_cpu[std::size_t(i)]);
     }
     EXPECT_NEAR(wcpu, 0.5 * wplain, 1e-12 * wplain + 1e-300) << "weighted, n = " << n;
+    // With time windows too (W: imaging::window_taper): the same bits on both sides, the
+    // residual w W² r and Φ = ½ Σ w W² r².
+    const long traces = long(weight.size());
+    std::vector<float> windowed = weight;
+    for (long r = 0; r < traces; ++r) windowed.insert(windowed.end(), {float(r % 30) - 2.5f, float(r % 30) + 6, 4.5f});
+    const imaging::TraceWeights ww{windowed.data(), 37, windowed.data() + traces};
+    std::vector<float> tres_cpu(count), tres_dev(count);
+    const double tcpu =
+        imaging::misfit_fixed_order(syn.data(), obs.data(), tres_cpu.data(), n, imaging::Mode::kGradient, ww);
+    for (long l = 0; l < imaging::kMisfitLanes; ++l)
+      lanes[std::size_t(l)] =
+          imaging::misfit_lane(syn.data(), obs.data(), tres_dev.data(), n, imaging::Mode::kGradient, l, ww);
+    for (int b = 0; b < imaging::kMisfitBlocks; ++b)
+      blocks[std::size_t(b)] =
+          imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
+    const double tdev = 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    EXPECT_EQ(std::memcmp(&tcpu, &tdev, sizeof tcpu), 0) << "windowed, n = " << n;
+    EXPECT_TRUE(same_bits(tres_cpu.data(), tres_dev.data(), count)) << "windowed, n = " << n;
+    double tplain = 0;
+    long cut = 0;
+    for (long i = 0; i < n; ++i) {
+      const double taper = ww.taper(i / 37, i % 37), g = double(weight[std::size_t(i / 37)]) * taper * taper;
+      const double r = double(res_cpu[std::size_t(i)]);
+      EXPECT_NEAR(tres_cpu[std::size_t(i)], g * r, 1e-6 * std::abs(g * r) + 1e-30) << i;
+      tplain += g * r * r;
+      cut += taper == 0 ? 1 : 0;
+    }
+    EXPECT_NEAR(tcpu, 0.5 * tplain, 1e-12 * tplain + 1e-300) << "windowed, n = " << n;
+    if (n > 1000) {
+      EXPECT_GT(cut, n / 4) << "the windows leave samples out";
+    }
   }
 }
 

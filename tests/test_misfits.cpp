@@ -95,12 +95,14 @@ struct Traces {
   long nrec, nt;
   std::vector<double> syn;
   std::vector<float> obs, weight;
+  std::vector<float> window = {};  // nrec × 3 (imaging::window_taper), empty: none
 };
 
 double phi(const Traces& c, Misfit f, const std::vector<double>& syn, std::vector<double>* adjoint = nullptr) {
   std::vector<double> res(syn.size()), scratch(std::size_t(imaging::misfit_scratch_size(f, c.nrec, c.nt)));
-  const double v = imaging::misfit_traces(syn.data(), c.obs.data(), res.data(), scratch.data(), c.nrec, c.nt, f,
-                                          imaging::TraceWeights{c.weight.data(), c.nt});
+  const double v = imaging::misfit_traces(
+      syn.data(), c.obs.data(), res.data(), scratch.data(), c.nrec, c.nt, f,
+      imaging::TraceWeights{c.weight.data(), c.nt, c.window.empty() ? nullptr : c.window.data()});
   if (adjoint) *adjoint = res;
   return v;
 }
@@ -119,33 +121,43 @@ Traces some_traces(bool floors = true) {
   return c;
 }
 
+/// Windows of several widths and tapers over some_traces(): one cutting its pulse, one with no
+/// taper, one past the record's end.
+std::vector<float> some_windows() { return {20, 40, 8, 10, 30, 0, 25.5f, 50, 12.5f, 60, 90, 10, 5, 70, 3, 0, 74, 20}; }
+
 TEST(MisfitMath, EachAdjointSourceIsItsMisfitsDerivative) {
-  const Traces c = some_traces();
-  std::mt19937 rng(3);
-  std::normal_distribution<double> g;
-  for (Misfit f : kTraceMisfits) {
-    std::vector<double> adjoint;
-    const double p0 = phi(c, f, c.syn, &adjoint);
-    EXPECT_GT(p0, 0) << name_of(f);
-    for (int trial = 0; trial < 3; ++trial) {
-      std::vector<double> d(c.syn.size());  // relative to each trace's size: the weak one's too
-      for (long r = 0; r < c.nrec; ++r) {
-        double rms = 0;
-        for (long t = 0; t < c.nt; ++t) rms += c.syn[std::size_t(r * c.nt + t)] * c.syn[std::size_t(r * c.nt + t)];
-        rms = std::sqrt(rms / double(c.nt));
-        for (long t = 0; t < c.nt; ++t) d[std::size_t(r * c.nt + t)] = rms * g(rng);
+  for (bool windowed : {false, true}) {
+    Traces c = some_traces();
+    if (windowed) c.window = some_windows();
+    std::mt19937 rng(3);
+    std::normal_distribution<double> g;
+    for (Misfit f : kTraceMisfits) {
+      std::vector<double> adjoint;
+      const double p0 = phi(c, f, c.syn, &adjoint);
+      EXPECT_GT(p0, 0) << name_of(f);
+      for (int trial = 0; trial < 3; ++trial) {
+        std::vector<double> d(c.syn.size());  // relative to each trace's size: the weak one's too
+        for (long r = 0; r < c.nrec; ++r) {
+          double rms = 0;
+          for (long t = 0; t < c.nt; ++t) rms += c.syn[std::size_t(r * c.nt + t)] * c.syn[std::size_t(r * c.nt + t)];
+          rms = std::sqrt(rms / double(c.nt));
+          for (long t = 0; t < c.nt; ++t) d[std::size_t(r * c.nt + t)] = rms * g(rng);
+        }
+        double predicted = 0;
+        for (std::size_t i = 0; i < d.size(); ++i) predicted += adjoint[i] * d[i];
+        const double e = 1e-7;
+        std::vector<double> up = c.syn, down = c.syn;
+        for (std::size_t i = 0; i < d.size(); ++i) {
+          up[i] += e * d[i];
+          down[i] -= e * d[i];
+        }
+        const double measured = (phi(c, f, up) - phi(c, f, down)) / (2 * e);
+        EXPECT_NEAR(predicted, measured, 1e-6 * std::abs(measured))
+            << name_of(f) << ", trial " << trial << (windowed ? ", windowed" : "");
+        for (long t = 0; t < c.nt; ++t) EXPECT_EQ(adjoint[std::size_t(2 * c.nt + t)], 0.0) << "a dead trace's";
+        for (long t = 0; t < 12 && windowed; ++t)  // outside trace 0's window and taper: nothing
+          EXPECT_EQ(adjoint[std::size_t(t)], 0.0) << name_of(f) << ", sample " << t;
       }
-      double predicted = 0;
-      for (std::size_t i = 0; i < d.size(); ++i) predicted += adjoint[i] * d[i];
-      const double e = 1e-6;
-      std::vector<double> up = c.syn, down = c.syn;
-      for (std::size_t i = 0; i < d.size(); ++i) {
-        up[i] += e * d[i];
-        down[i] -= e * d[i];
-      }
-      const double measured = (phi(c, f, up) - phi(c, f, down)) / (2 * e);
-      EXPECT_NEAR(predicted, measured, 1e-6 * std::abs(measured)) << name_of(f) << ", trial " << trial;
-      for (long t = 0; t < c.nt; ++t) EXPECT_EQ(adjoint[std::size_t(2 * c.nt + t)], 0.0) << "a dead trace's";
     }
   }
 }
@@ -228,11 +240,74 @@ TEST(DataSelection, OffsetsWeighTracesWithATaperAndRefuseAnEmptySelection) {
     EXPECT_THROW(parse_offsets(bad, 3), InputError) << bad;
 }
 
+TEST(DataSelection, WindowsTaperSmoothlyAroundTheArrivalsAndRefuseBadInput) {
+  const float win[] = {10, 20, 4};  // samples 10 … 20, a taper of 4 samples
+  EXPECT_EQ(imaging::window_taper(win, 10), 1.0);
+  EXPECT_EQ(imaging::window_taper(win, 20), 1.0);
+  EXPECT_EQ(imaging::window_taper(win, 8), 0.5);  // half the taper: (1 − ½)²(1 + 1)
+  EXPECT_EQ(imaging::window_taper(win, 22), 0.5);
+  EXPECT_EQ(imaging::window_taper(win, 6), 0.0);
+  EXPECT_EQ(imaging::window_taper(win, 30), 0.0);
+  const float fine[] = {0, 0, 1000};  // flat at both ends: small steps from 1 and into 0
+  EXPECT_GT(imaging::window_taper(fine, -1), 1 - 1e-5);
+  EXPECT_LT(imaging::window_taper(fine, -999), 1e-5);
+  for (long t = -1000; t < 0; ++t) EXPECT_LE(imaging::window_taper(fine, t), imaging::window_taper(fine, t + 1));
+
+  const TimeWindow w = parse_window("0.05,0.3", 0);
+  EXPECT_EQ(w.before, 0.05);
+  EXPECT_EQ(w.after, 0.3);
+  EXPECT_EQ(w.taper, 0.25 * (0.05 + 0.3));
+  EXPECT_EQ(parse_window("0,0.2,0.01", 2000).velocity, 2000);
+  EXPECT_EQ(window_text(parse_window("0,0.2,0.01", 2000)), "0,0.20000000000000001,0.01 at 2000 m/s");
+  for (const char* bad : {"0.3", "a,b", "-0.1,0.2", "0.1,0", "0.1,0.2,-1", "0.1,0.2,0.1,0.1", "0.1;0.2", "0.1,1e999"})
+    EXPECT_THROW(parse_window(bad, 0), InputError) << bad;
+  EXPECT_THROW(parse_window("0.1,0.2", -5), InputError);
+  EXPECT_THROW(parse_window("0.1,0.2", std::nan("")), InputError);
+
+  Survey s;  // two shots, receivers every 100 m; the wavelet's onset at sample 3
+  s.dim = 2;
+  s.dt = 1e-3;
+  s.nt = 500;
+  s.sources = {Position{0, 1000}, Position{0, 3000}};
+  std::vector<Position> rec;
+  for (int k = 0; k <= 40; ++k) rec.push_back(Position{0, 100.0 * k});
+  s.receivers = {rec};
+  s.wavelets = {std::vector<float>(500, 0.0f)};
+  s.wavelets[0][3] = -0.5f;
+  s.wavelets[0][4] = 1.0f;
+  s.weights = std::vector<float>(rec.size(), 1.0f);
+  s.weights[5] = 0;
+  EXPECT_EQ(first_arrival(s.wavelets[0].data(), 500), 3);
+  EXPECT_EQ(first_arrival(std::vector<float>(9, 0.0f).data(), 9), -1);
+  EXPECT_THROW(check_window(parse_window("0.2,0.3", 0), s), InputError);  // 0.5 s: the whole record
+  check_window(parse_window("0.2,0.29", 0), s);
+  const TimeWindow at = parse_window("0.01,0.05,0.02", 10000);
+  const std::vector<double> arrivals = velocity_arrivals(s, at);
+  ASSERT_EQ(arrivals.size(), 2 * rec.size());
+  EXPECT_NEAR(arrivals[0], 0.1 + 0.003, 1e-12);                // 1000 m at 10 km/s, the onset
+  EXPECT_NEAR(arrivals[rec.size() + 30], 0.0 + 0.003, 1e-12);  // shot 2's receiver at its source
+  const Survey sel = windowed(s, at, arrivals);
+  const std::vector<float> shot0 = sel.trace_windows(0);
+  ASSERT_EQ(shot0.size(), 3 * rec.size());
+  EXPECT_NEAR(shot0[0], 93, 1e-3);   // (0.103 − 0.01) / dt
+  EXPECT_NEAR(shot0[1], 153, 1e-3);  // (0.103 + 0.05) / dt
+  EXPECT_NEAR(shot0[2], 20, 1e-3);
+  EXPECT_THROW(windowed(s, at, std::vector<double>(arrivals.size(), 0.6)), InputError);  // after the record
+  std::vector<double> none(arrivals.size(), -1.0);
+  none[5] = 0.1;  // the dead trace's only
+  EXPECT_THROW(windowed(s, at, none), InputError);
+  none[6] = 0.1;
+  const Survey one = windowed(s, at, none);
+  const imaging::TraceWeights tw{nullptr, 500, one.windows.data()};
+  for (long t = 0; t < 500; t += 7) EXPECT_EQ(tw.taper(0, t), 0.0) << "a trace without an arrival compares nothing";
+  EXPECT_EQ(tw.taper(6, 100), 1.0);
+}
+
 /// The CUDA launches' order (kernels/cuda/misfit_image.cu): the twiddles by index, the traces'
 /// sums and adjoint sources a trace a thread (here in reverse, as any schedule may run them),
 /// the envelopes kEnvelopeTraces at a time, the sums over traces by one thread.
 template <typename T>
-void device_order_gives_host_bits() {
+void device_order_gives_host_bits(bool windowed) {
   const long nrec = imaging::kEnvelopeTraces + 9, nt = 131;  // two envelope launches
   std::vector<T> syn(std::size_t(nrec * nt));
   std::vector<float> obs(syn.size()), weight(static_cast<std::size_t>(nrec));
@@ -241,7 +316,9 @@ void device_order_gives_host_bits() {
     obs[i] = float(std::cos(0.013 * double(i)));
   }
   for (long r = 0; r < nrec; ++r) weight[std::size_t(r)] = r % 7 == 3 ? 0.0f : 0.5f + float(r % 3);
-  const imaging::TraceWeights w{weight.data(), nt};
+  std::vector<float> window;
+  for (long r = 0; r < nrec; ++r) window.insert(window.end(), {float(r % 40) - 3.5f, float(r % 40 + 50), float(r % 6)});
+  const imaging::TraceWeights w{weight.data(), nt, windowed ? window.data() : nullptr};
   for (Misfit f : kTraceMisfits) {
     const long size = imaging::misfit_scratch_size(f, nrec, nt);
     std::vector<T> res_host(syn.size()), res_dev(syn.size());
@@ -257,7 +334,7 @@ void device_order_gives_host_bits() {
           sd[at.value(r)] = imaging::trace_envelope(syn.data(), obs.data(), res_dev.data(), sd + at.twiddles(),
                                                     sd + at.work(r % imaging::kEnvelopeTraces), at, w, r);
     } else {
-      for (long r = nrec - 1; r >= 0; --r) imaging::trace_sums(syn.data(), obs.data(), nt, r, sd + at.sums(r));
+      for (long r = nrec - 1; r >= 0; --r) imaging::trace_sums(syn.data(), obs.data(), w, r, sd + at.sums(r));
       imaging::shot_totals(sd, at, w);
       for (long r = nrec - 1; r >= 0; --r)
         sd[at.value(r)] = imaging::trace_normalized(syn.data(), obs.data(), res_dev.data(), sd, at, f, w, r);
@@ -270,8 +347,10 @@ void device_order_gives_host_bits() {
 }
 
 TEST(MisfitMath, TheDevicesOrderGivesTheHostsBits) {
-  device_order_gives_host_bits<float>();
-  device_order_gives_host_bits<double>();
+  for (bool windowed : {false, true}) {
+    device_order_gives_host_bits<float>(windowed);
+    device_order_gives_host_bits<double>(windowed);
+  }
 }
 
 RuntimeOptions cpus(int n, const std::string& sched = "") {
@@ -302,26 +381,32 @@ TEST(TraceMisfits, SameBitsForAnyWorkersAndScheduler) {
     const Runtime rt(cpus(1));
     sv.data = model_shots(truth, sv, o, nullptr);
   }
-  for (Misfit f : kTraceMisfits) {
-    ImagingResult a, b;
-    {
-      const Runtime rt(cpus(1));
-      a = evaluate(m, sv, o, f);
+  const Survey windows =
+      windowed(sv, parse_window("0.01,0.08", 1500), velocity_arrivals(sv, parse_window("0.01,0.08", 1500)));
+  for (Misfit f : {Misfit::kL2, Misfit::kNormalized, Misfit::kCorrelation, Misfit::kEnvelope})
+    for (const Survey* x : {static_cast<const Survey*>(&sv), &windows}) {
+      if (f == Misfit::kL2 && x == &sv) continue;  // the L2's bits: tests/test_graph.cpp
+      ImagingResult a, b;
+      {
+        const Runtime rt(cpus(1));
+        a = evaluate(m, *x, o, f);
+      }
+      {
+        const Runtime rt(cpus(2, "dmda"));
+        b = evaluate(m, *x, o, f);
+      }
+      const std::string what = name_of(f) + (x == &windows ? ", windowed" : "");
+      EXPECT_GT(a.misfit, 0) << what;
+      EXPECT_EQ(std::memcmp(&a.misfit, &b.misfit, sizeof a.misfit), 0) << what;
+      EXPECT_TRUE(same_bits(a.values, b.values)) << what;
     }
-    {
-      const Runtime rt(cpus(2, "dmda"));
-      b = evaluate(m, sv, o, f);
-    }
-    EXPECT_GT(a.misfit, 0) << name_of(f);
-    EXPECT_EQ(std::memcmp(&a.misfit, &b.misfit, sizeof a.misfit), 0) << name_of(f);
-    EXPECT_TRUE(same_bits(a.values, b.values)) << name_of(f);
-  }
 }
 
 struct TaylorCase {
   Misfit misfit;
   int dim;
   bool offsets = false;  // the traces weighted by an offset range (--offsets), tapers included
+  bool window = false;   // each trace windowed around its arrival (--window), tapers included
 };
 
 class TraceMisfitTaylor : public ::testing::TestWithParam<TaylorCase> {};
@@ -343,6 +428,23 @@ TEST_P(TraceMisfitTaylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded
   const Runtime rt(cpus(1));
   sv.data = model_shots(truth, sv, o, nullptr);
   if (GetParam().offsets) sv = offset_selected(sv, {40, 150});  // tapers over 11 m: receivers in them
+  const Survey whole = sv;
+  if (GetParam().window) {  // a window cutting into each trace's direct wave, tapers on both sides
+    const TimeWindow w = parse_window("0.004,0.03,0.01", 2000);
+    sv = windowed(sv, w, velocity_arrivals(sv, w));
+    long cut = 0, tapered = 0;
+    for (int shot = 0; shot < sv.nshots(); ++shot) {
+      const std::vector<float> win = sv.trace_windows(shot);
+      const imaging::TraceWeights tw{nullptr, long(sv.nt), win.data()};
+      for (long r = 0; r < sv.nrec(); ++r)
+        for (long t = 0; t < long(sv.nt); ++t) {
+          cut += tw.taper(r, t) == 0 ? 1 : 0;
+          tapered += tw.taper(r, t) > 0 && tw.taper(r, t) < 1 ? 1 : 0;
+        }
+    }
+    EXPECT_GT(cut, 0) << "samples left out";
+    EXPECT_GT(tapered, 0) << "samples in the tapers";
+  }
   // Every edge moves (a uniform shift and ramps towards the sides), and a bump inside.
   std::vector<double> dv(m.vp.size());
   for (int z = 0; z < m.nz; ++z)
@@ -353,6 +455,10 @@ TEST_P(TraceMisfitTaylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded
                                             std::exp(-(std::pow(z - m.nz / 2.0, 2) + std::pow(x - m.nx / 2.0, 2)) / 8);
   const Misfit f = GetParam().misfit;
   const ImagingResult r0 = evaluate(m, sv, o, f);
+  if (GetParam().window) {
+    const double all = evaluate(m, whole, o, f).misfit;
+    EXPECT_GT(std::abs(r0.misfit - all), 0.01 * all) << "the windows leave out some of the data's misfit";
+  }
   double slope = 0;
   for (std::size_t i = 0; i < dv.size(); ++i) slope += r0.values[i] * dv[i];
   std::vector<double> r1, r2;
@@ -368,16 +474,21 @@ TEST_P(TraceMisfitTaylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded
   EXPECT_LT(r2.back(), 0.01 * r1.back()) << "the gradient predicts the first-order change";
 }
 
-INSTANTIATE_TEST_SUITE_P(Misfits, TraceMisfitTaylor,
-                         ::testing::Values(TaylorCase{Misfit::kNormalized, 2}, TaylorCase{Misfit::kCorrelation, 2},
-                                           TaylorCase{Misfit::kEnvelope, 2}, TaylorCase{Misfit::kNormalized, 3},
-                                           TaylorCase{Misfit::kCorrelation, 3}, TaylorCase{Misfit::kEnvelope, 3},
-                                           TaylorCase{Misfit::kL2, 2, true}, TaylorCase{Misfit::kCorrelation, 2, true},
-                                           TaylorCase{Misfit::kEnvelope, 3, true}),
-                         [](const ::testing::TestParamInfo<TaylorCase>& i) {
-                           return name_of(i.param.misfit) + std::to_string(i.param.dim) + "D" +
-                                  (i.param.offsets ? "Offsets" : "");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Misfits, TraceMisfitTaylor,
+    ::testing::Values(TaylorCase{Misfit::kNormalized, 2}, TaylorCase{Misfit::kCorrelation, 2},
+                      TaylorCase{Misfit::kEnvelope, 2}, TaylorCase{Misfit::kNormalized, 3},
+                      TaylorCase{Misfit::kCorrelation, 3}, TaylorCase{Misfit::kEnvelope, 3},
+                      TaylorCase{Misfit::kL2, 2, true}, TaylorCase{Misfit::kCorrelation, 2, true},
+                      TaylorCase{Misfit::kEnvelope, 3, true}, TaylorCase{Misfit::kL2, 2, false, true},
+                      TaylorCase{Misfit::kNormalized, 2, false, true}, TaylorCase{Misfit::kCorrelation, 2, false, true},
+                      TaylorCase{Misfit::kEnvelope, 2, false, true}, TaylorCase{Misfit::kL2, 3, false, true},
+                      TaylorCase{Misfit::kNormalized, 3, false, true}, TaylorCase{Misfit::kCorrelation, 3, false, true},
+                      TaylorCase{Misfit::kEnvelope, 3, false, true}),
+    [](const ::testing::TestParamInfo<TaylorCase>& i) {
+      return name_of(i.param.misfit) + std::to_string(i.param.dim) + "D" + (i.param.offsets ? "Offsets" : "") +
+             (i.param.window ? "Window" : "");
+    });
 
 }  // namespace
 }  // namespace starwave::test

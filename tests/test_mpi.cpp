@@ -185,17 +185,19 @@ TEST_F(MpiRun, AdamOnMiniBatchesWithBandsIsTheSameBitsOnAnyNumberOfRanks) {
   }
 }
 
-TEST_F(MpiRun, SourceEstimationAndATraceMisfitAreTheSameBitsOnAnyNumberOfRanks) {
-  // Each band's estimation models every shot on its rank; rank 0 reads every shot's observed
-  // traces, estimates a wavelet a shot and sends them; the correlation misfit runs per shot.
+TEST_F(MpiRun, SourceEstimationWindowsAndATraceMisfitAreTheSameBitsOnAnyNumberOfRanks) {
+  // Each band's arrivals are picked in every shot modelled on its rank (rank 0 picks, makes the
+  // windows and sends them), then its estimation models every shot again; rank 0 reads every
+  // shot's observed traces, estimates a wavelet a shot and sends them; the correlation misfit
+  // runs per shot, windowed.
   const auto outs = on_1_2_3(
-      "fwi --quiet --iterations 2 --bands 8,12 --estimate-source shot --misfit correlation "
+      "fwi --quiet --iterations 2 --bands 8,12 --estimate-source shot --misfit correlation --window 0.02,0.25 "
       "--model " +
           path("init.h5") + " --data " + path("data.h5"),
       "estimate");
   for (std::size_t k = 1; k < outs.size(); ++k) {
     for (const char* name : {"vp", "history/misfit", "wavelet"}) expect_same_bits(outs[0], outs[k], name);
-    expect_same_bits(outs[0] + ".state", outs[k] + ".state", "wavelets");
+    for (const char* name : {"wavelets", "windows"}) expect_same_bits(outs[0] + ".state", outs[k] + ".state", name);
   }
 }
 

@@ -53,7 +53,7 @@ TEST(SourceEstimation, TheTrueModelsFilterGivesEachShotsTrueWavelet) {
   FilterSums all;
   for (int s = 0; s < guess.nshots(); ++s) {
     const FilterSums one =
-        shot_filter_sums(modelled.data() + s * per_shot, observed.data() + s * per_shot, {}, guess.nrec(), nt);
+        shot_filter_sums(modelled.data() + s * per_shot, observed.data() + s * per_shot, {}, {}, guess.nrec(), nt);
     const std::vector<float> w = filtered_wavelet(guess.wavelet(s), one, "shot " + std::to_string(s));
     const std::vector<float>& want = field.wavelets[std::size_t(s)];
     EXPECT_GT(correlation(w, want), 0.99) << "shot " << s;
@@ -94,17 +94,18 @@ TEST(SourceEstimation, WhereTheDataCarryNoEnergyTheWaveletIsKeptAndNothingIsRefu
   const long nrec = 3, nt = 64;
   std::vector<float> modelled(std::size_t(nrec * nt), 0.0f), observed(modelled.size(), 0.0f);
   const std::vector<float> wavelet = ricker(20, 0.05, 2e-3, nt);
-  EXPECT_THROW(filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 1"),
-               InputError);
+  EXPECT_THROW(
+      filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, {}, nrec, nt), "band 1"),
+      InputError);
   try {
-    filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 1");
+    filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, {}, nrec, nt), "band 1");
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("--estimate-source: band 1"), std::string::npos) << e.what();
   }
   // Modelled data without observed ones: refused too.
   for (long i = 0; i < nrec * nt; ++i) modelled[std::size_t(i)] = wavelet[std::size_t(i % nt)];
   try {
-    filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 2, shot 3");
+    filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, {}, nrec, nt), "band 2, shot 3");
     ADD_FAILURE() << "observed data without energy taken";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("band 2, shot 3: the observed data hold no energy"), std::string::npos)
@@ -114,7 +115,7 @@ TEST(SourceEstimation, WhereTheDataCarryNoEnergyTheWaveletIsKeptAndNothingIsRefu
   for (long i = 0; i < nrec * nt; ++i)
     modelled[std::size_t(i)] = observed[std::size_t(i)] = wavelet[std::size_t(i % nt)];
   const std::vector<float> same =
-      filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, nrec, nt), "band 1");
+      filtered_wavelet(wavelet, shot_filter_sums(modelled.data(), observed.data(), {}, {}, nrec, nt), "band 1");
   for (long t = 0; t < nt; ++t) EXPECT_NEAR(same[std::size_t(t)], wavelet[std::size_t(t)], 1e-6);
   EXPECT_EQ(parse_source_estimation("shot"), SourceEstimation::kShot);
   EXPECT_THROW(parse_source_estimation("trace"), InputError);

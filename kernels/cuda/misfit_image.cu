@@ -44,9 +44,10 @@ __global__ void misfit_blocks_kernel(const double* block_sums, double* misfit) {
 }
 
 template <typename T>
-__global__ void trace_sums_kernel(const T* syn, const float* obs, double* scratch, imaging::TraceScratch at) {
+__global__ void trace_sums_kernel(const T* syn, const float* obs, double* scratch, imaging::TraceScratch at,
+                                  imaging::TraceWeights w) {
   const long r = long(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < at.nrec) imaging::trace_sums(syn, obs, at.nt, r, scratch + at.sums(r));
+  if (r < at.nrec) imaging::trace_sums(syn, obs, w, r, scratch + at.sums(r));
 }
 
 __global__ void shot_totals_kernel(double* scratch, imaging::TraceScratch at, imaging::TraceWeights w) {
@@ -107,10 +108,9 @@ Status launched(const char* name) {
 
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
-              imaging::Mode mode, const float* weight, long nt, void* stream) {
+              imaging::Mode mode, imaging::TraceWeights w, void* stream) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  misfit_lanes_kernel<<<kMisfitBlocks, kMisfitThreads, 0, s>>>(synthetic, observed, residual, n, mode,
-                                                               imaging::TraceWeights{weight, nt}, block_sums);
+  misfit_lanes_kernel<<<kMisfitBlocks, kMisfitThreads, 0, s>>>(synthetic, observed, residual, n, mode, w, block_sums);
   if (Status st = launched("misfit lanes"); !st) return st;
   misfit_blocks_kernel<<<1, kMisfitBlocks, 0, s>>>(block_sums, misfit);
   return launched("misfit blocks");
@@ -118,10 +118,9 @@ Status misfit(const T* synthetic, const float* observed, T* residual, double* bl
 
 template <typename T>
 Status trace_misfit(const T* synthetic, const float* observed, T* residual, double* scratch, double* misfit, long nrec,
-                    long nt, imaging::Misfit f, const float* weight, void* stream) {
+                    imaging::Misfit f, imaging::TraceWeights w, void* stream) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  const imaging::TraceScratch at = imaging::trace_scratch(f, nrec, nt);
-  const imaging::TraceWeights w{weight, nt};
+  const imaging::TraceScratch at = imaging::trace_scratch(f, nrec, w.nt);
   constexpr int kTraceThreads = 64;  // a trace a thread, each a long loop: small blocks
   const unsigned trace_blocks = unsigned((nrec + kTraceThreads - 1) / kTraceThreads);
   if (nrec <= 0) return {};
@@ -134,7 +133,7 @@ Status trace_misfit(const T* synthetic, const float* observed, T* residual, doub
       if (Status st = launched("misfit envelopes"); !st) return st;
     }
   } else {
-    trace_sums_kernel<<<trace_blocks, kTraceThreads, 0, s>>>(synthetic, observed, scratch, at);
+    trace_sums_kernel<<<trace_blocks, kTraceThreads, 0, s>>>(synthetic, observed, scratch, at, w);
     if (Status st = launched("misfit trace sums"); !st) return st;
     shot_totals_kernel<<<1, 1, 0, s>>>(scratch, at, w);
     if (Status st = launched("misfit shot totals"); !st) return st;
@@ -165,12 +164,12 @@ Status accumulate(T* a, const T* b, long n, void* stream) {
   return launched("reduce");
 }
 
-#define STARWAVE_INSTANTIATE(T)                                                                                    \
-  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, imaging::Mode, const float*, long, \
-                            void*);                                                                                \
-  template Status trace_misfit<T>(const T*, const float*, T*, double*, double*, long, long, imaging::Misfit,       \
-                                  const float*, void*);                                                            \
-  template Status contribution<T>(const T*, const T*, const T*, T*, long, imaging::Mode, int, void*);              \
+#define STARWAVE_INSTANTIATE(T)                                                                                       \
+  template Status misfit<T>(const T*, const float*, T*, double*, double*, long, imaging::Mode, imaging::TraceWeights, \
+                            void*);                                                                                   \
+  template Status trace_misfit<T>(const T*, const float*, T*, double*, double*, long, imaging::Misfit,                \
+                                  imaging::TraceWeights, void*);                                                      \
+  template Status contribution<T>(const T*, const T*, const T*, T*, long, imaging::Mode, int, void*);                 \
   template Status accumulate<T>(T*, const T*, long, void*);
 STARWAVE_INSTANTIATE(float)
 STARWAVE_INSTANTIATE(double)

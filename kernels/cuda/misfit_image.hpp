@@ -10,19 +10,20 @@
 namespace starwave::cuda {
 
 /// residual[i] = w · adjoint_source(synthetic[i], observed[i]) for i < n (w the weight of
-/// trace i / nt, `weight` nrec floats or null for 1), and *misfit = ½ Σ w · adjoint_source²
+/// trace i / w.nt, its window's taper squared with one: imaging::weighted_residual), and
+/// *misfit = ½ Σ w · adjoint_source²
 /// summed in imaging's fixed order over the whole device (kMisfitBlocks blocks;
 /// `block_sums`: kMisfitBlocks doubles of device scratch) — the CPU's bits.
 template <typename T>
 Status misfit(const T* synthetic, const float* observed, T* residual, double* block_sums, double* misfit, long n,
-              imaging::Mode mode, const float* weight, long nt, void* stream);
+              imaging::Mode mode, imaging::TraceWeights w, void* stream);
 
-/// The trace misfit f (not kL2) of one shot, nrec × nt samples: residual = its adjoint source,
+/// The trace misfit f (not kL2) of one shot, nrec × w.nt samples: residual = its adjoint source,
 /// *misfit = Φ_s, in imaging::misfit_traces' order (a trace a thread; the sums over traces by
 /// one thread) — the CPU's bits. `scratch`: imaging::misfit_scratch_size doubles.
 template <typename T>
 Status trace_misfit(const T* synthetic, const float* observed, T* residual, double* scratch, double* misfit, long nrec,
-                    long nt, imaging::Misfit f, const float* weight, void* stream);
+                    imaging::Misfit f, imaging::TraceWeights w, void* stream);
 
 /// out = [contribution (n) | illumination (sums × n)] (kernels/misfit_image.hpp).
 template <typename T>

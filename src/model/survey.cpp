@@ -38,6 +38,8 @@ void Survey::validate(const std::string& where) const {
       if (!(w >= 0) || !std::isfinite(w))
         throw InputError(where + ": /receiver/weight holds a negative, NaN or infinite weight");
   }
+  if (!windows.empty() && windows.size() != 3 * sources.size() * std::size_t(nrec()))
+    throw InputError(where + ": the time windows must have shape (nshots, nrec, 3)");
   const std::size_t loaded = data_shots.empty() ? std::size_t(nshots()) : data_shots.size();
   if (!data.empty() && data.size() != loaded * std::size_t(nrec()) * std::size_t(nt))
     throw InputError(where + ": /data must have shape (nshots, nrec, nt)");
@@ -52,6 +54,12 @@ std::vector<float> Survey::trace_weights(int shot) const {
     w.assign(weights.begin() + long(std::size_t(shot) * n), weights.begin() + long(std::size_t(shot + 1) * n));
   for (std::size_t r = std::size_t(count(shot)); r < n; ++r) w[r] = 0;
   return w;
+}
+
+std::vector<float> Survey::trace_windows(int shot) const {
+  if (windows.empty()) return {};
+  const std::size_t n = 3 * std::size_t(nrec());
+  return {windows.begin() + long(std::size_t(shot) * n), windows.begin() + long(std::size_t(shot + 1) * n)};
 }
 
 std::vector<int> Survey::receiver_lines(int shot) const {

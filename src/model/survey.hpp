@@ -31,6 +31,9 @@ struct Survey {
                                                  // receivers, the rest is padding (empty: all of them)
   std::vector<float> weights;                    // /receiver/weight: nshots × nrec or nrec trace weights ≥ 0
                                                  // multiplying the residual, 0 a dead trace (empty: 1)
+  std::vector<float> windows;                    // each trace's time window (nshots × nrec × 3: its first and
+                                                 // last sample and its taper's length in samples,
+                                                 // imaging::window_taper; empty: none); made by --window
 
   int nshots() const { return int(sources.size()); }
   int nrec() const { return receivers.empty() ? 0 : int(receivers[0].size()); }
@@ -43,6 +46,8 @@ struct Survey {
   int count(int shot) const { return counts.empty() ? nrec() : int(counts[std::size_t(shot)]); }
   /// Shot `shot`'s nrec trace weights: /receiver/weight's (1 without), 0 past its count.
   std::vector<float> trace_weights(int shot) const;
+  /// Shot `shot`'s nrec × 3 window values (empty without windows).
+  std::vector<float> trace_windows(int shot) const;
 
   /// Each of shot `shot`'s receivers' line in 3-D: a new line starts where y changes (an
   /// areal spread is written line by line); empty in 2-D.

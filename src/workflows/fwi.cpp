@@ -41,8 +41,9 @@ using fwi_state::State;
 /// Under several MPI ranks rank 0 runs the inversion and, before each evaluation, tells
 /// the other ranks what to evaluate: [kind, band, batch size, batch shots…, model…]; before a
 /// band's source estimation the same with kEstimate (they model their shots), and after it
-/// kWavelets, then the wavelets (shared_wavelets).
-enum Announcement { kEvaluate = 0, kFinished = 1, kStopped = 2, kEstimate = 3, kWavelets = 4 };
+/// kWavelets, then the wavelets (shared_wavelets); before a band's arrivals are picked, kPick
+/// (they model their shots), and after its windows are made kWindows, then the windows.
+enum Announcement { kEvaluate = 0, kFinished = 1, kStopped = 2, kEstimate = 3, kWavelets = 4, kPick = 5, kWindows = 6 };
 
 void announce(Announcement kind, int band, const std::vector<int>& shots, const std::vector<double>& model) {
   std::vector<double> order{double(kind), double(band), double(shots.size())};
@@ -57,6 +58,13 @@ void announce_wavelets(const std::vector<std::vector<float>>& w) {
   shared_wavelets(w);
 }
 
+/// Rank 0's windows on every rank (the announcement, then a broadcast); `mine` elsewhere.
+std::vector<float> shared_windows(const std::vector<float>& mine) {
+  std::vector<double> v(mine.begin(), mine.end());
+  mpi::broadcast(v);
+  return {v.begin(), v.end()};
+}
+
 /// The survey with the wavelets a band models with: the estimates when there are some.
 Survey with_wavelets(const Survey& s, const std::vector<std::vector<float>>& w) {
   Survey out = s;
@@ -65,11 +73,13 @@ Survey with_wavelets(const Survey& s, const std::vector<std::vector<float>>& w) 
 }
 
 /// The survey of band `band`: its wavelets and held data low-passed (none without bands), its
-/// traces weighted by the band's offset range (--offsets).
-Survey band_of(const Survey& s, const FwiOptions& f, int band) {
-  const Survey b = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
-  if (f.offsets.empty()) return b;
-  return offset_selected(b, f.offsets[f.offsets.size() == 1 ? 0 : std::size_t(band)]);
+/// traces weighted by the band's offset range (--offsets) and windowed by `windows` (--window;
+/// empty: every sample).
+Survey band_of(const Survey& s, const FwiOptions& f, int band, const std::vector<float>& windows = {}) {
+  Survey b = f.bands.empty() ? s : filters::lowpassed(s, f.bands[std::size_t(band)]);
+  if (!f.offsets.empty()) b = offset_selected(b, f.offsets[f.offsets.size() == 1 ? 0 : std::size_t(band)]);
+  b.windows = windows;
+  return b;
 }
 
 /// Band `band`'s source of streamed observed traces: f.observed low-passed as each shot is
@@ -100,27 +110,35 @@ FwiResult follow(const Model& initial, const Survey& s, const NumericalOptions& 
   Survey band_survey;
   int survey_band = -1;
   std::vector<std::vector<float>> wavelets;  // rank 0's estimates, as announced
+  std::vector<float> windows;                // and its windows
   for (;;) {
     std::vector<double> order;
     mpi::broadcast(order);
-    if (!order.empty() && int(order[0]) == kWavelets) {
-      wavelets = shared_wavelets({});
+    if (!order.empty() && (int(order[0]) == kWavelets || int(order[0]) == kWindows)) {
+      if (int(order[0]) == kWavelets)
+        wavelets = shared_wavelets({});
+      else
+        windows = shared_windows({});
       survey_band = -1;
       continue;
     }
-    if (order.empty() || (int(order[0]) != kEvaluate && int(order[0]) != kEstimate)) {
+    if (order.empty() || (int(order[0]) != kEvaluate && int(order[0]) != kEstimate && int(order[0]) != kPick)) {
       result.stopped = !order.empty() && int(order[0]) == kStopped;
       break;
     }
     const int band = int(order[1]), nbatch = int(order[2]);
     if (band != survey_band) {
-      band_survey = band_of(with_wavelets(s, wavelets), f, band);
+      band_survey = band_of(with_wavelets(s, wavelets), f, band, windows);
       survey_band = band;
     }
     Model m = initial;
     m.vp.assign(order.begin() + 3 + nbatch, order.end());
     if (int(order[0]) == kEstimate) {  // this rank's shots modelled; rank 0 takes their traces
       model_each_shot(m, band_survey, o, {}, nullptr);
+      continue;
+    }
+    if (int(order[0]) == kPick) {  // as rank 0's picked_arrivals (its broadcast included)
+      picked_arrivals(m, band_of(with_wavelets(s, wavelets), f, band), o);
       continue;
     }
     GradientHooks hooks;
@@ -329,6 +347,10 @@ void check_fwi_inputs(const Model& initial, const Survey& s, const NumericalOpti
   if (!f.offsets.empty() && f.offsets.size() != 1 && f.offsets.size() != std::max<std::size_t>(1, f.bands.size()))
     throw InputError("--offsets: give one range for all bands or one a band");
   for (const OffsetRange& r : f.offsets) offset_selected(s, r);  // each selects a trace
+  if (f.window.on()) {
+    check_window(f.window, s);
+    if (f.window.velocity > 0) windowed(s, f.window, velocity_arrivals(s, f.window));  // some window in the record
+  }
   if (f.vmin < 0) throw InputError("--vmin: must be a velocity in m/s (0 = 0.75 × the initial minimum)");
   if (f.vmax < 0) throw InputError("--vmax: must be a velocity in m/s (0 = 1.25 × the initial maximum)");
   const auto [lower, upper] = bounds(initial, f);
@@ -410,13 +432,20 @@ class Inversion {
 
   FwiResult run() {
     const int nbands = std::max<int>(1, int(f_.bands.size()));
+    if (!st_.windows.empty() && st_.windows.size() != 3 * std::size_t(s_.nshots()) * std::size_t(s_.nrec()))
+      throw InputError(f_.state + ": the saved time windows are not 3 values a trace of this survey");
     if (graph::distributed() && !st_.wavelets.empty()) announce_wavelets(st_.wavelets);  // a resumed run's
+    if (graph::distributed() && !st_.windows.empty()) announce_windows();
     while (st_.band < nbands) {
+      if (!st_.started && f_.window.on()) {
+        if (stopping()) break;
+        make_windows();
+      }
       if (!st_.started && f_.estimate != SourceEstimation::kNone) {
         if (stopping()) break;
         estimate_wavelets();
       }
-      const Survey band_survey = band_of(with_wavelets(s_, st_.wavelets), f_, st_.band);
+      const Survey band_survey = band_of(with_wavelets(s_, st_.wavelets), f_, st_.band, st_.windows);
       run_band(band_survey);
       if (result_.stopped) break;
       result_.converged = st_.band_over;  // the band could not move any more
@@ -493,7 +522,7 @@ class Inversion {
   /// or kept per shot (`shot`), applied to the current unfiltered wavelets.
   void estimate_wavelets() {
     const Survey current = with_wavelets(s_, st_.wavelets);
-    const Survey band_survey = band_of(current, f_, st_.band);
+    const Survey band_survey = band_of(current, f_, st_.band, st_.windows);
     if (graph::distributed()) announce(kEstimate, st_.band, {}, st_.v);
     Model m = initial_;
     m.vp = st_.v;
@@ -502,6 +531,28 @@ class Inversion {
         starwave::estimate_wavelets(m, current, band_survey, o_, f_.estimate, band_observed(s_, f_, st_.band), band);
     if (graph::distributed()) announce_wavelets(st_.wavelets);
     if (f_.on_wavelets) f_.on_wavelets(st_.band, st_.wavelets);
+  }
+
+  /// The band's time windows: around the arrivals at the window's velocity, or picked in the
+  /// data modelled with the current model and wavelets (as the band filters them).
+  void make_windows() {
+    const Survey band_survey = band_of(with_wavelets(s_, st_.wavelets), f_, st_.band);
+    Model m = initial_;
+    m.vp = st_.v;
+    std::vector<double> arrivals;
+    if (f_.window.velocity > 0) {
+      arrivals = velocity_arrivals(band_survey, f_.window);
+    } else {
+      if (graph::distributed()) announce(kPick, st_.band, {}, st_.v);
+      arrivals = picked_arrivals(m, band_survey, o_);
+    }
+    st_.windows = windowed(band_survey, f_.window, arrivals).windows;
+    if (graph::distributed()) announce_windows();
+  }
+
+  void announce_windows() {
+    announce(kWindows, st_.band, {}, {});
+    shared_windows(st_.windows);
   }
 
   bool stopping() { return result_.stopped = f_.stop_requested && f_.stop_requested(); }

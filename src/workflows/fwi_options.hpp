@@ -52,6 +52,9 @@ struct FwiOptions {
   // --offsets: the traces each band compares, by offset (one range, or one a band; {} = all),
   // as trace weights (data_fit.hpp offset_selected).
   std::vector<OffsetRange> offsets;
+  // --window: each trace compared around its first arrival (picked at the start of each band
+  // in the data modelled then, or at a velocity), off = every sample (data_fit.hpp).
+  TimeWindow window;
   std::string state;    // restart file, written after every iteration ("" = none)
   bool resume = false;  // continue from `state`
   const Model* true_model = nullptr;

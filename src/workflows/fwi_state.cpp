@@ -100,6 +100,7 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   if (!f.offsets.empty()) add("offsets", "--offsets", offsets_text(f.offsets));
   if (f.estimate != SourceEstimation::kNone)
     add("estimate_source", "--estimate-source", source_estimation_name(f.estimate));
+  if (f.window.on()) add("window", "--window", window_text(f.window));
   return made_with(m, s, o, method, ObservedSource{f.observed, f.observed_checksums});
 }
 
@@ -190,6 +191,7 @@ void check_made_with(const std::string& path, const std::vector<Setting>& now, c
       {"misfit", {"--misfit", "l2"}},
       {"estimate_source", {"--estimate-source", "none"}},
       {"offsets", {"--offsets", "none (every trace)"}},
+      {"window", {"--window", "none (every sample)"}},
       {"pml_frequency", {"--pml-frequency", "0 (the wavelet's dominant frequency)"}},
       {"data_trace_weights", {"the data's receiver counts and trace weights (--data)", "none"}}};
   std::map<std::string, std::string> unused(saved.begin(), saved.end());
@@ -243,6 +245,10 @@ void save(const std::string& path, const State& st, const std::vector<Setting>& 
     std::vector<double>& w = r.arrays["wavelets"];
     for (const std::vector<float>& x : st.wavelets) w.insert(w.end(), x.begin(), x.end());
   }
+  if (!st.windows.empty()) {
+    r.texts["windows"] = std::to_string(st.windows.size());
+    r.arrays["windows"].assign(st.windows.begin(), st.windows.end());
+  }
   if (!st.adam_m.empty()) {
     r.arrays["adam_m"] = st.adam_m;
     r.arrays["adam_v"] = st.adam_v;
@@ -284,6 +290,8 @@ State load(const std::string& path, std::size_t n) {
   const std::map<std::string, std::string> texts = io::read_texts(path);
   const auto count = texts.find("wavelets");
   if (count != texts.end()) names.push_back("wavelets");
+  const auto windows = texts.find("windows");
+  if (windows != texts.end()) names.push_back("windows");
   const io::Record mem = io::read_record(path, names, {});
   if (mem.arrays.count("adam_m")) {
     st.adam_m = mem.arrays.at("adam_m");
@@ -300,6 +308,12 @@ State load(const std::string& path, std::size_t n) {
       throw InputError(path + ": the saved wavelets do not split into " + count->second + " of one length");
     const std::size_t nt = w.size() / std::size_t(waves);
     for (long k = 0; k < waves; ++k) st.wavelets.emplace_back(w.begin() + long(nt) * k, w.begin() + long(nt) * (k + 1));
+  }
+  if (windows != texts.end()) {
+    const std::vector<double>& w = mem.arrays.at("windows");
+    if (std::to_string(w.size()) != windows->second || w.size() % 3 != 0)
+      throw InputError(path + ": the saved time windows are not " + windows->second + " values in threes");
+    st.windows.assign(w.begin(), w.end());
   }
   return st;
 }

@@ -33,6 +33,8 @@ struct State {
   // --estimate-source: the wavelets the band models with (1, or one a shot), estimated at its
   // start; empty: the survey's own.
   std::vector<std::vector<float>> wavelets;
+  // --window: the band's time windows (Survey::windows), made at its start; empty: none.
+  std::vector<float> windows;
 };
 
 /// One thing that determines an inversion's result (docs/design.md §5, resume rule): saved in the

@@ -208,7 +208,8 @@ class Evaluation {
     ShotHoldings h;
     const std::uint64_t sums = std::uint64_t(run_.layout.illumination_sums());  // [image | illumination …]
     h.per_shot = t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + (2 + 2 * sums) * region_) +
-                 sizeof(float) * traces_ + points_bytes<T>(run_.layout, most_point_nodes(m_, s_)) + sizeof(double);
+                 sizeof(float) * (traces_ + std::uint64_t(s_.nrec()) * (s_.windows.empty() ? 1 : 4)) +
+                 points_bytes<T>(run_.layout, most_point_nodes(m_, s_)) + sizeof(double);
     h.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
                     (1 + sums) * region_ * std::uint64_t(Tree::most_held(int(count))));
     h.plain_forward = reference_ != nullptr;
@@ -232,8 +233,11 @@ class Evaluation {
     const ShotProblem<T>& p = x.problem;
     std::vector<float> weights, streamed;
     graph::ShotReads<T> reads;
+    reads.windowed = !s_.windows.empty();
     if (owner == graph::rank()) {
       weights = s_.trace_weights(shot);
+      const std::vector<float> windows = s_.trace_windows(shot);
+      weights.insert(weights.end(), windows.begin(), windows.end());
       const float* observed = born_ ? zeros_.data() : s_.observed(shot);
       if (!observed && hooks_.observed) {
         streamed = hooks_.observed(shot);
@@ -242,7 +246,7 @@ class Evaluation {
                              std::to_string(streamed.size()) + " samples, not " + std::to_string(traces_));
         observed = streamed.data();
       }
-      reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed, weights.data()};
+      reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed, weights.data(), reads.windowed};
     }
     graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
     const int intervals = int(h.intervals.size());  // a split store: a task per interval
@@ -262,7 +266,7 @@ class Evaluation {
                         p, o_.order);
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
-                  mode_, misfit());
+                  mode_, misfit(), reads.windowed);
     for (int j = intervals - 1; j >= 0; --j) {
       AdjointHandles a{d.medium,      h.nodes,       h.signals,      h.residual,    h.intervals[std::size_t(j)],
                        h.final_state, h.correlation, h.illumination, h.adjoint_work};

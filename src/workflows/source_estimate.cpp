@@ -35,8 +35,8 @@ void FilterSums::add(const FilterSums& other) {
   observed += other.observed;
 }
 
-FilterSums shot_filter_sums(const float* modelled, const float* observed, const std::vector<float>& weight, long nrec,
-                            long nt) {
+FilterSums shot_filter_sums(const float* modelled, const float* observed, const std::vector<float>& weight,
+                            const std::vector<float>& window, long nrec, long nt) {
   FilterSums f;
   f.fft = imaging::envelope_fft_length(nt);
   const long n = f.fft, half = n / 2;
@@ -47,10 +47,12 @@ FilterSums shot_filter_sums(const float* modelled, const float* observed, const 
   for (long r = 0; r < nrec; ++r) {
     const double w = weight.empty() ? 1.0 : double(weight[std::size_t(r)]);
     if (w == 0) continue;
+    const imaging::TraceWeights windows{nullptr, nt, window.empty() ? nullptr : window.data()};
     std::fill(z.begin(), z.end(), 0.0);
     for (long t = 0; t < nt; ++t) {  // both real traces in one transform: z = s + i o
-      z[std::size_t(2 * t)] = double(modelled[r * nt + t]);
-      z[std::size_t(2 * t + 1)] = double(observed[r * nt + t]);
+      const double taper = windows.taper(r, t);
+      z[std::size_t(2 * t)] = taper * double(modelled[r * nt + t]);
+      z[std::size_t(2 * t + 1)] = taper * double(observed[r * nt + t]);
       f.observed += w * z[std::size_t(2 * t + 1)] * z[std::size_t(2 * t + 1)];
     }
     imaging::fft(z.data(), n, tw.data(), -1);
@@ -125,8 +127,8 @@ std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& 
         }
         if (!obs)
           throw RuntimeError("--estimate-source: shot " + std::to_string(shot) + "'s observed traces are not here");
-        sums[std::size_t(shot)] =
-            shot_filter_sums(traces, obs, current.trace_weights(shot), current.nrec(), long(current.nt));
+        sums[std::size_t(shot)] = shot_filter_sums(traces, obs, band_survey.trace_weights(shot),
+                                                   band_survey.trace_windows(shot), current.nrec(), long(current.nt));
       },
       nullptr);
   if (mpi::rank() != 0) return {};  // the sums are rank 0's

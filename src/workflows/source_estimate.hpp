@@ -37,9 +37,10 @@ struct FilterSums {
   void add(const FilterSums& other);
 };
 
-/// Shot sums of nrec traces of nt samples (`weight`: nrec trace weights, empty for 1).
-FilterSums shot_filter_sums(const float* modelled, const float* observed, const std::vector<float>& weight, long nrec,
-                            long nt);
+/// Shot sums of nrec traces of nt samples (`weight`: nrec trace weights, empty for 1;
+/// `window`: nrec × 3 time windows, empty for none: both traces through them first).
+FilterSums shot_filter_sums(const float* modelled, const float* observed, const std::vector<float>& weight,
+                            const std::vector<float>& window, long nrec, long nt);
 
 /// The wavelet through the filter F(k) = (cross + λ) / (power + λ), λ = kFilterDamping × the
 /// largest power: the least-squares filter where the data carry energy, 1 (the wavelet as it
@@ -52,19 +53,20 @@ std::vector<float> filtered_wavelet(const std::vector<float>& wavelet, const Fil
 constexpr double kFilterDamping = 1e-3;
 
 /// The wavelets `how` estimates in model `m`: every shot of `band_survey` (`current`, the
-/// survey with the wavelets in use, as the band filters it) modelled, each shot's filter sums
-/// against its observed traces (held by band_survey, else `observed(shot)`), then the filter
+/// survey with the wavelets in use, as the band filters and selects it) modelled, each shot's
+/// filter sums against its observed traces (held by band_survey, else `observed(shot)`) over
+/// the traces and windows the band's misfit compares, then the filter
 /// over all shots in shot order (kBand: one filter, each of current's wavelets through it) or
 /// each shot's own (kShot: a wavelet a shot), applied to current's unfiltered wavelets.
 /// Collective under MPI (the shots' traces reach rank 0, which needs every shot's observed
 /// traces: streamed); the result is rank 0's (empty on the other ranks: see
 /// shared_wavelets). `what` names the band in a refusal.
-/// Rank 0's wavelets on every rank (MPI broadcast; as they are with one process).
-std::vector<std::vector<float>> shared_wavelets(const std::vector<std::vector<float>>& mine);
-
 std::vector<std::vector<float>> estimate_wavelets(const Model& m, const Survey& current, const Survey& band_survey,
                                                   const NumericalOptions& o, SourceEstimation how,
                                                   const std::function<std::vector<float>(int)>& observed,
                                                   const std::string& what);
+
+/// Rank 0's wavelets on every rank (MPI broadcast; as they are with one process).
+std::vector<std::vector<float>> shared_wavelets(const std::vector<std::vector<float>>& mine);
 
 }  // namespace starwave
