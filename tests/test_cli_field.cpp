@@ -19,6 +19,24 @@
 namespace starwave::test {
 namespace {
 
+/// Starts `starwave ARGS OUT` in the background and SIGKILLs it once OUT.state holds
+/// iteration `n`.
+void kill_after_iteration(const std::string& args, const std::string& out, int n) {
+  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + args + out);
+  ASSERT_GT(pid, 0);
+  const int reached = test::wait_for_saved_iteration(out + ".state", n);
+  kill(pid, SIGKILL);
+  test::wait_until_gone(pid);
+  ASSERT_GE(reached, n) << "the inversion never saved iteration " << n;
+}
+
+/// Two results' /vp, bit for bit.
+void expect_same_vp(const std::string& a_path, const std::string& b_path) {
+  const io::Array2D a = io::read_slice(a_path, "/vp", 0), b = io::read_slice(b_path, "/vp", 0);
+  ASSERT_EQ(a.values.size(), b.values.size());
+  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
+}
+
 TEST_F(Cli, FwiEstimatesTheSourceWritesDrawsAndResumesIt) {
   // Field-like data: traces made with the fixture's survey whose wavelet is 20 ms late and
   // each shot's own strength (1.3, 0.7), in a file that gives the fixture's wavelet.
@@ -72,20 +90,13 @@ TEST_F(Cli, FwiEstimatesTheSourceWritesDrawsAndResumesIt) {
 
   // Killed once its state holds iteration 4 (band 2, whose estimate it carries), resumed:
   // the uninterrupted run's bits; a resume that asks for another estimation is refused.
-  const std::string killed = path("killed.h5"), state = killed + ".state";
-  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + common + killed);
-  ASSERT_GT(pid, 0);
-  const int reached = test::wait_for_saved_iteration(state, 4);
-  kill(pid, SIGKILL);
-  test::wait_until_gone(pid);
-  ASSERT_GE(reached, 4) << "the inversion never saved iteration 4";
+  const std::string killed = path("killed.h5");
+  ASSERT_NO_FATAL_FAILURE(kill_after_iteration(common, killed, 4));
   const std::string other = "fwi --model " + smooth + " --data " + data +
                             " --estimate-source band --bands 8,12 --iterations 3 --quiet --figures-every 0 --out ";
   expect_refused(other + killed + " --resume", killed, "--estimate-source");
   ASSERT_EQ(run(common + killed + " --resume").status, 0);
-  const io::Array2D a = io::read_slice(path("whole.h5"), "/vp", 0), b = io::read_slice(killed, "/vp", 0);
-  ASSERT_EQ(a.values.size(), b.values.size());
-  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
+  expect_same_vp(path("whole.h5"), killed);
   expect_refused("fwi --model " + smooth + " --data " + data + " --estimate-source trace --out " + path("x.h5"),
                  path("x.h5"), "--estimate-source");
 
@@ -136,21 +147,14 @@ TEST_F(Cli, GradientAndFwiCompareWindowsAroundTheArrivalsResumeWithThemAndRefuse
                              " --window 0.01,0.1 --misfit correlation --bands 8,12 --iterations 3 --quiet "
                              "--figures-every 0 --out ";
   ASSERT_EQ(run(common + path("whole.h5")).status, 0);
-  const std::string killed = path("killed.h5"), state = killed + ".state";
-  const int pid = test::start_in_background(std::string(STARWAVE_BIN) + " " + common + killed);
-  ASSERT_GT(pid, 0);
-  const int reached = test::wait_for_saved_iteration(state, 4);
-  kill(pid, SIGKILL);
-  test::wait_until_gone(pid);
-  ASSERT_GE(reached, 4) << "the inversion never saved iteration 4";
+  const std::string killed = path("killed.h5");
+  ASSERT_NO_FATAL_FAILURE(kill_after_iteration(common, killed, 4));
   expect_refused("fwi --model " + smooth + " --data " + data +
                      " --window 0.02,0.1 --misfit correlation --bands 8,12 --iterations 3 --quiet --out " + killed +
                      " --resume",
                  killed, "--window");
   ASSERT_EQ(run(common + killed + " --resume").status, 0);
-  const io::Array2D a = io::read_slice(path("whole.h5"), "/vp", 0), b = io::read_slice(killed, "/vp", 0);
-  ASSERT_EQ(a.values.size(), b.values.size());
-  EXPECT_EQ(std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)), 0);
+  expect_same_vp(path("whole.h5"), killed);
   expect_refused("fwi --model " + smooth + " --data " + data + " --window 0.2,0.2 --out " + x, x, "--window");
 }
 

@@ -447,14 +447,19 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
       obs[std::size_t(i)] = float(std::cos(0.0013 * double(i)));
     }
     const double cpu = imaging::misfit_fixed_order(syn.data(), obs.data(), res_cpu.data(), n, imaging::Mode::kGradient);
-    std::vector<double> lanes(std::size_t(imaging::kMisfitLanes)), blocks(std::size_t(imaging::kMisfitBlocks));
-    for (long l = 0; l < imaging::kMisfitLanes; ++l)
-      lanes[std::size_t(l)] =
-          imaging::misfit_lane(syn.data(), obs.data(), res_dev.data(), n, imaging::Mode::kGradient, l);
-    for (int b = 0; b < imaging::kMisfitBlocks; ++b)
-      blocks[std::size_t(b)] =
-          imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
-    const double dev = 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    // The GPU's order: each lane's strided elements (a thread), then the blocks' and the
+    // block sums' halving trees; writes `res`.
+    auto device_order = [&](std::vector<float>& res, imaging::TraceWeights tw = {}) {
+      std::vector<double> lanes(std::size_t(imaging::kMisfitLanes)), blocks(std::size_t(imaging::kMisfitBlocks));
+      for (long l = 0; l < imaging::kMisfitLanes; ++l)
+        lanes[std::size_t(l)] =
+            imaging::misfit_lane(syn.data(), obs.data(), res.data(), n, imaging::Mode::kGradient, l, tw);
+      for (int b = 0; b < imaging::kMisfitBlocks; ++b)
+        blocks[std::size_t(b)] =
+            imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
+      return 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    };
+    const double dev = device_order(res_dev);
     EXPECT_EQ(std::memcmp(&cpu, &dev, sizeof cpu), 0) << "n = " << n << ": " << cpu << " vs " << dev;
     EXPECT_TRUE(same_bits(res_cpu.data(), res_dev.data(), res_cpu.size())) << "n = " << n;
     double plain = 0;
@@ -468,13 +473,7 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
     std::vector<float> wres_cpu(count), wres_dev(count);
     const double wcpu =
         imaging::misfit_fixed_order(syn.data(), obs.data(), wres_cpu.data(), n, imaging::Mode::kGradient, w);
-    for (long l = 0; l < imaging::kMisfitLanes; ++l)
-      lanes[std::size_t(l)] =
-          imaging::misfit_lane(syn.data(), obs.data(), wres_dev.data(), n, imaging::Mode::kGradient, l, w);
-    for (int b = 0; b < imaging::kMisfitBlocks; ++b)
-      blocks[std::size_t(b)] =
-          imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
-    const double wdev = 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    const double wdev = device_order(wres_dev, w);
     EXPECT_EQ(std::memcmp(&wcpu, &wdev, sizeof wcpu), 0) << "weighted, n = " << n;
     EXPECT_TRUE(same_bits(wres_cpu.data(), wres_dev.data(), count)) << "weighted, n = " << n;
     double wplain = 0;
@@ -493,13 +492,7 @@ TEST(CudaEmulation, MisfitOrderOfSummationIsTheDevicesOnTheCpu) {
     std::vector<float> tres_cpu(count), tres_dev(count);
     const double tcpu =
         imaging::misfit_fixed_order(syn.data(), obs.data(), tres_cpu.data(), n, imaging::Mode::kGradient, ww);
-    for (long l = 0; l < imaging::kMisfitLanes; ++l)
-      lanes[std::size_t(l)] =
-          imaging::misfit_lane(syn.data(), obs.data(), tres_dev.data(), n, imaging::Mode::kGradient, l, ww);
-    for (int b = 0; b < imaging::kMisfitBlocks; ++b)
-      blocks[std::size_t(b)] =
-          imaging::halving_sum(lanes.data() + long(b) * imaging::kMisfitThreads, imaging::kMisfitThreads);
-    const double tdev = 0.5 * imaging::halving_sum(blocks.data(), imaging::kMisfitBlocks);
+    const double tdev = device_order(tres_dev, ww);
     EXPECT_EQ(std::memcmp(&tcpu, &tdev, sizeof tcpu), 0) << "windowed, n = " << n;
     EXPECT_TRUE(same_bits(tres_cpu.data(), tres_dev.data(), count)) << "windowed, n = " << n;
     double tplain = 0;

@@ -204,10 +204,6 @@ Survey windowed(const Survey& s, const TimeWindow& w, const std::vector<double>&
   return out;
 }
 
-Survey window_selected(const Model& m, const Survey& s, const NumericalOptions& o, const TimeWindow& w) {
-  return windowed(s, w, w.velocity > 0 ? velocity_arrivals(s, w) : picked_arrivals(m, s, o));
-}
-
 const char* window_help() {
   return "compare each trace only around its first arrival: BEFORE,AFTER[,TAPER] in s, from BEFORE before the "
          "arrival to AFTER after it, tapered to 0 over TAPER outside (default (BEFORE + AFTER)/4); the arrival "

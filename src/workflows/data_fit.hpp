@@ -82,7 +82,4 @@ std::vector<double> picked_arrivals(const Model& m, const Survey& s, const Numer
 /// trace's window reaches into the record.
 Survey windowed(const Survey& s, const TimeWindow& w, const std::vector<double>& arrivals);
 
-/// windowed() at the window's arrivals: at its velocity, or picked in `m` (collective).
-Survey window_selected(const Model& m, const Survey& s, const NumericalOptions& o, const TimeWindow& w);
-
 }  // namespace starwave
