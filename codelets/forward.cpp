@@ -37,6 +37,8 @@ ShotProblem<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) 
   if (b.store >= 0) p.store = vector_ptr<T>(buffers[b.store]);
   if (b.final_state >= 0) p.final_state = vector_ptr<T>(buffers[b.final_state]);
   if (b.checkpoints >= 0) p.checkpoints = vector_ptr<T>(buffers[b.checkpoints]);
+  if (b.initial_state >= 0) p.initial_state = vector_ptr<const T>(buffers[b.initial_state]);
+  if (b.end_state >= 0) p.end_state = vector_ptr<T>(buffers[b.end_state]);
   return p;
 }
 
@@ -52,7 +54,9 @@ codelets::ShotParts parts_of(const ForwardHandles& h, bool first_interval) {
           {h.final_state, STARPU_W},
           {h.checkpoints, STARPU_W},
           {},
-          {}};
+          {},
+          {h.initial_state, STARPU_R},
+          {h.end_state, STARPU_W}};
 }
 
 template <typename T>
@@ -105,29 +109,31 @@ constexpr codelets::TaskFunction kForwardCuda = forward_cuda;
 constexpr codelets::TaskFunction kForwardCuda = nullptr;
 #endif
 
-/// `keep`: the forward of a gradient or an image, which also writes the store and the
-/// final state (docs/design.md §3); its own perf model, as it costs more; `checkpoints`: and
-/// the forward's states.
-struct starpu_codelet* forward_codelet(bool keep, bool checkpoints) {
-  static struct starpu_perfmodel models[3] = {codelets::history_model("starwave_forward"),
-                                              codelets::history_model("starwave_forward_keep"),
-                                              codelets::history_model("starwave_forward_checkpoints")};
-  static struct starpu_codelet cls[3];
+/// The forward codelet for what a task keeps: its traces (`forward`); the store and the final
+/// state of a gradient or an image (`forward_keep`, docs/design.md §3; with `checkpoints`, also
+/// the forward's states: `forward_checkpoints`); its end state, from a given one
+/// (`forward_state`). Each has its own perf model: they cost more than a forward alone.
+struct starpu_codelet* forward_codelet(codelets::Keeps keeps, bool checkpoints) {
+  static struct starpu_perfmodel models[4] = {
+      codelets::history_model("starwave_forward"), codelets::history_model("starwave_forward_keep"),
+      codelets::history_model("starwave_forward_checkpoints"), codelets::history_model("starwave_forward_state")};
+  static struct starpu_codelet cls[4];
   static const bool ready = [] {
-    const char* names[3] = {"forward", "forward_keep", "forward_checkpoints"};
+    const char* names[4] = {"forward", "forward_keep", "forward_checkpoints", "forward_state"};
+    const codelets::Keeps kinds[4] = {codelets::Keeps::kTraces, codelets::Keeps::kStore, codelets::Keeps::kStore,
+                                      codelets::Keeps::kState};
     codelets::ShotParts modes = parts_of(ForwardHandles{}, true);
     modes.work.mode = STARPU_SCRATCH;  // one per worker: a whole shot's state lives in it
-    for (int k = 0; k < 3; ++k) {
+    for (int k = 0; k < 4; ++k) {
       struct starpu_codelet& c = cls[k];
       c = codelets::wave_codelet(forward_cpu, "forward_cpu", kForwardCuda, &models[k], names[k]);
-      codelets::declare_buffers(
-          c, codelets::forward_buffers(k == 0 ? codelets::Keeps::kTraces : codelets::Keeps::kStore, k == 2, true),
-          modes);
+      codelets::declare_buffers(c, codelets::forward_buffers(kinds[k], k == 2, true), modes);
     }
     return true;
   }();
   (void)ready;
-  return &cls[!keep ? 0 : checkpoints ? 2 : 1];
+  if (keeps == codelets::Keeps::kState) return &cls[3];
+  return &cls[keeps == codelets::Keeps::kTraces ? 0 : checkpoints ? 2 : 1];
 }
 
 /// `forward_interval`: interval j of a split store (ShotProblem::split_store), one of a
@@ -161,15 +167,18 @@ template void insert_forward_interval<double>(const ForwardHandles&, const ShotP
 template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order) {
   ShotProblem<T> l = layout;
-  const bool keep = h.store != nullptr;
-  l.store = l.final_state = l.checkpoints = nullptr;  // buffers, set at run time
+  const bool keep = h.store != nullptr, state = h.end_state != nullptr;
+  l.store = l.final_state = l.checkpoints = l.end_state = nullptr;  // buffers, set at run time
+  l.initial_state = nullptr;
   if (!keep) l.checkpoint_every = 0;
-  const codelets::ShotArgs<T> a =
-      codelets::shot_args(l, order, keep ? codelets::Keeps::kStore : codelets::Keeps::kTraces);
+  const codelets::Keeps keeps = state  ? codelets::Keeps::kState
+                                : keep ? codelets::Keeps::kStore
+                                       : codelets::Keeps::kTraces;
+  const codelets::ShotArgs<T> a = codelets::shot_args(l, order, keeps);
   const bool checkpoints = keep && l.checkpoints_size() > 0;
-  const char* name = checkpoints ? "forward_checkpoints" : keep ? "forward_keep" : "forward";
+  const char* name = state ? "forward_state" : checkpoints ? "forward_checkpoints" : keep ? "forward_keep" : "forward";
   codelets::with_shot_values(a, [&](auto... values) {
-    submit_on(forward_codelet(keep, checkpoints), name,
+    submit_on(forward_codelet(keeps, checkpoints), name,
               codelets::handles_in_order(buffers_of(a.keeps, l), parts_of(h, true)), values...);
   });
 }

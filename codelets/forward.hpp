@@ -14,9 +14,12 @@ namespace starwave {
 /// (SCRATCH, one per worker). For a gradient or an image, also `store` (W, layout's
 /// store_size() values, strategy in layout.storage) and `final_state` (W, 2 grids); null
 /// for plain modeling; with checkpoints (layout.checkpoints_size() > 0), `checkpoints` (W).
+/// With `initial_state` (R) and `end_state` (W), each layout.checkpoint_size() values: a forward
+/// from that state that keeps its last (no store).
 struct ForwardHandles {
   starpu_data_handle_t medium, nodes, signals, traces, work;
   starpu_data_handle_t store = nullptr, final_state = nullptr, checkpoints = nullptr;
+  starpu_data_handle_t initial_state = nullptr, end_state = nullptr;
 };
 
 /// Submits forward(s) with the grid/time layout of the run (pointers are ignored).

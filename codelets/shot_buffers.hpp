@@ -18,6 +18,7 @@ enum class Keeps : int {
   kStore = 1,     // the shot's whole store and final state (forward_keep, forward_checkpoints, adjoint,
                   // adjoint_checkpoints), with its checkpoints where it has some
   kInterval = 2,  // one interval of a split store (forward_interval, adjoint_interval; layout.store_interval)
+  kState = 3,     // a forward from a given state that hands on its last one (forward_state: Python's wavefields)
 };
 
 /// Positions of a propagation task's buffers; −1: not among them.
@@ -25,17 +26,24 @@ struct ShotBuffers {
   int medium = 0, nodes = 1, signals = 2;
   int traces = 3;  // the forward's traces, the adjoint's residual
   int work = -1, store = -1, final_state = -1, checkpoints = -1, correlation = -1, illumination = -1;
+  int initial_state = -1, end_state = -1;
   int count = 0;
 };
 
 /// A forward task's buffers: medium, nodes, signals, traces, work; keeping the store, then
 /// the store, the final state and (`checkpoints`) the checkpoints; an interval, then its
-/// store and, for the interval that ends the shot (`last`), the final state.
+/// store and, for the interval that ends the shot (`last`), the final state; from a state,
+/// then the initial state and the end state.
 inline ShotBuffers forward_buffers(Keeps keeps, bool checkpoints, bool last) {
   ShotBuffers b;
   b.work = 4;
   b.count = 5;
   if (keeps == Keeps::kTraces) return b;
+  if (keeps == Keeps::kState) {
+    b.initial_state = b.count++;
+    b.end_state = b.count++;
+    return b;
+  }
   b.store = b.count++;
   if (keeps == Keeps::kStore || last) b.final_state = b.count++;
   if (keeps == Keeps::kStore && checkpoints) b.checkpoints = b.count++;
@@ -75,6 +83,7 @@ struct Part {
 /// The parts of a propagation task, by name (those `b` does not place are ignored).
 struct ShotParts {
   Part medium, nodes, signals, traces, work, store, final_state, checkpoints, correlation, illumination;
+  Part initial_state, end_state;
 };
 
 namespace detail {
@@ -100,6 +109,8 @@ inline std::vector<struct starpu_data_descr> arrange(const ShotBuffers& b, const
   place(b.checkpoints, p.checkpoints);
   place(b.correlation, p.correlation);
   place(b.illumination, p.illumination);
+  place(b.initial_state, p.initial_state);
+  place(b.end_state, p.end_state);
   for (const bool f : filled)
     if (!f) throw std::logic_error("a propagation task's buffers leave a position empty");
   return data;

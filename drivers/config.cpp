@@ -13,6 +13,7 @@
 
 #include "src/base/error.hpp"
 #include "src/memory/room.hpp"
+#include "src/memory/store_plan.hpp"
 #include "src/runtime/scratch.hpp"
 
 namespace starwave::cli {
@@ -257,15 +258,8 @@ void finish_numerical_options(NumericalOptions& o, const NumericalText& text) {
       known = true;
     }
   if (!known) throw InputError("--storage: must be 'boundary', 'full' or 'shell' (got '" + text.storage + "')");
-  known = text.store_compression.empty();
-  for (int k : {pack16::kNone, pack16::kHalf, pack16::kBfloat, pack16::kZfp16, pack16::kZfp12, pack16::kZfp8})
-    if (text.store_compression == compression_name(k)) {
-      o.store_compression = k;
-      known = true;
-    }
-  if (!known)
-    throw InputError("--store-compression: must be 'none', 'fp16', 'bf16', 'zfp16', 'zfp12' or 'zfp8' (got '" +
-                     text.store_compression + "')");
+  if (!text.store_compression.empty())
+    o.store_compression = parse_store_compression(text.store_compression, "--store-compression");
   memory::set_memory_limit(text.memory_limit.empty() ? 0 : memory::parse_size(text.memory_limit, "--memory-limit"));
   scratch::set_folder(text.scratch);
   if (!text.checkpoint_every.empty()) {

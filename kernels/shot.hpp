@@ -71,6 +71,12 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   T* store = nullptr;        // store_size() values: slot m holds u[m] at slot_offset(m), m = 0 … nsteps
   T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
   T* checkpoints = nullptr;  // checkpoints_size() values
+  // A propagation that starts from a given state and hands on its last one (Python's initial and
+  // final wavefields), each checkpoint_size() values in a checkpoint's layout (u, u_prev, the layer
+  // arrays): `initial_state` holds u[0], u[−1] and the layers' ψ, ζ to start from (null: at rest),
+  // `end_state` receives u[nsteps], u[nsteps − 1] and the layers' arrays after the last step.
+  const T* initial_state = nullptr;
+  T* end_state = nullptr;
 
   SW_HD int store_slots() const {
     return checkpoint_every > 0 && checkpoint_every + 2 < nsteps + 1 ? checkpoint_every + 2 : nsteps + 1;

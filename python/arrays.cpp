@@ -55,6 +55,21 @@ Position position(const double* p, int dim) { return dim == 3 ? Position(p[0], p
 
 }  // namespace
 
+std::vector<double> exact_shape_values(const py::object& a, const std::vector<py::ssize_t>& shape,
+                                       const std::string& name) {
+  const auto d = doubles(a, name);
+  bool same = std::size_t(d.ndim()) == shape.size();
+  for (std::size_t i = 0; same && i < shape.size(); ++i) same = d.shape(py::ssize_t(i)) == shape[i];
+  if (!same) {
+    std::string want = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) want += (i ? ", " : "") + std::to_string(shape[i]);
+    throw InputError(name + ": an array of shape " + want + (shape.size() == 1 ? ",)" : ")") + ", not " +
+                     shape_text(d));
+  }
+  require_finite(d.data(), std::size_t(d.size()), name);
+  return std::vector<double>(d.data(), d.data() + d.size());
+}
+
 Precision precision_of(const py::object& vp) {
   const py::array a = py::array::ensure(vp);
   if (!a) throw InputError("vp: not an array of velocities");

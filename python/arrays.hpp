@@ -34,6 +34,11 @@ Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py:
 /// argument in a refusal.
 void set_observed(Survey& s, const py::object& observed, const std::string& name = "observed");
 
+/// An array of exactly `shape` (any layout, any real dtype) as C-ordered doubles, every value
+/// finite (ValueError naming `name` otherwise).
+std::vector<double> exact_shape_values(const py::object& a, const std::vector<py::ssize_t>& shape,
+                                       const std::string& name);
+
 /// A (nz, nx) or (nz, ny, nx) float64 array of a model's shape holding `values`.
 py::array_t<double> model_array(const Model& m, const std::vector<double>& values);
 

@@ -22,6 +22,7 @@
 #include "python/arrays.hpp"
 #include "src/base/error.hpp"
 #include "src/memory/room.hpp"
+#include "src/memory/store_plan.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/safety/signals.hpp"
 #include "src/synthetic/synth.hpp"
@@ -168,6 +169,7 @@ std::string pythonic(std::string message) {
                                                               {"--pml-width", "pml_width"},
                                                               {"--free-surface", "free_surface"},
                                                               {"--order", "order"},
+                                                              {"--store-compression", "store_compression"},
                                                               {"--precision", "vp's dtype"}};
   for (const auto& [cli, py_name] : names)
     for (std::size_t at = message.find(cli); at != std::string::npos; at = message.find(cli, at)) {
@@ -190,16 +192,40 @@ py::array traces_array(const Survey& s, const std::vector<V>& values) {
   return std::move(out);
 }
 
-py::array model(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
-                const py::object& wavelet, const py::object& sources, const py::object& receivers,
-                const py::object& origin, const py::object& receiver_counts) {
+/// The traces of a run in the run's precision (doubles) as an array of vp's dtype.
+py::array traces_of(const Survey& s, const NumericalOptions& o, const std::vector<double>& traces) {
+  if (o.precision == Precision::kDouble) return traces_array(s, traces);
+  return traces_array(s, std::vector<float>(traces.begin(), traces.end()));
+}
+
+/// model(): the traces; with an initial state or `final_state`, (traces, the shots' last states).
+py::object model(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                 const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                 const py::object& origin, const py::object& receiver_counts, const py::object& initial_state,
+                 bool final_state) {
   const NumericalOptions o = options(vp, n);
   const Model m = python::to_model(vp, spacing, origin);
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
   check_modeling_inputs(m, s, o);
-  if (o.precision == Precision::kDouble)  // the traces as computed, to differentiate them (vjp)
-    return traces_array(s, working([&] { return model_shots_exact(m, s, o); }));
-  return traces_array(s, working([&] { return model_shots(m, s, o, nullptr); }));  // the command line's bits
+  if (initial_state.is_none() && !final_state) {
+    if (o.precision == Precision::kDouble)  // the traces as computed, to differentiate them (vjp)
+      return traces_array(s, working([&] { return model_shots_exact(m, s, o); }));
+    return traces_array(s, working([&] { return model_shots(m, s, o, nullptr); }));  // the command line's bits
+  }
+  ShotStates st = shot_states(m, s, o);
+  std::vector<py::ssize_t> shape{py::ssize_t(s.nshots()), st.components, st.shape[0]};
+  if (m.three_d()) shape.push_back(st.shape[1]);
+  shape.push_back(st.shape[2]);
+  if (!initial_state.is_none()) st.initial = python::exact_shape_values(initial_state, shape, "initial_state");
+  const py::array traces = traces_of(s, o, working([&] { return model_shots_with_states(m, s, o, st); }));
+  if (!final_state) return traces;
+  py::array states =
+      o.precision == Precision::kDouble ? py::array(py::array_t<double>(shape)) : py::array(py::array_t<float>(shape));
+  if (o.precision == Precision::kDouble)
+    std::copy(st.end.begin(), st.end.end(), static_cast<double*>(states.mutable_data()));
+  else
+    std::copy(st.end.begin(), st.end.end(), static_cast<float*>(states.mutable_data()));
+  return py::make_tuple(traces, states);
 }
 
 py::array born(const Numerics& n, const py::object& vp, const py::object& dv, const py::object& spacing, double dt,
@@ -247,11 +273,12 @@ ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object
 py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                    const py::object& wavelet, const py::object& sources, const py::object& receivers,
                    const py::object& observed, const py::object& origin, const py::object& receiver_counts,
-                   const py::object& weights, const std::string& misfit) {
+                   const py::object& weights, const std::string& misfit, const std::string& store_compression) {
   GradientHooks hooks;
   hooks.misfit = parse_misfit(misfit);
-  const ImagingRun run =
+  ImagingRun run =
       imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts, weights);
+  run.o.store_compression = parse_store_compression(store_compression, "store_compression");
   const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o, hooks); });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
 }
@@ -259,9 +286,10 @@ py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& sp
 py::array_t<double> vjp(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                         const py::object& wavelet, const py::object& sources, const py::object& receivers,
                         const py::object& cotangent, const py::object& origin, const py::object& receiver_counts,
-                        const py::object& weights, bool layers) {
+                        const py::object& weights, bool layers, const std::string& store_compression) {
   ImagingRun run = imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts,
                                weights, "cotangent");
+  run.o.store_compression = parse_store_compression(store_compression, "store_compression");
   if (!layers) run.o.storage = StorePlan::kStoreShell;  // the transpose of born(layers=False): no layers' share
   const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o); });
   return python::model_array(run.m, r.values);
@@ -337,9 +365,13 @@ PYBIND11_MODULE(_starwave, mod) {
   using py::arg;
   def_call(mod, "model", &model,
            "Synthetic data of every shot: (nshots, nrec, nt) of vp's dtype, sample n at t = n·dt (see the "
-           "package's help for the arguments).",
+           "package's help for the arguments). initial_state: each shot's state to start from instead of rest, "
+           "(nshots, k, *grid) with the grid the model and its absorbing layers and k = 2 + 2·ndim arrays: u at "
+           "sample 0, u one inner step before, ψ along each axis, ζ along each axis; final_state=True: returns "
+           "(data, the shots' states after the last inner step, in that layout).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), py::kw_only(),
-           arg("origin") = py::none(), arg("receiver_counts") = py::none());
+           arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("initial_state") = py::none(),
+           arg("final_state") = false);
   def_call(mod, "born", &born,
            "The Born data J·dv: the derivative of model(vp, …) along the velocity perturbation dv (m/s, vp's "
            "shape), (nshots, nrec, nt) of vp's dtype. layers=False: the absorbing layers carry no perturbation "
@@ -348,17 +380,18 @@ PYBIND11_MODULE(_starwave, mod) {
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("layers") = true);
   def_call(mod, "gradient", &gradient,
            "(misfit, gradient): Φ over every shot and its exact gradient ∂Φ/∂v, float64 shaped as vp; Φ = "
-           "½ Σ w (d_syn − d_obs)², or misfit='normalized', 'correlation', 'envelope' (starwave gradient --misfit).",
+           "½ Σ w (d_syn − d_obs)², or misfit='normalized', 'correlation', 'envelope' (starwave gradient --misfit). "
+           "store_compression: the stored forward wavefield's values (--store-compression).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-           arg("misfit") = "l2");
+           arg("misfit") = "l2", arg("store_compression") = "none");
   def_call(mod, "vjp", &vjp,
            "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
            "cotangent (nshots, nrec, nt) enters in float32). layers=False: without the absorbing layers' share "
-           "on the edge cells (the transpose of born(…, layers=False)).",
+           "on the edge cells (the transpose of born(…, layers=False)). store_compression: as gradient's.",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-           arg("layers") = true);
+           arg("layers") = true, arg("store_compression") = "none");
   def_call(mod, "rtm", &rtm,
            "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),

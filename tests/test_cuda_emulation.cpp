@@ -15,6 +15,7 @@
 #include "kernels/cpu/subnormals.hpp"
 #include "kernels/cuda/born.hpp"  // the device flushes float subnormals (nvcc -ftz=true)
 #include "kernels/misfit_image.hpp"
+#include "kernels/shot_state.hpp"
 #include "tests/adjoint_fixture.hpp"
 #include "tests/cuda_emulation.hpp"
 #include "tests/emulation_compare.hpp"
@@ -252,6 +253,66 @@ TEST(CudaEmulation, ShortRecordsGiveTheSameBitsWhereTheFieldsUnderflow) {
   // starts from it), in 2-D and 3-D, with checkpoints and a free surface.
   for (int dim : {2, 3})
     for (bool fs : {false, true}) compare_off_grid<float, 8>(dim, fs, 0.25);
+}
+
+/// A shot from a given state (every dense array non-zero: the layers' ψ and ζ too) that hands on
+/// its last: the CPU kernel and the emulated launches give the same traces and end state, and the
+/// end state's dense arrays hold ψ and ζ only in their dimension's layers.
+template <typename T>
+void expect_states_match(bool three_d, bool free_surface) {
+  const Model m = three_d ? constant_model_3d(11, 9, 13, 10, 1900) : constant_model(23, 31, 10, 1900);
+  auto at = [&](double z, double x) { return three_d ? Position{z, 40, x} : Position{z, x}; };
+  const Survey s = point_survey(at(50, 60), {at(10, 20), at(80, 100)}, 15, 1e-3, 0.03, three_d);
+  NumericalOptions o;
+  o.pml_width = 5;
+  o.free_surface = free_surface;
+  o.precision = precision_of<T>();
+  auto cpu = prepare_shot<T>(m, s, o);
+  auto emu = prepare_shot<T>(m, s, o);
+  const ShotProblem<T>& l = cpu->p;
+  const std::size_t n = state::cells(l), k = std::size_t(state::components(l));
+  std::vector<double> dense(k * n);
+  for (std::size_t i = 0; i < dense.size(); ++i) dense[i] = 1e-3 * std::sin(0.37 * double(i) + double(i / n));
+  std::vector<T> start(l.checkpoint_size()), end_cpu(l.checkpoint_size()), end_emu(l.checkpoint_size());
+  state::from_dense(l, dense.data(), start.data());
+  for (auto* ps : {cpu.get(), emu.get()}) ps->p.initial_state = start.data();
+  cpu->p.end_state = end_cpu.data();
+  emu->p.end_state = end_emu.data();
+  cpu::forward<8, T>(cpu->p);
+  EmulatedExec ex;
+  const cpu::detail::FlushSubnormals<T> as_on_the_device;
+  ASSERT_TRUE((cuda_bodies::run_shot<8>(emu->p, ex)));
+  const std::string what = std::string(three_d ? "3-D" : "2-D") + (free_surface ? ", free surface" : "");
+  EXPECT_TRUE(same_bits(cpu->traces.data(), emu->traces.data(), cpu->traces.size())) << what;
+  EXPECT_TRUE(same_bits(end_cpu.data(), end_emu.data(), end_cpu.size())) << what;
+  std::vector<double> out(k * n);
+  state::to_dense(l, end_cpu.data(), out.data());
+  const stencil::StepArgs<T> a = stencil::make_step_args(l, l.u0(), l.u1());  // only its layer tests are read
+  int moved = 0, outside = 0;
+  for (int z = 0; z < l.nz; ++z)
+    for (int y = 0; y < l.ny; ++y)
+      for (int x = 0; x < l.nx; ++x) {
+        const std::size_t i =
+            (std::size_t(z) * std::size_t(l.ny) + std::size_t(y)) * std::size_t(l.nx) + std::size_t(x);
+        const bool in[3] = {a.z_layer(z), a.y_layer(y), a.x_layer(x)};
+        for (int d = 0; d < l.dim; ++d) {
+          const bool layer = in[l.dim == 3 ? d : 2 * d];
+          for (std::size_t c : {std::size_t(2 + d), std::size_t(2 + l.dim + d)}) {
+            outside += !layer && out[c * n + i] != 0;
+            moved += layer && out[c * n + i] != 0;
+          }
+        }
+      }
+  EXPECT_EQ(outside, 0) << what << ": ψ, ζ outside their layers";
+  EXPECT_GT(moved, 0) << what;
+}
+
+TEST(CudaEmulation, StartsFromAStateAndHandsOnItsLastWithTheCpusBits) {
+  for (bool fs : {false, true}) {
+    expect_states_match<float>(false, fs);
+    expect_states_match<double>(false, fs);
+  }
+  expect_states_match<float>(true, false);
 }
 
 TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {

@@ -278,6 +278,7 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
   const auto slot = [&](const T* field, int m) { save_slot(p, field, m); };
   if (lo == 0) {
     std::memset(p.work, 0, p.work_size() * sizeof(T));
+    load_initial_state(p, u, up);
     record(0);
   }
   keep_start(p, u, up, lo, slot);

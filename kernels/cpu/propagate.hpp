@@ -67,9 +67,27 @@ static void keep_step(const ShotProblem<T>& p, const T* u, const T* up, int m, S
 }
 template <typename T>
 static void keep_final(const ShotProblem<T>& p, const T* u, const T* up, int hi) {
-  if (hi != p.nsteps || !p.final_state) return;
-  std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
-  std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
+  if (hi != p.nsteps) return;
+  if (p.final_state) {
+    std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
+    std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
+  }
+  if (p.end_state) {  // the whole state, in a checkpoint's layout
+    const std::size_t G = p.grid_size();
+    std::memcpy(p.end_state, u, G * sizeof(T));
+    std::memcpy(p.end_state + G, up, G * sizeof(T));
+    std::memcpy(p.end_state + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
+  }
+}
+/// A start from p.initial_state (if set) instead of rest, after the work arrays are zeroed:
+/// u[0] into `u`, u[−1] into `up`, the layer arrays into p.work's.
+template <typename T>
+static void load_initial_state(const ShotProblem<T>& p, T* u, T* up) {
+  if (!p.initial_state) return;
+  const std::size_t G = p.grid_size();
+  std::memcpy(u, p.initial_state, G * sizeof(T));
+  std::memcpy(up, p.initial_state + G, G * sizeof(T));
+  std::memcpy(p.cpml_z1(), p.initial_state + 2 * G, (p.checkpoint_size() - 2 * G) * sizeof(T));
 }
 
 }  // namespace starwave::cpu

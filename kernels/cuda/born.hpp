@@ -98,14 +98,14 @@ bool run_born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* s
     x = y;
     y = tmp;
   };
-  if (lo == 0 && checkpoints && p.checkpoint_after(0)) copy_state(p, u, up, p.checkpoints, true, ex);
+  if (lo == 0 && checkpoints && p.checkpoint_after(0)) save_state(p, u, up, p.checkpoints, "born checkpoint", ex);
   for (int m = lo; m < hi && ex.ok(); ++m) {
     issue_born_step<Order>(p, d, scatter, sc, u, up, du, dup, ex, Step{nullptr, nullptr, m, 0}, false);
     swap(u, up);  // u, δu now hold u[m+1], δu[m+1]
     swap(du, dup);
     if (checkpoints && p.checkpoint_after(m + 1))
-      copy_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(), true,
-                 ex);
+      save_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(),
+                 "born checkpoint", ex);
   }
   if (hi < p.nsteps) return ex.ok();
   issue_born_step<Order>(p, d, scatter, sc, u, up, du, dup, ex, Step{nullptr, nullptr, p.nsteps, 0}, true);

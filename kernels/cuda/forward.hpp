@@ -153,15 +153,21 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
       "forward update", [=] SW_LAMBDA(long t) { update_body<Order>(a, p, in, step, t); }, in.threads + a.layer_cells());
 }
 
-/// A forward state (ShotProblem::checkpoint_size()): u, up, then p.work's layer arrays, copied
-/// to `to` (`save`) or from it.
+/// A forward state (ShotProblem::checkpoint_size()): u, up, then p.work's layer arrays, saved
+/// into `to` (save_state) or loaded from `from` (load_state); `name` names the copies.
 template <typename T, typename Exec>
-void copy_state(const ShotProblem<T>& p, T* u, T* up, T* to, bool save, Exec& ex) {
+void save_state(const ShotProblem<T>& p, const T* u, const T* up, T* to, const char* name, Exec& ex) {
   const std::size_t G = p.grid_size(), L = p.checkpoint_size() - 2 * G;
-  const char* name = save ? "forward checkpoint" : "adjoint re-run from a checkpoint";
-  copy_grid(name, save ? u : to, save ? to : u, G, ex);
-  copy_grid(name, save ? up : to + G, save ? to + G : up, G, ex);
-  copy_grid(name, save ? p.cpml_z1() : to + 2 * G, save ? to + 2 * G : p.cpml_z1(), L, ex);
+  copy_grid(name, u, to, G, ex);
+  copy_grid(name, up, to + G, G, ex);
+  copy_grid(name, p.cpml_z1(), to + 2 * G, L, ex);
+}
+template <typename T, typename Exec>
+void load_state(const ShotProblem<T>& p, T* u, T* up, const T* from, const char* name, Exec& ex) {
+  const std::size_t G = p.grid_size(), L = p.checkpoint_size() - 2 * G;
+  copy_grid(name, from, u, G, ex);
+  copy_grid(name, from + G, up, G, ex);
+  copy_grid(name, from + 2 * G, p.cpml_z1(), L, ex);
 }
 
 /// Steps lo … hi − 1 of one shot as a sequence of launches (kernels/cpu/propagate.cpp's
@@ -178,6 +184,7 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
   // Each step before this call swapped the pair: after lo steps u[lo] is in u1 if lo is odd.
   T* u = lo % 2 == 1 ? p.u1() : p.u0();
   T* up = lo % 2 == 1 ? p.u0() : p.u1();
+  if (lo == 0 && p.initial_state) load_state(p, u, up, p.initial_state, "forward initial state", ex);
   int* clocks = p.clocks();
   const StoreCells sc = StoreCells::of(p);
   const bool checkpoints = p.checkpoints && p.reruns();
@@ -206,12 +213,12 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
           issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
     });
   }
-  if (lo == 0 && checkpoints && p.checkpoint_after(0)) copy_state(p, u, up, p.checkpoints, true, ex);
+  if (lo == 0 && checkpoints && p.checkpoint_after(0)) save_state(p, u, up, p.checkpoints, "forward checkpoint", ex);
   for (int m = lo + 2 * kChunkSteps * replays; m < hi && ex.ok(); ++m) {
     issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
     if (checkpoints && p.checkpoint_after(m + 1))
-      copy_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(), true,
-                 ex);
+      save_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(),
+                 "forward checkpoint", ex);
   }
   if (hi < p.nsteps) {
     if (p.store && p.split_store)  // and ends with slot hi
@@ -223,6 +230,7 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
     copy_grid("forward final state", u, p.final_state, p.grid_size(), ex);
     copy_grid("forward final state", up, p.final_state + p.grid_size(), p.grid_size(), ex);
   }
+  if (p.end_state) save_state(p, u, up, p.end_state, "forward end state", ex);
   return ex.ok();
 }
 
@@ -248,7 +256,8 @@ void issue_rerun(const ShotProblem<T>& p, T* scratch, int j, Exec& ex) {
   if (j == 0) {
     ex.zero(scratch, p.work_size());
   } else {
-    copy_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size(), false, ex);
+    load_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size(), "adjoint re-run from a checkpoint",
+               ex);
     ex.zero(reinterpret_cast<T*>(q.clocks()), std::size_t(ShotProblem<T>::kAlign));  // the clocks and store maxima
   }
   for (int m = first; m < last && ex.ok(); ++m) {

@@ -11,6 +11,7 @@ autograd differentiates through them into starwave's exact adjoint.
 """
 import math
 import operator
+import warnings
 
 import numpy as np
 import torch
@@ -22,24 +23,15 @@ IGNORE_LOCATION = -1 << 31
 # Deepwave's options that starwave does not model, with the value that means "not used".
 _UNSUPPORTED = {
     "survey_pad": None,
-    "wavefield_0": None,
-    "wavefield_m1": None,
-    "psiz_m1": None,
-    "psiy_m1": None,
-    "psix_m1": None,
-    "zetaz_m1": None,
-    "zetay_m1": None,
-    "zetax_m1": None,
     "origin": None,
-    "model_gradient_sampling_interval": 1,
     "forward_callback": None,
     "backward_callback": None,
     "callback_frequency": 1,
-    "python_backend": False,
-    "storage_compression": False,
 }
-# scalar_born's own: the scattered field's initial state.
-_UNSUPPORTED_BORN = dict(_UNSUPPORTED, wavefield_sc_0=None, wavefield_sc_m1=None, psiz_sc_m1=None,
+_PYTHON_BACKENDS = (False, True, "eager", "jit", "compile")
+_WAVEFIELDS = ("wavefield_0", "wavefield_m1", "psiz_m1", "psiy_m1", "psix_m1", "zetaz_m1", "zetay_m1", "zetax_m1")
+# scalar takes the initial wavefields; scalar_born neither them nor the scattered field's.
+_UNSUPPORTED_BORN = dict(_UNSUPPORTED, **{k: None for k in _WAVEFIELDS}, wavefield_sc_0=None, wavefield_sc_m1=None, psiz_sc_m1=None,
                          psiy_sc_m1=None, psix_sc_m1=None, zetaz_sc_m1=None, zetay_sc_m1=None, zetax_sc_m1=None)
 _STORAGE_MODES = ("device", "cpu", "disk", "none")
 _CALL = ["starwave.torch.scalar"]  # the call that is running, for its messages
@@ -71,6 +63,25 @@ def _check_unsupported(options, unsupported=_UNSUPPORTED):
             _fail("%s must be %s (got %s)" % (name, kind, type(value).__name__), TypeError)
         _fail("%s is not supported (starwave models the wave from rest, the whole model, each shot's sources "
               "and receivers, and plans its own memory)" % name, NotImplementedError)
+
+
+def _accepted(python_backend, storage_compression, model_gradient_sampling_interval):
+    """Deepwave's options that change nothing starwave computes, checked (a warning says so where one is set);
+    the engine's options they imply."""
+    if not any(python_backend is b or (isinstance(b, str) and python_backend == b) for b in _PYTHON_BACKENDS):
+        _fail("python_backend must be False, True, 'eager', 'jit' or 'compile' (got %r)" % (python_backend,))
+    if python_backend is not False:
+        warnings.warn("%s: python_backend=%r is accepted; starwave's own engine runs either way"
+                      % (_CALL[0], python_backend), stacklevel=3)
+    interval = model_gradient_sampling_interval
+    if isinstance(interval, (bool, np.bool_)) or not isinstance(interval, (int, np.integer)) or interval < 1:
+        _fail("model_gradient_sampling_interval must be a whole number ≥ 1 (got %r)" % (interval,))
+    if interval != 1:
+        warnings.warn("%s: model_gradient_sampling_interval=%d is accepted; starwave computes the exact gradient "
+                      "(every time step) whatever the interval" % (_CALL[0], interval), stacklevel=3)
+    if not isinstance(storage_compression, (bool, np.bool_)):
+        _fail("storage_compression must be True or False (got %r)" % (storage_compression,), TypeError)
+    return {"store_compression": "bf16" if storage_compression else "none"}
 
 
 def _hann(n, like):
@@ -198,45 +209,94 @@ def _inner_step(dt, h, fastest):
     return dt / ratio, ratio
 
 
-def _shots(model, v, h, inner_dt, wavelets, src, pairs, rec, samples, **options):
-    """[len(pairs), nrec, samples] traces of one engine shot per (shot, source) pair: the record
-    lengthened with silence where the engine asks for one a wave can cross a cell in."""
+def _shots(model, v, h, inner_dt, wavelets, src, rec, samples, start=None, keep_end=False, **options):
+    """One engine shot a row of `wavelets` (its source at cell `src`, its receivers' cells `rec`):
+    ([shots, nrec, samples] traces, [shots, 2 + 2·ndim, *grid] end states or None). The record is
+    lengthened with silence where the engine asks for one a wave can cross a cell in; with `start`
+    (the shots' initial states) or `keep_end`, by one inner step (the state after the last sample's
+    step, as Deepwave's), and a record too short for that has no end state (with `start`: refused)."""
     fastest = float(v.detach().max())
-    longer = max(samples, 2, math.ceil(min(h) / (inner_dt * fastest)) + 2)
-    wavelet = -math.prod(h) * wavelets[pairs[:, 0], pairs[:, 1]].cpu().numpy()  # −(cell volume)·s
+    shortest = math.ceil(min(h) / (inner_dt * fastest)) + 2
+    states = start is not None or keep_end
+    if states and samples + 1 < shortest:
+        if start is not None:
+            _fail("a record of %d inner steps is too short for starwave's engine to start from initial wavefields "
+                  "(it needs %d: a wave must cross a cell)" % (samples, shortest - 1), NotImplementedError)
+        states = False
+    longer = samples + 1 if states else max(samples, 2, shortest)
+    wavelet = -math.prod(h) * wavelets.cpu().numpy()  # −(cell volume)·s
     wavelet = np.pad(wavelet, ((0, 0), (0, longer - samples)))
     where = lambda cells: (cells.to(torch.float64) * torch.tensor(h, dtype=torch.float64)).numpy()  # noqa: E731
+    if states:
+        options = dict(options, initial_state=start, final_state=True)
     try:
-        data = model(v, h, inner_dt, wavelet, where(src[pairs[:, 0], pairs[:, 1]]), where(rec[pairs[:, 0]]),
-                     internal_dt=inner_dt, **options)
+        out = model(v, h, inner_dt, wavelet, where(src), where(rec), internal_dt=inner_dt, **options)
     except ValueError as e:
         if "internal_dt" not in str(e):
             raise
         _fail("max_vel = %g m/s, below v's largest value %g, makes the inner step unstable (%s)"
               % (options["pml_velocity"], fastest, e))
-    return data[..., :samples]
+    data, end = out if states else (out, None)
+    return data[..., :samples], end
+
+
+_STATE_NAMES = {2: ("wavefield_0", "wavefield_m1", "psiy_m1", "psix_m1", "zetay_m1", "zetax_m1"),
+                3: ("wavefield_0", "wavefield_m1", "psiz_m1", "psiy_m1", "psix_m1", "zetaz_m1", "zetay_m1",
+                    "zetax_m1")}
+
+
+def _initial_states(states, shots, grid, v):
+    """Deepwave's initial wavefields (a dict name → tensor or None) as one [shot, 2 + 2·ndim, *grid] tensor of
+    v's dtype (the ones not given zero), or None when none is given."""
+    names = _STATE_NAMES[len(grid)]
+    unused = [k for k, x in states.items() if x is not None and k not in names]
+    if unused:
+        _fail("%s is not a wavefield of a %d-D model (%s are)" % (unused[0], len(grid), ", ".join(names)))
+    if all(states.get(k) is None for k in names):
+        return None
+    parts = []
+    for k in names:
+        x = states.get(k)
+        if x is None:
+            parts.append(torch.zeros((shots, *grid), dtype=v.dtype, device=v.device))
+            continue
+        if not isinstance(x, torch.Tensor):
+            _fail("%s must be a torch.Tensor" % k, TypeError)
+        if list(x.shape) != [shots, *grid]:
+            _fail("%s has shape %s; expected %s (the shots, the model with its absorbing layers: starwave takes "
+                  "wavefields over the whole padded model only)" % (k, list(x.shape), [shots, *grid]),
+                  NotImplementedError if x.ndim == len(grid) + 1 else ValueError)
+        if not bool(torch.isfinite(x.detach()).all()):
+            _fail("%s holds NaN or Inf" % k)
+        parts.append(x.to(dtype=v.dtype, device=v.device))
+    return torch.stack(parts, dim=1)
 
 
 def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, receiver_locations=None, accuracy=4,
            pml_width=20, pml_freq=None, max_vel=None, *, nt=None, freq_taper_frac=0.0, time_pad_frac=0.0,
-           time_taper=False, storage_mode="device", storage_path=".", **options):
+           time_taper=False, storage_mode="device", storage_path=".", storage_compression=False,
+           python_backend=False, model_gradient_sampling_interval=1, **options):
     """Deepwave 0.0.27's `scalar` (help(starwave.torch) and docs/python.md say what differs)."""
     _CALL[0] = "starwave.torch.scalar"
+    states = {k: options.pop(k) for k in list(options) if k in _WAVEFIELDS}
     _check_unsupported(options)
-    ndim, traces = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations,
-                              accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper,
-                              storage_mode)
-    return (None,) * (2 + 2 * ndim) + (traces,)  # the final wavefields: not returned
+    engine_options = _accepted(python_backend, storage_compression, model_gradient_sampling_interval)
+    ndim, traces, ends = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations,
+                                    receiver_locations, accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac,
+                                    time_pad_frac, time_taper, storage_mode, engine_options, per_shot_models=True,
+                                    states=states, keep_end=True)
+    return (tuple(ends) if ends is not None else (None,) * (2 + 2 * ndim)) + (traces,)
 
 
 def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_locations=None, receiver_locations=None,
                 bg_receiver_locations=None, accuracy=4, pml_width=20, pml_freq=None, max_vel=None, *, nt=None,
                 freq_taper_frac=0.0, time_pad_frac=0.0, time_taper=False, storage_mode="device", storage_path=".",
-                **options):
+                storage_compression=False, python_backend=False, model_gradient_sampling_interval=1, **options):
     """Deepwave 0.0.27's `scalar_born`: the scattered receiver data last, the background's (at
     `bg_receiver_locations`) before them (help(starwave.torch) and docs/python.md say what differs)."""
     _CALL[0] = "starwave.torch.scalar_born"
     _check_unsupported(options, _UNSUPPORTED_BORN)
+    engine_options = _accepted(python_backend, storage_compression, model_gradient_sampling_interval)
     if not isinstance(scatter, torch.Tensor) or not isinstance(v, torch.Tensor) or scatter.shape != v.shape:
         _fail("scatter must be a torch.Tensor of v's shape (the velocity perturbation, m/s)", TypeError)
     if not bool(torch.isfinite(scatter.detach()).all()):
@@ -248,35 +308,58 @@ def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_loc
     def engine(x, *args, **kwargs):  # Deepwave pads the scatter with zeros: the layers carry none
         return born(x, scatter.to(device=x.device, dtype=x.dtype), *args, layers=False, **kwargs)
 
-    ndim, traces = _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations,
-                              accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper,
-                              storage_mode)
+    ndim, traces, _ = _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
+                                 receiver_locations, accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac,
+                                 time_pad_frac, time_taper, storage_mode, engine_options)
     background = torch.empty(0, dtype=v.dtype, device=v.device)
     if bg_receiver_locations is not None and bg_receiver_locations.numel():
-        _, background = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations,
+        _, background, _ = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations,
                                    bg_receiver_locations, accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac,
-                                   time_pad_frac, time_taper, storage_mode)
+                                   time_pad_frac, time_taper, storage_mode, engine_options)
     return (None,) * (2 * (2 + 2 * ndim)) + (background, traces)  # the final wavefields: not returned
 
 
 def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations, receiver_locations, accuracy,
-               pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper, storage_mode):
-    """Deepwave's call checked and run through `engine` (starwave.torch.model or born): (ndim, the
-    receiver data [shot, receiver, time] at `dt`)."""
+               pml_width, pml_freq, max_vel, nt, freq_taper_frac, time_pad_frac, time_taper, storage_mode,
+               engine_options, per_shot_models=False, states=None, keep_end=False):
+    """Deepwave's call checked and run through `engine` (starwave.torch.model or born, given
+    `engine_options` too): (ndim, the receiver data [shot, receiver, time] at `dt`, the final
+    wavefields). With `per_shot_models`, v of shape [shot, ...] is a model per shot: each shot runs
+    on its own, all at the inner step and absorbing layers of the largest velocity of them all (or
+    max_vel). `states`: Deepwave's initial wavefields by name (starwave.torch.model's engine only);
+    `keep_end`: the final wavefields, a list in Deepwave's order (else None)."""
+    states = states or {}
     if not isinstance(v, torch.Tensor) or v.dtype not in (torch.float32, torch.float64):
         _fail("v must be a float32 or float64 torch.Tensor", TypeError)
-    if source_amplitudes is None and source_locations is None:
-        _fail("source_amplitudes and source_locations are needed (starwave models the wave from rest)",
-              NotImplementedError)
-    if source_amplitudes is None or source_locations is None:
+    if (source_amplitudes is None) != (source_locations is None):
         _fail("source_amplitudes and source_locations go together: one was given without the other")
     if not bool(torch.isfinite(v.detach()).all()):
         bad = (~torch.isfinite(v.detach())).nonzero()[0].tolist()
         _fail("v holds NaN or Inf (at index %s): velocities must be finite" % bad)
-    ndim = source_locations.shape[-1] if isinstance(source_locations, torch.Tensor) else v.ndim
-    shots = source_amplitudes.shape[0] if isinstance(source_amplitudes, torch.Tensor) and source_amplitudes.ndim else -1
-    if v.ndim == ndim + 1 and v.shape[0] == shots:
-        _fail("a model per shot (v of shape [shot, ...]) is not supported", NotImplementedError)
+    given = [x for x in states.values() if isinstance(x, torch.Tensor)]
+    located = [x for x in (source_locations, receiver_locations) if isinstance(x, torch.Tensor) and x.ndim == 3]
+    ndim = located[0].shape[-1] if located else v.ndim
+    if isinstance(source_amplitudes, torch.Tensor) and source_amplitudes.ndim:
+        shots = source_amplitudes.shape[0]
+    elif located or given:
+        shots = (located or given)[0].shape[0]
+    else:
+        _fail("source_amplitudes, receiver_locations or an initial wavefield is needed (they say the shots)")
+    if v.ndim == ndim + 1 and v.shape[0] == 1:  # one model for every shot
+        v = v[0]
+    elif v.ndim == ndim + 1 and v.shape[0] == shots and shots > 0:
+        if not per_shot_models:
+            _fail("a model per shot (v of shape [shot, ...]) is not supported", NotImplementedError)
+        fastest = float(v.detach().abs().max()) if max_vel is None else max_vel
+        kept = lambda x, i: x if x is None or x.numel() == 0 else x[i:i + 1]  # noqa: E731
+        runs = [_propagate(engine, v[i], grid_spacing, dt, kept(source_amplitudes, i), kept(source_locations, i),
+                           kept(receiver_locations, i), accuracy, pml_width, pml_freq, fastest, nt, freq_taper_frac,
+                           time_pad_frac, time_taper, storage_mode, engine_options,
+                           states={k: kept(x, i) for k, x in states.items()}, keep_end=keep_end)
+                for i in range(shots)]
+        traces = [r[1] for r in runs]
+        ends = None if any(r[2] is None for r in runs) else [torch.cat(c) for c in zip(*[r[2] for r in runs])]
+        return ndim, torch.cat(traces) if all(d.numel() for d in traces) else traces[0], ends
     if v.ndim != ndim or ndim not in (2, 3):
         _fail("v has %d dimensions (shape %s) and the locations %d (their last axis): a %d-D model needs [shot, n, %d] "
               "locations (2-D and 3-D models are supported)" % (v.ndim, list(v.shape), ndim, v.ndim, v.ndim),
@@ -284,35 +367,76 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
     order, frequency = _numbers(accuracy, pml_freq, freq_taper_frac, time_pad_frac, time_taper, storage_mode)
     h = _spacing(grid_spacing, ndim)
     width = _pml_width(pml_width, ndim)
-    if not isinstance(source_amplitudes, torch.Tensor) or source_amplitudes.ndim != 3:
-        _fail("source_amplitudes must be a torch.Tensor [shot, source, time]", TypeError)
-    if source_amplitudes.dtype != v.dtype or source_amplitudes.device != v.device:
-        _fail("source_amplitudes must have v's dtype and device (%s on %s)" % (v.dtype, v.device))
-    if source_amplitudes.requires_grad:
-        _fail("gradients with respect to source_amplitudes are not computed", NotImplementedError)
-    shots, nsrc, steps = source_amplitudes.shape
-    if nt is not None and nt != steps:
-        _fail("nt = %r differs from source_amplitudes' %d samples" % (nt, steps))
-    src, src_kept = _locations("source_locations", source_locations, shots, ndim, v.shape)
-    if src.shape[1] != nsrc:
-        _fail("source_locations has %d sources a shot, source_amplitudes %d" % (src.shape[1], nsrc))
+    grid = [n + 2 * width for n in v.shape]
+    if source_amplitudes is not None:
+        if not isinstance(source_amplitudes, torch.Tensor) or source_amplitudes.ndim != 3:
+            _fail("source_amplitudes must be a torch.Tensor [shot, source, time]", TypeError)
+        if source_amplitudes.dtype != v.dtype or source_amplitudes.device != v.device:
+            _fail("source_amplitudes must have v's dtype and device (%s on %s)" % (v.dtype, v.device))
+        if source_amplitudes.requires_grad:
+            _fail("gradients with respect to source_amplitudes are not computed", NotImplementedError)
+        _, nsrc, steps = source_amplitudes.shape
+        if nt is not None and nt != steps:
+            _fail("nt = %r differs from source_amplitudes' %d samples" % (nt, steps))
+        src, src_kept = _locations("source_locations", source_locations, shots, ndim, v.shape)
+        if src.shape[1] != nsrc:
+            _fail("source_locations has %d sources a shot, source_amplitudes %d" % (src.shape[1], nsrc))
+    else:
+        if nt is None:
+            _fail("nt (the number of time samples) is needed without source_amplitudes")
+        steps = operator.index(nt)
+        src, src_kept = torch.zeros((shots, 0, ndim), dtype=torch.long), torch.zeros((shots, 0), dtype=torch.bool)
     fastest = float(v.detach().abs().max()) if max_vel is None else abs(float(max_vel))
     inner_dt, ratio = _inner_step(float(dt), h, fastest)
-    if receiver_locations is None or receiver_locations.numel() == 0:
-        return ndim, torch.empty(0, dtype=v.dtype, device=v.device)
-    rec, rec_kept = _locations("receiver_locations", receiver_locations, shots, ndim, v.shape)
+    start = _initial_states(states, shots, grid, v)
+    receivers = receiver_locations is not None and receiver_locations.numel() > 0
+    if receivers:
+        rec, rec_kept = _locations("receiver_locations", receiver_locations, shots, ndim, v.shape)
+    else:  # the engine records somewhere; nothing is returned
+        rec, rec_kept = torch.zeros((shots, 1, ndim), dtype=torch.long), torch.zeros((shots, 1), dtype=torch.bool)
 
-    # One engine shot per kept (shot, source), their traces summed into Deepwave's shots; all of
-    # it torch operations on the engine's output, so that autograd reaches v through them.
+    # One engine shot per kept (shot, source) — and, for a shot without one, a silent shot that
+    # carries its initial wavefields —, their traces and final states summed into Deepwave's shots
+    # (the propagation is linear in the sources and the initial state: the shot's first engine
+    # shot starts from its initial state, the others from rest); all of it torch operations on
+    # the engine's output, so that autograd reaches v through them.
     pairs = src_kept.nonzero()
+    if start is not None:
+        alone = [i for i in range(shots) if not bool(src_kept[i].any())]
+        pairs = torch.cat([pairs, torch.tensor([[i, -1] for i in alone], dtype=torch.long).reshape(-1, 2)])
+        pairs = pairs[torch.argsort(pairs[:, 0] * (src.shape[1] + 1) + pairs[:, 1], stable=True)]
     traces = torch.zeros((shots, rec.shape[1], steps * ratio), dtype=v.dtype, device=v.device) + 0 * v.sum()
+    ends = torch.zeros((shots, 2 + 2 * ndim, *grid), dtype=v.dtype, device=v.device) if keep_end else None
     if len(pairs) and steps > 0:
-        wavelets = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper)
-        data = _shots(engine, v, h, inner_dt, wavelets, src, pairs, rec, steps * ratio, order=order,
-                      pml_width=width, pml_velocity=fastest, pml_frequency=frequency)
+        amplitudes = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper) \
+            if source_amplitudes is not None else None
+        real = pairs[:, 1] >= 0
+        wavelets = torch.zeros((len(pairs), steps * ratio), dtype=v.dtype)
+        cells = torch.zeros((len(pairs), ndim), dtype=torch.long)
+        if bool(real.any()):
+            wavelets[real] = amplitudes[pairs[real, 0], pairs[real, 1]].cpu()
+            cells[real] = src[pairs[real, 0], pairs[real, 1]]
+        first = torch.ones(len(pairs), dtype=torch.bool)
+        first[1:] = pairs[1:, 0] != pairs[:-1, 0]
+        initial = None if start is None else start[pairs[:, 0]] * first.to(v.dtype).reshape(-1, *[1] * (ndim + 1))
+        data, end = _shots(engine, v, h, inner_dt, wavelets, cells, rec[pairs[:, 0]], steps * ratio, start=initial,
+                           keep_end=keep_end, order=order, pml_width=width, pml_velocity=fastest,
+                           pml_frequency=frequency, **engine_options)
         traces = traces.index_add(0, pairs[:, 0].to(v.device), data)
+        if keep_end:
+            ends = None if end is None else ends.index_add(0, pairs[:, 0].to(v.device), end)
+    elif keep_end and start is not None:  # no time step: the wavefields as given
+        ends = start
     traces = traces * rec_kept.unsqueeze(2).to(device=v.device, dtype=v.dtype)
-    return ndim, downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper)
+    traces = downsample(traces, ratio, freq_taper_frac, time_pad_frac, time_taper)
+    if not receivers:
+        traces = torch.empty(0, dtype=v.dtype, device=v.device)
+    return ndim, traces, None if ends is None else list(ends.unbind(1))
+
+
+def _check_flag(name, value):
+    if not isinstance(value, bool):
+        raise TypeError("%s must be bool, got %s" % (name, type(value).__name__))
 
 
 class Scalar(torch.nn.Module):
@@ -322,7 +446,8 @@ class Scalar(torch.nn.Module):
                  storage_compression=False):
         super().__init__()
         if not isinstance(v, torch.Tensor):
-            raise TypeError("starwave.torch.Scalar: v must be a torch.Tensor")
+            raise TypeError("starwave.torch.Scalar: v must be a torch.Tensor.")
+        _check_flag("v_requires_grad", v_requires_grad)
         self.v = torch.nn.Parameter(v, requires_grad=bool(v_requires_grad))
         self.grid_spacing = grid_spacing
         self.storage = {"storage_mode": storage_mode, "storage_path": storage_path,
@@ -340,6 +465,8 @@ class ScalarBorn(torch.nn.Module):
         super().__init__()
         if not isinstance(v, torch.Tensor) or not isinstance(scatter, torch.Tensor):
             raise TypeError("starwave.torch.ScalarBorn: v and scatter must be torch.Tensors")
+        _check_flag("v_requires_grad", v_requires_grad)
+        _check_flag("scatter_requires_grad", scatter_requires_grad)
         self.v = torch.nn.Parameter(v, requires_grad=bool(v_requires_grad))
         self.scatter = torch.nn.Parameter(scatter, requires_grad=bool(scatter_requires_grad))
         self.grid_spacing = grid_spacing

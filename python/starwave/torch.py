@@ -1,6 +1,7 @@
 """starwave.torch — starwave's modelling under PyTorch's autograd.
 
     starwave.torch.model(v, spacing, dt, wavelet, sources, receivers, **options) -> data
+        (with initial_state=…, final_state=True: starwave.model's states, (data, final states))
     starwave.torch.born(v, dv, spacing, dt, wavelet, sources, receivers, **options) -> J·dv
         (the Born data; backward gives dv.grad = Jᵀ·grad, J being linear in dv; v.grad is not
         computed: v must not require it)
@@ -26,10 +27,12 @@ GPU it finds), whatever the tensor's device.
 perturbation; its gradient is Jᵀ, v's is not computed): locations are cell indices, a source adds −v²Δt²·s at
 its cell, a receiver records its cell before each step, `dt` is cut into inner steps at Courant
 number 0.6 with Deepwave's frequency-domain resampling (`freq_taper_frac`, `time_pad_frac`,
-`time_taper`), `pml_freq` defaults to 25 Hz. They return the receiver data only (the tuple's
-other places, the final wavefields, are None); initial wavefields, `survey_pad`, `origin`,
-callbacks, a model per shot, different PML widths per edge and gradients with respect to the
-source amplitudes raise NotImplementedError. `import starwave.torch as deepwave` also gives
+`time_taper`), `pml_freq` defaults to 25 Hz. `scalar` takes Deepwave's initial wavefields
+(wavefield_0, wavefield_m1, psi*_m1, zeta*_m1) and returns its final ones in Deepwave's places
+(gradients through them are not computed: NotImplementedError at backward), and a model per
+shot; `scalar_born` returns None there. `survey_pad`, `origin`, callbacks, different PML widths
+per edge, gradients with respect to the source amplitudes and second derivatives raise
+NotImplementedError. `import starwave.torch as deepwave` also gives
 `deepwave.wavelets.ricker`, `deepwave.common.cosine_taper_end` and `deepwave.IGNORE_LOCATION`.
 """
 import types as _types

@@ -6,6 +6,12 @@
 #include "src/base/error.hpp"
 
 namespace starwave {
+
+int parse_store_compression(const std::string& text, const std::string& option) {
+  for (int k : {pack16::kNone, pack16::kHalf, pack16::kBfloat, pack16::kZfp16, pack16::kZfp12, pack16::kZfp8})
+    if (text == compression_name(k)) return k;
+  throw InputError(option + ": must be 'none', 'fp16', 'bf16', 'zfp16', 'zfp12' or 'zfp8' (got '" + text + "')");
+}
 namespace {
 
 /// Steps an interval of a split store (out of core) holds: a 32nd of the steps, so that the

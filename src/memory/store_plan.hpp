@@ -25,6 +25,10 @@ struct StoreRequest {
   int checkpoint_every = kAuto;             // kAuto: the plan chooses; 0: every slot in memory; N: intervals of N steps
 };
 
+/// The store compression named `text` ('none', 'fp16', 'bf16', 'zfp16', 'zfp12', 'zfp8'); an
+/// InputError naming `option` for any other.
+int parse_store_compression(const std::string& text, const std::string& option);
+
 /// Where a run's shots may go, as the runtime reports it as the run starts.
 struct StoreRoom {
   int cpus = 0;                     // CPU workers

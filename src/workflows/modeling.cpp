@@ -15,6 +15,7 @@
 #include "graph/resting.hpp"
 #include "graph/shots.hpp"
 #include "graph/window.hpp"
+#include "kernels/shot_state.hpp"
 #include "src/base/error.hpp"
 #include "src/workflows/shot_run.hpp"
 
@@ -24,12 +25,14 @@ namespace {
 /// Receives one shot's traces in the run's precision as doubles (nrec × nt).
 using ExactSink = std::function<void(int shot, const double* traces)>;
 
-/// Where each shot's traces go (rank 0), and the run's report.
+/// Where each shot's traces go (rank 0), and the run's report; with `states`, where the shots'
+/// states start (`states->initial`, or from rest) and end (`states->end`).
 struct Outputs {
   const ShotSink& sink;
   const ExactSink& exact_sink;
   ModelingReport* report;
   const std::function<void(int, int)>& on_shot_done;
+  ShotStates* states = nullptr;
 };
 
 /// One modeling graph: per shot a forward task, d = F(v), or with a perturbation δv a born
@@ -52,6 +55,8 @@ class Modeling {
     graph::Data scatter_data;
     if (dv_) scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
     graph::Data work = graph::scratch_vector(work_size(), sizeof(T));
+    states_ = out.states;
+    if (states_) end_states_.assign(std::size_t(nshots), {});
     Handing hand(*this, out);
     graph::InOrder<InFlight> in_flight(window, [&](InFlight& f) { hand.on(f); });
     // d ← F(m) (or J δv), shot by shot: each rank's first shot, then each rank's second … (rank
@@ -60,7 +65,7 @@ class Modeling {
     int submitted = 0;
     for (const int shot : graph::interleaved_shots(nshots)) {
       if (submitted++ > 0 && (stopped = interrupted())) break;
-      in_flight.add({shot, submit(shot, medium, scatter_data, work)});
+      in_flight.add(submit(shot, medium, scatter_data, work));
     }
     in_flight.drain();
     for (graph::Data* h : {&medium, &scatter_data, &work})
@@ -78,6 +83,7 @@ class Modeling {
   struct InFlight {
     int shot;
     graph::Data traces;
+    graph::Data end;  // its end state (a run from states)
   };
 
   /// Rank 0's hand-on of a shot's traces, in float32 and (when asked) in the run's precision.
@@ -98,7 +104,11 @@ class Modeling {
         std::fill(traces.begin() + used, traces.end(), 0.0f);
         if (!exact.empty()) std::fill(exact.begin() + used, exact.end(), 0.0);
       }
-      f.traces.close();                                 // on the shot's rank: waits for its task (and the send)
+      f.traces.close();  // on the shot's rank: waits for its task (and the send)
+      if (f.end) {
+        f.end.close();  // its values are home
+        if (!codelets::failed()) w.hand_on_state(f.shot);
+      }
       if (graph::rank() == 0 && !codelets::failed()) {  // a failed task's traces are never handed on
         if (out.sink) out.sink(f.shot, traces.data());
         if (out.exact_sink) out.exact_sink(f.shot, exact.data());
@@ -129,19 +139,44 @@ class Modeling {
                            "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
   }
 
-  /// Shot `shot`'s data and task; its traces handle, sent to rank 0.
-  graph::Data submit(int shot, graph::Data& medium, graph::Data& scatter, graph::Data& work) {
+  /// Shot `shot`'s data and task: its traces handle, sent to rank 0, and its end state's.
+  InFlight submit(int shot, graph::Data& medium, graph::Data& scatter, graph::Data& work) {
     const int owner = graph::owner(shot, s_.nshots());
     const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
     graph::ShotReads<T> reads;
     if (owner == graph::rank()) reads = {x.inputs.nodes.data(), x.inputs.signals.data()};
     graph::ForwardShot d = graph::forward_shot<T>(owner, x.problem, reads);
-    if (dv_)
+    InFlight f{shot, {}, {}};
+    if (dv_) {
       insert_born<T>({medium, scatter, d.nodes, d.signals, d.traces, work}, x.problem, o_.order);
-    else
+    } else if (states_) {
+      const ShotProblem<T>& l = run_.layout;
+      std::vector<T> initial(l.checkpoint_size());
+      if (!states_->initial.empty())
+        state::from_dense(l, states_->initial.data() + std::size_t(shot) * states_->per_shot, initial.data());
+      else
+        std::fill(initial.begin(), initial.end(), T(0));
+      graph::Data start = graph::input_vector(owner, initial.data(), initial.size(), sizeof(T));
+      std::vector<T>& end = end_states_[std::size_t(shot)];
+      end.resize(l.checkpoint_size());
+      f.end = graph::owned_vector(owner, end.data(), end.size(), sizeof(T));
+      ForwardHandles h{medium, d.nodes, d.signals, d.traces, work};
+      h.initial_state = start;
+      h.end_state = f.end;
+      insert_forward<T>(h, x.problem, o_.order);
+    } else {
       insert_forward<T>({medium, d.nodes, d.signals, d.traces, work}, x.problem, o_.order);
+    }
     graph::send_to(d.traces, 0);
-    return std::move(d.traces);
+    f.traces = std::move(d.traces);
+    return f;
+  }
+
+  /// Shot `shot`'s end state, home, into states_->end as dense arrays.
+  void hand_on_state(int shot) const {
+    std::vector<T>& end = end_states_[std::size_t(shot)];
+    state::to_dense(run_.layout, end.data(), states_->end.data() + std::size_t(shot) * states_->per_shot);
+    std::vector<T>().swap(end);
   }
 
   const Model& m_;
@@ -149,6 +184,8 @@ class Modeling {
   const NumericalOptions& o_;
   const std::vector<double>* dv_;
   const ShotRun<T> run_;
+  ShotStates* states_ = nullptr;
+  mutable std::vector<std::vector<T>> end_states_;  // each shot's end state until it is handed on
 };
 
 template <typename T>
@@ -240,6 +277,38 @@ std::vector<double> born_shots_exact(const Model& m, const std::vector<double>& 
   check_modeling_inputs(m, s, o);
   check_perturbation(m, dv);
   return exact_traces(m, s, o, &dv);
+}
+
+ShotStates shot_states(const Model& m, const Survey& s, const NumericalOptions& o) {
+  const Medium<float> med = medium_layout<float>(m, o);
+  ShotStates st;
+  st.components = state::components(med.layout);
+  st.shape = {med.layout.nz, med.layout.ny, med.layout.nx};
+  st.per_shot = std::size_t(st.components) * state::cells(med.layout);
+  st.end.assign(std::size_t(s.nshots()) * st.per_shot, 0.0);
+  return st;
+}
+
+std::vector<double> model_shots_with_states(const Model& m, const Survey& s, const NumericalOptions& o,
+                                            ShotStates& states) {
+  check_modeling_inputs(m, s, o);
+  if (!states.initial.empty() && states.initial.size() != std::size_t(s.nshots()) * states.per_shot)
+    throw InputError("the initial states hold " + std::to_string(states.initial.size()) + " values, not " +
+                     std::to_string(std::size_t(s.nshots()) * states.per_shot) + " (every shot's)");
+  for (double v : states.initial)
+    if (!std::isfinite(v)) throw InputError("the initial states hold a value that is not finite");
+  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
+  std::vector<double> data(std::size_t(s.nshots()) * per_shot);
+  const ExactSink keep = [&](int shot, const double* traces) {
+    std::copy(traces, traces + per_shot, data.begin() + long(std::size_t(shot) * per_shot));
+  };
+  const ShotSink no_sink;
+  const std::function<void(int, int)> no_progress;
+  with_precision(o.precision, [&](auto t) {
+    const graph::LocalScope alone;  // the caller's process alone: its states are in its memory
+    run<decltype(t)>(m, s, o, Outputs{no_sink, keep, nullptr, no_progress, &states});
+  });
+  return data;
 }
 
 std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o) {

@@ -2,6 +2,8 @@
 // model`; the operators are named in docs/design.md §2).
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <vector>
 
@@ -51,6 +53,26 @@ void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey&
 /// running Runtime.
 std::vector<double> born_shots_exact(const Model& m, const std::vector<double>& dv, const Survey& s,
                                      const NumericalOptions& o);
+
+/// Every shot's propagation state, as dense arrays (kernels/shot_state.hpp): `components`
+/// arrays of shape `shape` (the grid with its absorbing layers: nz, ny, nx; ny = 1 in 2-D) a
+/// shot, `per_shot` values. `initial`: where each shot starts (empty: at rest); `end`: where it
+/// ends (filled by model_shots_with_states()).
+struct ShotStates {
+  int components = 0;
+  std::array<int, 3> shape{};
+  std::size_t per_shot = 0;
+  std::vector<double> initial, end;
+};
+
+/// The states of the survey's shots for model `m` and options `o`, `end` sized and zero.
+ShotStates shot_states(const Model& m, const Survey& s, const NumericalOptions& o);
+
+/// model_shots_exact() from `states.initial` (every shot's state, in its layout; values not
+/// finite or of another count: InputError), each shot's last state (u[nsteps], u[nsteps − 1],
+/// the layers' ψ and ζ) into `states.end`. By this process alone. Needs a running Runtime.
+std::vector<double> model_shots_with_states(const Model& m, const Survey& s, const NumericalOptions& o,
+                                            ShotStates& states);
 
 /// model_shots() by this process alone, whatever the ranks (a graph only it builds: rank
 /// 0's pictures while the other ranks wait for the next evaluation).

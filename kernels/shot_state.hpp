@@ -1,0 +1,88 @@
+// kernels/shot_state.hpp — a shot's propagation state as dense arrays over its padded grid.
+// The engine keeps a state as a checkpoint does (ShotProblem::checkpoint_size(): u, u_prev,
+// then the layer arrays in their compact layouts); a caller that starts a propagation from
+// given wavefields, or takes its last ones (Python's wavefield_0 … and final wavefields),
+// sees 2 + 2·dim arrays, each over the grid's cells (the model and its absorbing layers, no
+// guard cells; z slowest, x fastest): u, the u before it, ψ along z, (y,) x, then ζ along z,
+// (y,) x — a memory variable zero outside the layers of its dimension. Pure: no StarPU, no I/O.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/shot.hpp"
+#include "kernels/stencil.hpp"
+
+namespace starwave::state {
+
+/// Arrays of a dense state: 2 + 2·dim.
+template <typename T>
+int components(const ShotProblem<T>& p) {
+  return 2 + 2 * p.dim;
+}
+
+/// Values of one dense array: the grid's cells.
+template <typename T>
+std::size_t cells(const ShotProblem<T>& p) {
+  return std::size_t(p.nz) * std::size_t(p.ny) * std::size_t(p.nx);
+}
+
+/// Calls f(k, i, value) for each value the state `c` (checkpoint_size() values, laid out for
+/// `layout`) holds, k the dense array, i the cell's index in it, `value` a reference into `c`:
+/// every cell for u and u_prev, the cells of the dimension's layers for ψ and ζ.
+template <typename T, typename F>
+void for_each_value(const ShotProblem<T>& layout, T* c, F&& f) {
+  ShotProblem<T> q = layout;
+  q.work = c;  // a checkpoint's first values are laid out as the work arrays
+  const stencil::StepArgs<T> a = stencil::make_step_args(q, q.u0(), q.u1());
+  const int d = q.dim;
+  const int kz = 0, ky = d == 3 ? 1 : -1, kx = d == 3 ? 2 : 1;  // the axes' place among ψ (and ζ)
+  for (int z = 0; z < q.nz; ++z)
+    for (int y = 0; y < q.ny; ++y)
+      for (int x = 0; x < q.nx; ++x) {
+        const std::size_t i =
+            (std::size_t(z) * std::size_t(q.ny) + std::size_t(y)) * std::size_t(q.nx) + std::size_t(x);
+        const long g = a.cell(z, y, x);
+        f(0, i, const_cast<T&>(a.u[g]));
+        f(1, i, a.u_prev_next[g]);
+        if (a.z_layer(z)) {
+          f(2 + kz, i, a.cpml_z1[a.zi(z, y, x)]);
+          f(2 + d + kz, i, a.cpml_z2[a.zi(z, y, x)]);
+        }
+        if (ky >= 0 && a.y_layer(y)) {
+          f(2 + ky, i, a.cpml_y1[a.yi(z, y, x)]);
+          f(2 + d + ky, i, a.cpml_y2[a.yi(z, y, x)]);
+        }
+        if (a.x_layer(x)) {
+          f(2 + kx, i, a.cpml_x1[a.xi(z, y, x)]);
+          f(2 + d + kx, i, a.cpml_x2[a.xi(z, y, x)]);
+        }
+      }
+}
+
+/// The dense arrays (components() × cells() values, zeroed first) of state `c`.
+template <typename T, typename D>
+void to_dense(const ShotProblem<T>& layout, const T* c, D* dense) {
+  const std::size_t n = cells(layout);
+  for (std::size_t j = 0; j < std::size_t(components(layout)) * n; ++j) dense[j] = D(0);
+  for_each_value(layout, const_cast<T*>(c), [&](int k, std::size_t i, T& v) { dense[std::size_t(k) * n + i] = D(v); });
+}
+
+/// State `c` (checkpoint_size() values, zeroed first) from dense arrays; a memory variable's
+/// values outside its dimension's layers are not read. The guard cells stay zero, but for a
+/// free surface's planes above it, which take the mirror of u and u_prev as every step leaves
+/// them (so that a state handed on and given back continues the propagation bit for bit).
+template <typename T, typename D>
+void from_dense(const ShotProblem<T>& layout, const D* dense, T* c) {
+  for (std::size_t j = 0; j < layout.checkpoint_size(); ++j) c[j] = T(0);
+  const std::size_t n = cells(layout);
+  for_each_value(layout, c, [&](int k, std::size_t i, T& v) { v = T(dense[std::size_t(k) * n + i]); });
+  if (!layout.free_surface) return;
+  const long o = layout.origin(), G = long(layout.grid_size());
+  for (T* field : {c + o, c + G + o})
+    for (int y = 0; y < layout.ny; ++y)
+      for (int x = 0; x < layout.nx; ++x)
+        stencil::mirror_free_surface(field, layout.plane, layout.pml_top, layout.halo, layout.nz,
+                                     layout.row_offset(0, y) + x);
+}
+
+}  // namespace starwave::state

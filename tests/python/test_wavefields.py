@@ -1,0 +1,147 @@
+"""Initial and final wavefields (pytest): starwave.model's states and Deepwave's wavefield_0 … and
+final wavefields in starwave.torch.scalar; Deepwave's other options accepted; a model per shot; what
+is not differentiated is refused, never given as zeros."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import starwave
+import starwave.torch as sw
+
+
+def ricker(nt, dt, f=15.0, delay=0.06):
+    t = np.arange(nt) * dt - delay
+    a = (np.pi * f * t) ** 2
+    return (1 - 2 * a) * np.exp(-a)
+
+
+@pytest.mark.parametrize("dim, free_surface, dtype", [(2, False, np.float64), (2, True, np.float32),
+                                                      (3, False, np.float32)])
+def test_a_propagation_in_two_calls_has_the_bits_of_one(dim, free_surface, dtype):
+    """The state one call hands on, given to the next, continues the propagation bit for bit: the
+    traces of both parts and the last state are those of one call over the whole record."""
+    shape = (30, 40) if dim == 2 else (16, 18, 20)
+    v = (2000 + 300 * np.random.default_rng(1).random(shape)).astype(dtype)
+    dt, nt, cut = 0.0005, 400, 150
+    w = ricker(nt, dt)
+    if dim == 2:
+        src = np.array([[40.0, 100.0], [60.0, 250.0]])
+        rec = np.stack([np.full(10, 20.0), np.arange(10) * 30.0 + 10], 1)
+    else:
+        src = np.array([[40.0, 60.0, 100.0]])
+        rec = np.stack([np.full(5, 20.0), np.full(5, 50.0), np.arange(5) * 30.0 + 10], 1)
+    kw = dict(free_surface=free_surface, pml_width=8, internal_dt=dt, pml_frequency=15.0)
+    whole, end = starwave.model(v, 10.0, dt, w, src, rec, final_state=True, **kw)
+    first, middle = starwave.model(v, 10.0, dt, w[:cut + 1], src, rec, final_state=True, **kw)
+    second, last = starwave.model(v, 10.0, dt, w[cut:], src, rec, initial_state=middle, final_state=True, **kw)
+    top = 0 if free_surface else 8
+    assert end.dtype == dtype and end.shape == (len(src), 2 + 2 * dim, shape[0] + top + 8, *[n + 16 for n in shape[1:]])
+    assert np.abs(middle).max() > 0
+    assert np.array_equal(whole[..., :cut + 1], first) and np.array_equal(whole[..., cut:], second)
+    assert np.array_equal(end, last)
+    plain = starwave.model(v, 10.0, dt, w, src, rec, **kw)  # the same traces without states
+    assert np.array_equal(plain, whole)
+
+
+def test_initial_states_are_checked():
+    v = np.full((20, 30), 2000.0)
+    w = ricker(200, 0.0005)
+    src, rec = np.array([[50.0, 100.0]]), np.array([[20.0, 50.0]])
+    good = np.zeros((1, 6, 20 + 16, 30 + 16))
+    starwave.model(v, 10.0, 0.0005, w, src, rec, pml_width=8, initial_state=good)
+    with pytest.raises(ValueError, match=r"initial_state: an array of shape \(1, 6, 36, 46\), not"):
+        starwave.model(v, 10.0, 0.0005, w, src, rec, pml_width=8, initial_state=good[:, :4])
+    bad = good.copy()
+    bad[0, 2, 3, 4] = np.nan
+    with pytest.raises(ValueError, match="initial_state: NaN or Inf"):
+        starwave.model(v, 10.0, 0.0005, w, src, rec, pml_width=8, initial_state=bad)
+
+
+def deepwave_case(dtype=torch.float64, nt=240):
+    torch.manual_seed(0)
+    v = 1500 + 200 * torch.rand(40, 50, dtype=dtype)
+    t = torch.arange(nt, dtype=dtype) * 0.001 - 0.06
+    a = (np.pi * 20 * t) ** 2
+    amp = ((1 - 2 * a) * torch.exp(-a))[None, None].repeat(2, 1, 1)
+    src = torch.tensor([[[10, 15]], [[20, 30]]])
+    rec = torch.tensor([[[5, k] for k in range(5, 45, 5)]] * 2)
+    return v, amp, src, rec
+
+
+def test_deepwave_call_hands_on_its_wavefields_in_deepwave_positions():
+    v, amp, src, rec = deepwave_case()
+    kw = dict(accuracy=8, pml_freq=20, max_vel=1800, pml_width=12)
+    whole = sw.scalar(v, 5.0, 0.001, source_amplitudes=amp, source_locations=src, receiver_locations=rec, **kw)
+    assert len(whole) == 7 and all(x.shape == (2, 64, 74) for x in whole[:6])
+    psiy, psix = whole[2], whole[3]
+    assert float(psiy[:, 12:52].abs().max()) == 0 and float(psiy[:, :12].abs().max()) > 0  # ψ_y: top and bottom
+    assert float(psix[:, :, 12:62].abs().max()) == 0 and float(psix[:, :, 62:].abs().max()) > 0
+    half = 120
+    first = sw.scalar(v, 5.0, 0.001, source_amplitudes=amp[..., :half], source_locations=src,
+                      receiver_locations=rec, **kw)
+    names = ("wavefield_0", "wavefield_m1", "psiy_m1", "psix_m1", "zetay_m1", "zetax_m1")
+    second = sw.scalar(v, 5.0, 0.001, source_amplitudes=amp[..., half:], source_locations=src,
+                       receiver_locations=rec, **dict(zip(names, first[:6])), **kw)
+    assert torch.equal(first[-1], whole[-1][..., :half]) and torch.equal(second[-1], whole[-1][..., half:])
+    assert all(torch.equal(a, b) for a, b in zip(second[:6], whole[:6]))
+    # Without sources, the wavefields alone: a shot of its initial state only.
+    alone = sw.scalar(v, 5.0, 0.001, receiver_locations=rec, nt=amp.shape[-1] - half, **dict(zip(names, first[:6])),
+                      **kw)
+    silent = sw.scalar(v, 5.0, 0.001, source_amplitudes=0 * amp[..., half:], source_locations=src,
+                       receiver_locations=rec, **dict(zip(names, first[:6])), **kw)
+    assert torch.equal(alone[-1], silent[-1]) and float(alone[-1].abs().max()) > 0
+    with pytest.raises(NotImplementedError, match=r"wavefield_0 has shape \[2, 60, 74\]; expected \[2, 64, 74\]"):
+        sw.scalar(v, 5.0, 0.001, amp, src, rec, wavefield_0=torch.zeros(2, 60, 74, dtype=v.dtype), **kw)
+
+
+def test_deepwave_options_that_change_nothing_are_accepted():
+    v, amp, src, rec = deepwave_case(nt=150)
+    v.requires_grad_()
+    plain = sw.scalar(v, 5.0, 0.001, amp, src, rec)[-1]
+    (g,) = torch.autograd.grad(plain.square().sum(), v)
+    with pytest.warns(UserWarning, match="python_backend='jit' is accepted"):
+        jit = sw.scalar(v, 5.0, 0.001, amp, src, rec, python_backend="jit")[-1]
+    assert torch.equal(jit, plain)
+    with pytest.warns(UserWarning, match="exact gradient"):
+        out = sw.scalar(v, 5.0, 0.001, amp, src, rec, model_gradient_sampling_interval=3)[-1]
+    (g3,) = torch.autograd.grad(out.square().sum(), v)
+    assert torch.equal(g3, g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = sw.scalar(v, 5.0, 0.001, amp, src, rec, storage_compression=True)[-1]
+    (gc,) = torch.autograd.grad(out.square().sum(), v)
+    assert torch.equal(out, plain) and not torch.equal(gc, g) and float((gc - g).norm() / g.norm()) < 1e-2
+    for bad, error in ((dict(python_backend="fast"), ValueError), (dict(model_gradient_sampling_interval=0), ValueError),
+                       (dict(storage_compression=1), TypeError)):
+        with pytest.raises(error):
+            sw.scalar(v, 5.0, 0.001, amp, src, rec, **bad)
+
+
+def test_a_model_per_shot_runs_each_shot_on_its_own():
+    v, amp, src, rec = deepwave_case(nt=150)
+    both = torch.stack([v, v * 1.1])
+    out = sw.scalar(both, 5.0, 0.001, amp, src, rec, max_vel=2000)[-1]
+    for i, model in enumerate((v, v * 1.1)):
+        alone = sw.scalar(model, 5.0, 0.001, amp[i:i + 1], src[i:i + 1], rec[i:i + 1], max_vel=2000)[-1]
+        assert torch.equal(out[i:i + 1], alone)
+
+
+def test_what_is_not_differentiated_is_refused():
+    v, amp, src, rec = deepwave_case(nt=150)
+    v.requires_grad_()
+    out = sw.scalar(v, 5.0, 0.001, amp, src, rec)
+    (g,) = torch.autograd.grad(out[-1].square().sum(), v, create_graph=True)
+    with pytest.raises(NotImplementedError, match="double backward"):
+        torch.autograd.grad(g.square().sum(), v)
+    out = sw.scalar(v, 5.0, 0.001, amp, src, rec)
+    with pytest.raises(NotImplementedError, match="final state"):
+        (out[-1].square().sum() + out[0].sum()).backward()
+    w0 = torch.zeros(2, 80, 90, dtype=v.dtype, requires_grad=True)
+    out = sw.scalar(v.detach(), 5.0, 0.001, amp, src, rec, wavefield_0=w0)
+    with pytest.raises(NotImplementedError, match="initial state"):
+        out[-1].square().sum().backward()
+    out = sw.scalar(v, 5.0, 0.001, amp, src, rec, wavefield_0=torch.ones(2, 80, 90, dtype=v.dtype))
+    with pytest.raises(NotImplementedError, match="non-zero initial state"):
+        out[-1].square().sum().backward()
