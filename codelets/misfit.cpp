@@ -19,11 +19,15 @@ struct MisfitArgs {
 };
 
 /// The trace weights of buffer 5 (nrec floats, then nrec × 3 window floats when windowed) over
-/// buffer 0's nrec × nt samples.
+/// buffer 0's nrec × nt samples; the observed samples' remainders where buffer 1 holds twice
+/// buffer 0's samples (graph::ShotReads::split_observed).
 imaging::TraceWeights weights(void* buffers[], const MisfitArgs& a) {
   const long nrec = long(STARPU_VECTOR_GET_NX(buffers[5])) / (a.windowed ? 4 : 1);
+  const long n = long(STARPU_VECTOR_GET_NX(buffers[0]));
   const float* w = vector_ptr<const float>(buffers[5]);
-  return {w, long(STARPU_VECTOR_GET_NX(buffers[0])) / (nrec > 0 ? nrec : 1), a.windowed ? w + nrec : nullptr};
+  const float* observed = vector_ptr<const float>(buffers[1]);
+  const bool split = long(STARPU_VECTOR_GET_NX(buffers[1])) == 2 * n;
+  return {w, n / (nrec > 0 ? nrec : 1), a.windowed ? w + nrec : nullptr, split ? observed + n : nullptr};
 }
 
 template <typename T>

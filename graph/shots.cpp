@@ -25,7 +25,7 @@ ImagingShot imaging_shot(int owner, const ShotProblem<T>& p, const ShotReads<T>&
   else
     d.store = shot_buffer(owner, p.store_size(), sizeof(T));
   d.final_state = shot_buffer(owner, 2 * p.grid_size(), sizeof(T));
-  d.observed = input_vector(owner, reads.observed, traces, sizeof(float));
+  d.observed = input_vector(owner, reads.observed, (reads.split_observed ? 2 : 1) * traces, sizeof(float));
   d.weights = input_vector(owner, reads.weights, std::size_t(p.nrec) * (reads.windowed ? 4 : 1), sizeof(float));
   d.residual = owned_vector(owner, nullptr, traces, sizeof(T));
   d.misfit = owned_vector(owner, misfit, 1, sizeof(double));

@@ -21,6 +21,8 @@ struct ShotReads {
   const float* observed = nullptr;  // nrec × nt observed traces (gradient and RTM only)
   const float* weights = nullptr;   // nrec trace weights (gradient and RTM only), then the windows'
   bool windowed = false;            // nrec × 3 values (every rank: the handle's size)
+  bool split_observed = false;      // `observed` holds 2 × nrec × nt floats: the samples, then their remainders
+                                    // (a float64 cotangent; every rank: the handle's size)
 };
 
 /// The data of a shot's forward task: what `model` computes.

@@ -71,6 +71,7 @@ struct TraceWeights {
   const float* weight = nullptr;
   long nt = 1;
   const float* window = nullptr;
+  const float* low = nullptr;  // the observed samples' remainders (observed + low: a float64 cotangent), or null
   SW_HD float at(long i) const { return weight ? weight[i / nt] : 1.0f; }
   /// W(t) of trace r (1 without windows).
   SW_HD double taper(long r, long t) const { return window ? window_taper(window + 3 * r, t) : 1.0; }
@@ -90,7 +91,8 @@ SW_HD T sample_value(double x) {
 template <typename T>
 SW_HD double weighted_residual(const T* synthetic, const float* observed, T* residual, long i, Mode mode,
                                TraceWeights w) {
-  const T r = adjoint_source(synthetic[i], observed[i], mode);
+  T r = adjoint_source(synthetic[i], observed[i], mode);
+  if (w.low) r = mode == Mode::kGradient ? r - T(w.low[i]) : r + T(w.low[i]);
   const float wi = w.at(i);
   if (!w.window) {
     residual[i] = T(wi) * r;

@@ -77,6 +77,16 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   // `end_state` receives u[nsteps], u[nsteps − 1] and the layers' arrays after the last step.
   const T* initial_state = nullptr;
   T* end_state = nullptr;
+  // The adjoint of such a propagation (each optional; kernels/shot_state.hpp converts): the
+  // backward sweep starts from `adjoint_start` (checkpoint_size() values: μ[N], μ[N+1] and the
+  // layers' α, β, a cotangent of the end state) before the last sample's adjoint sources are
+  // added, and leaves its last state (μ[0], μ[1], α, β) in `adjoint_end`, from which the
+  // initial state's cotangent follows; `source_gradient` (nsteps values) receives
+  // Σ_j w_j μ[m+1] at the source's nodes, ∂Φ/∂f[m] (the transpose of the injection). With an
+  // initial state, the layers' imaging of step 0 reads its u[−1].
+  const T* adjoint_start = nullptr;
+  T* adjoint_end = nullptr;
+  T* source_gradient = nullptr;
 
   SW_HD int store_slots() const {
     return checkpoint_every > 0 && checkpoint_every + 2 < nsteps + 1 ? checkpoint_every + 2 : nsteps + 1;

@@ -26,9 +26,10 @@ std::size_t cells(const ShotProblem<T>& p) {
   return std::size_t(p.nz) * std::size_t(p.ny) * std::size_t(p.nx);
 }
 
-/// Calls f(k, i, value) for each value the state `c` (checkpoint_size() values, laid out for
-/// `layout`) holds, k the dense array, i the cell's index in it, `value` a reference into `c`:
-/// every cell for u and u_prev, the cells of the dimension's layers for ψ and ζ.
+/// Calls f(k, i, value, z, y, x) for each value the state `c` (checkpoint_size() values, laid
+/// out for `layout`) holds, k the dense array, i the cell's index in it, `value` a reference
+/// into `c`, (z, y, x) the cell: every cell for u and u_prev, the cells of the dimension's
+/// layers for ψ and ζ.
 template <typename T, typename F>
 void for_each_value(const ShotProblem<T>& layout, T* c, F&& f) {
   ShotProblem<T> q = layout;
@@ -42,19 +43,19 @@ void for_each_value(const ShotProblem<T>& layout, T* c, F&& f) {
         const std::size_t i =
             (std::size_t(z) * std::size_t(q.ny) + std::size_t(y)) * std::size_t(q.nx) + std::size_t(x);
         const long g = a.cell(z, y, x);
-        f(0, i, const_cast<T&>(a.u[g]));
-        f(1, i, a.u_prev_next[g]);
+        f(0, i, const_cast<T&>(a.u[g]), z, y, x);
+        f(1, i, a.u_prev_next[g], z, y, x);
         if (a.z_layer(z)) {
-          f(2 + kz, i, a.cpml_z1[a.zi(z, y, x)]);
-          f(2 + d + kz, i, a.cpml_z2[a.zi(z, y, x)]);
+          f(2 + kz, i, a.cpml_z1[a.zi(z, y, x)], z, y, x);
+          f(2 + d + kz, i, a.cpml_z2[a.zi(z, y, x)], z, y, x);
         }
         if (ky >= 0 && a.y_layer(y)) {
-          f(2 + ky, i, a.cpml_y1[a.yi(z, y, x)]);
-          f(2 + d + ky, i, a.cpml_y2[a.yi(z, y, x)]);
+          f(2 + ky, i, a.cpml_y1[a.yi(z, y, x)], z, y, x);
+          f(2 + d + ky, i, a.cpml_y2[a.yi(z, y, x)], z, y, x);
         }
         if (a.x_layer(x)) {
-          f(2 + kx, i, a.cpml_x1[a.xi(z, y, x)]);
-          f(2 + d + kx, i, a.cpml_x2[a.xi(z, y, x)]);
+          f(2 + kx, i, a.cpml_x1[a.xi(z, y, x)], z, y, x);
+          f(2 + d + kx, i, a.cpml_x2[a.xi(z, y, x)], z, y, x);
         }
       }
 }
@@ -64,7 +65,8 @@ template <typename T, typename D>
 void to_dense(const ShotProblem<T>& layout, const T* c, D* dense) {
   const std::size_t n = cells(layout);
   for (std::size_t j = 0; j < std::size_t(components(layout)) * n; ++j) dense[j] = D(0);
-  for_each_value(layout, const_cast<T*>(c), [&](int k, std::size_t i, T& v) { dense[std::size_t(k) * n + i] = D(v); });
+  for_each_value(layout, const_cast<T*>(c),
+                 [&](int k, std::size_t i, T& v, int, int, int) { dense[std::size_t(k) * n + i] = D(v); });
 }
 
 /// State `c` (checkpoint_size() values, zeroed first) from dense arrays; a memory variable's
@@ -75,7 +77,7 @@ template <typename T, typename D>
 void from_dense(const ShotProblem<T>& layout, const D* dense, T* c) {
   for (std::size_t j = 0; j < layout.checkpoint_size(); ++j) c[j] = T(0);
   const std::size_t n = cells(layout);
-  for_each_value(layout, c, [&](int k, std::size_t i, T& v) { v = T(dense[std::size_t(k) * n + i]); });
+  for_each_value(layout, c, [&](int k, std::size_t i, T& v, int, int, int) { v = T(dense[std::size_t(k) * n + i]); });
   if (!layout.free_surface) return;
   const long o = layout.origin(), G = long(layout.grid_size());
   for (T* field : {c + o, c + G + o})
@@ -83,6 +85,53 @@ void from_dense(const ShotProblem<T>& layout, const D* dense, T* c) {
       for (int x = 0; x < layout.nx; ++x)
         stencil::mirror_free_surface(field, layout.plane, layout.pml_top, layout.halo, layout.nz,
                                      layout.row_offset(0, y) + x);
+}
+
+// ---- the adjoint through states (ShotProblem::adjoint_start, adjoint_end) ----
+// The backward sweep carries μ = v²Δt² λ and, in the layers, α = b·(the cotangent of ψ after
+// its update) and β = b·(that of ζ) (kernels/stencil.hpp, the adjoint step). A final state's
+// cotangent (g_u, g_uprev, g_ψ, g_ζ) therefore starts it as μ[N] = V g_u, μ[N+1] = −V g_uprev,
+// α = (b/a) g_ψ, β = (b/a) g_ζ (the first step's updates then make b times the cotangents
+// after the last forward step), and its end gives the initial state's: μ[0]/V, −μ[1]/V,
+// (a/b) α, (a/b) β. In the layers b < 0 and 0 < a < 1 (kernels' CPML: σ > 0 at every layer
+// cell), so both ratios are finite. The medium (vdt2, a, b) must be attached to `p`.
+
+/// b/a of dense array k's axis (k ≥ 2: ψ and ζ along z, (y,) x) at cell (z, y, x).
+template <typename T>
+double b_over_a(const ShotProblem<T>& p, int k, int z, int y, int x) {
+  const int d = (k - 2) % p.dim, axis = p.dim == 3 ? d : 2 * d;  // 0 z, 1 y, 2 x
+  if (axis == 0) return double(p.b_z[z]) / double(p.a_z[z]);
+  if (axis == 1) return double(p.b_y[y]) / double(p.a_y[y]);
+  return double(p.b_x[x]) / double(p.a_x[x]);
+}
+
+/// ShotProblem::adjoint_start (checkpoint_size() values) for a cotangent `g` of the end state
+/// (dense arrays, to_dense()'s layout).
+template <typename T, typename D>
+void adjoint_start_from(const ShotProblem<T>& p, const D* g, T* start) {
+  for (std::size_t j = 0; j < p.checkpoint_size(); ++j) start[j] = T(0);
+  const std::size_t n = cells(p);
+  const long o = p.origin();
+  for_each_value(p, start, [&](int k, std::size_t i, T& v, int z, int y, int x) {
+    const double gi = double(g[std::size_t(k) * n + i]);
+    const double V = double(p.vdt2[o + p.row_offset(z, y) + x]);
+    v = T(k == 0 ? V * gi : k == 1 ? -V * gi : b_over_a(p, k, z, y, x) * gi);
+  });
+}
+
+/// The initial state's cotangent (dense arrays, zero where the state holds nothing) from
+/// ShotProblem::adjoint_end.
+template <typename T, typename D>
+void initial_cotangent_from(const ShotProblem<T>& p, const T* end, D* g) {
+  const std::size_t n = cells(p);
+  for (std::size_t j = 0; j < std::size_t(components(p)) * n; ++j) g[j] = D(0);
+  const long o = p.origin();
+  for_each_value(p, const_cast<T*>(end), [&](int k, std::size_t i, T& v, int z, int y, int x) {
+    const double V = double(p.vdt2[o + p.row_offset(z, y) + x]);
+    g[std::size_t(k) * n + i] = D(k == 0   ? double(v) / V
+                                  : k == 1 ? -double(v) / V
+                                           : double(v) / b_over_a(p, k, z, y, x));
+  });
 }
 
 }  // namespace starwave::state

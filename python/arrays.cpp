@@ -115,7 +115,8 @@ Model to_model(const py::object& vp, const py::object& spacing, const py::object
 }
 
 Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py::object& sources,
-                 const py::object& receivers, const py::object& receiver_counts, const py::object& weights) {
+                 const py::object& receivers, const py::object& receiver_counts, const py::object& weights,
+                 Precision precision) {
   Survey s;
   s.dim = m.dim;
   if (!(std::isfinite(dt) && dt > 0)) throw InputError("dt: must be a positive number of seconds");
@@ -136,6 +137,9 @@ Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py:
   s.nt = w.shape(w.ndim() - 1);
   const py::ssize_t rows = w.ndim() == 1 ? 1 : nshots;
   for (py::ssize_t r = 0; r < rows; ++r) s.wavelets.emplace_back(w.data() + r * s.nt, w.data() + (r + 1) * s.nt);
+  if (precision == Precision::kDouble)  // a float64 run propagates the wavelet as given
+    for (py::ssize_t r = 0; r < rows; ++r)
+      s.exact_wavelets.emplace_back(w.data() + r * s.nt, w.data() + (r + 1) * s.nt);
 
   const auto rec = doubles(receivers, "receivers");
   const bool shared = rec.ndim() == 2;
@@ -179,7 +183,7 @@ Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py:
   return s;
 }
 
-void set_observed(Survey& s, const py::object& observed, const std::string& name) {
+void set_observed(Survey& s, const py::object& observed, const std::string& name, bool keep_remainders) {
   const py::array arr = py::array::ensure(observed);
   if (!arr || (arr.dtype().kind() != 'f' && arr.dtype().kind() != 'i'))
     throw InputError(name + ": an array of real numbers");
@@ -196,6 +200,10 @@ void set_observed(Survey& s, const py::object& observed, const std::string& name
   for (std::size_t i = 0; i < s.data.size(); ++i)
     if (!std::isfinite(s.data[i]))
       throw InputError(name + ": NaN or Inf in shot " + std::to_string(i / (std::size_t(s.nrec()) * s.nt)));
+  if (!keep_remainders || arr.dtype().kind() != 'f' || arr.dtype().itemsize() != 8) return;
+  const auto full = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(arr);
+  s.data_low.resize(s.data.size());
+  for (std::size_t i = 0; i < s.data.size(); ++i) s.data_low[i] = float(full.data()[i] - double(s.data[i]));
 }
 
 py::array_t<double> model_array(const Model& m, const std::vector<double>& values) {

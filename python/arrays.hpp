@@ -27,12 +27,16 @@ Precision precision_of(const py::object& vp);
 /// The acquisition: `wavelet` (nt,) or (nshots, nt), sampled at `dt` s; `sources` (nshots,
 /// ndim) and `receivers` (nrec, ndim) or (nshots, nrec, ndim) in m as [z, x] or [z, y, x];
 /// `receiver_counts` (nshots,): shot s records with its first counts[s] receivers (ragged);
-/// `weights` (nrec,) or (nshots, nrec) trace weights ≥ 0.
+/// `weights` (nrec,) or (nshots, nrec) trace weights ≥ 0. A double-precision run propagates the
+/// wavelet in double (Survey::exact_wavelets), a single-precision one as the command line does.
 Survey to_survey(const Model& m, double dt, const py::object& wavelet, const py::object& sources,
-                 const py::object& receivers, const py::object& receiver_counts, const py::object& weights);
+                 const py::object& receivers, const py::object& receiver_counts, const py::object& weights,
+                 Precision precision = Precision::kSingle);
 /// `observed` (nshots, nrec, nt) into the survey's data: finite values only; `name` names the
-/// argument in a refusal.
-void set_observed(Survey& s, const py::object& observed, const std::string& name = "observed");
+/// argument in a refusal. `keep_remainders`: a float64 array's values beyond float32 too
+/// (Survey::data_low: a double-precision cotangent enters in double).
+void set_observed(Survey& s, const py::object& observed, const std::string& name = "observed",
+                  bool keep_remainders = false);
 
 /// An array of exactly `shape` (any layout, any real dtype) as C-ordered doubles, every value
 /// finite (ValueError naming `name` otherwise).

@@ -205,7 +205,7 @@ py::object model(const Numerics& n, const py::object& vp, const py::object& spac
                  bool final_state) {
   const NumericalOptions o = options(vp, n);
   const Model m = python::to_model(vp, spacing, origin);
-  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
+  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none(), o.precision);
   check_modeling_inputs(m, s, o);
   if (initial_state.is_none() && !final_state) {
     if (o.precision == Precision::kDouble)  // the traces as computed, to differentiate them (vjp)
@@ -245,7 +245,7 @@ py::array born(const Numerics& n, const py::object& vp, const py::object& dv, co
       if (!std::isfinite(perturbation[i])) throw InputError("dv: holds a value that is not finite");
     }
   }
-  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none());
+  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none(), o.precision);
   check_modeling_inputs(m, s, o);
   const std::vector<double> j = working([&] { return born_shots_exact(m, perturbation, s, o); });
   if (o.precision == Precision::kDouble) return traces_array(s, j);
@@ -264,8 +264,10 @@ ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object
                        const py::object& observed, const py::object& origin, const py::object& receiver_counts,
                        const py::object& weights, const char* data_name = "observed") {
   ImagingRun run{options(vp, n), python::to_model(vp, spacing, origin), {}};
-  run.s = python::to_survey(run.m, dt, wavelet, sources, receivers, receiver_counts, weights);
-  python::set_observed(run.s, observed, data_name);
+  run.s = python::to_survey(run.m, dt, wavelet, sources, receivers, receiver_counts, weights, run.o.precision);
+  // vjp's cotangent in a double run enters in double (the other data as the command line reads them).
+  python::set_observed(run.s, observed, data_name,
+                       std::string(data_name) == "cotangent" && run.o.precision == Precision::kDouble);
   check_imaging_inputs(run.m, run.s, run.o);
   return run;
 }
@@ -387,7 +389,7 @@ PYBIND11_MODULE(_starwave, mod) {
            arg("misfit") = "l2", arg("store_compression") = "none");
   def_call(mod, "vjp", &vjp,
            "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
-           "cotangent (nshots, nrec, nt) enters in float32). layers=False: without the absorbing layers' share "
+           "cotangent (nshots, nrec, nt) enters in vp's precision). layers=False: without the absorbing layers' share "
            "on the edge cells (the transpose of born(…, layers=False)). store_compression: as gradient's.",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),

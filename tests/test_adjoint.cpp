@@ -3,6 +3,7 @@
 // transposes, and a Taylor test of the gradient (the stores: tests/test_adjoint_store.cpp, the same
 // executable).
 #include "kernels/cpu/born.hpp"
+#include "kernels/shot_state.hpp"
 #include "tests/adjoint_fixture.hpp"
 
 namespace starwave::test {
@@ -250,6 +251,118 @@ TEST_P(Taylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded) {
     EXPECT_NEAR(std::log2(r2[k - 1] / r2[k]), 2.0, 0.05) << "second-order remainder, halving " << k;
   EXPECT_LT(r2.back(), 0.01 * r1.back()) << "the gradient predicts the first-order change";
   EXPECT_NEAR(std::log2(r1[r1.size() - 2] / r1.back()), 1.0, 0.1) << "first-order remainder, last halving";
+}
+
+/// A shot that starts from a random state (its memory variables in their layers) with random
+/// source samples, and keeps its end state: its traces and end state (dense), the state and
+/// samples it started from.
+template <int Order, typename T>
+struct StateRun {
+  Shot<T> s;
+  std::vector<T> start, end, samples;
+  std::vector<double> x0, xn;  // the initial and the end state, dense
+  StateRun(const Model& m, const Survey& sv, const NumericalOptions& o)
+      : s(m, sv, o, ShotProblem<T>::kStoreBoundary),
+        start(s.p().checkpoint_size()),
+        end(s.p().checkpoint_size()),
+        samples(random_vector<T>(std::size_t(s.p().nsteps), 1)) {
+    ShotProblem<T>& p = s.p();
+    const std::vector<double> r = random_vector<double>(state::cells(p) * std::size_t(state::components(p)), 5);
+    state::from_dense(p, r.data(), start.data());  // then back: zero where the state holds nothing
+    x0.resize(r.size());
+    xn.resize(r.size());
+    for (T& v : start) v *= T(1e-3);
+    state::to_dense(p, start.data(), x0.data());
+    std::copy(samples.begin(), samples.end(), s.ps->in.signals.begin());
+    p.initial_state = start.data();
+    p.end_state = end.data();
+    forward<Order>(s);
+    state::to_dense(p, end.data(), xn.data());
+  }
+};
+
+/// ⟨M x, y⟩ against ⟨x, Mᵀ y⟩ for the map M from (the initial state, the source samples) to
+/// (the traces, the end state), through the adjoint's start and end (kernels/shot_state.hpp)
+/// and its source gradient.
+template <int Order, typename T>
+double state_dot(int dim) {
+  const Model m = test_model(dim);
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = dim == 3 ? 6 : 10;
+  StateRun<Order, T> run(m, test_survey(m, false), o);
+  ShotProblem<T>& p = run.s.p();
+  const std::vector<T> r = random_vector<T>(run.s.ps->traces.size(), 2);
+  const std::vector<double> gy = random_vector<double>(run.xn.size(), 3);
+  std::vector<T> astart(p.checkpoint_size()), aend(p.checkpoint_size());
+  state::adjoint_start_from(p, gy.data(), astart.data());
+  p.adjoint_start = astart.data();
+  p.adjoint_end = aend.data();
+  std::vector<T> corr, illum, adj;
+  adjoint<Order>(run.s, r, corr, illum, adj);
+  std::vector<double> gx(run.x0.size());
+  state::initial_cotangent_from(p, aend.data(), gx.data());
+  double lhs = 0, rhs = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) lhs += double(run.s.ps->traces[i]) * double(r[i]);
+  for (std::size_t i = 0; i < gy.size(); ++i) lhs += run.xn[i] * gy[i];
+  for (std::size_t i = 0; i < adj.size(); ++i) rhs += double(run.samples[i]) * double(adj[i]);
+  for (std::size_t i = 0; i < gx.size(); ++i) rhs += run.x0[i] * gx[i];
+  return std::abs(lhs - rhs) / std::max(std::abs(lhs), std::abs(rhs));
+}
+
+TEST(Adjoint, StateAndSourceMapDotProduct) {
+  for (int dim : kDims) {
+    const std::string what = std::to_string(dim) + "-D";
+    EXPECT_LE((state_dot<8, double>(dim)), 1e-10) << "order 8, " << what;
+    EXPECT_LE((state_dot<4, double>(dim)), 1e-10) << "order 4, " << what;
+    EXPECT_LE((state_dot<2, double>(dim)), 1e-10) << "order 2, " << what;
+    EXPECT_LE((state_dot<8, float>(dim)), 1e-4) << "float order 8, " << what;
+  }
+}
+
+TEST(Adjoint, GradientFromAStateThroughTheEndStatePredictsToSecondOrder) {
+  // Φ(v) = ⟨r, d(v)⟩ + ⟨g, S_N(v)⟩ from a non-zero initial state: the gradient holds the
+  // end state's cotangent (the sweep's start) and u[−1] in the layers' term of step 0.
+  for (int dim : kDims) {
+    const Model m = test_model(dim);
+    NumericalOptions o;
+    o.order = 8;
+    o.pml_width = dim == 3 ? 6 : 10;
+    o.precision = Precision::kDouble;
+    const Survey sv = test_survey(m, false);
+    o.internal_dt = choose_time_step(m, sv, o).dt;
+    o.pml_velocity = m.vmax() + 100;
+    auto phi = [&](const Model& mv, std::vector<double>* gradient) {
+      StateRun<8, double> run(mv, sv, o);
+      const std::vector<double> r = random_vector<double>(run.s.ps->traces.size(), 2);
+      const std::vector<double> gy = random_vector<double>(run.xn.size(), 3);
+      double J = 0;
+      for (std::size_t i = 0; i < r.size(); ++i) J += run.s.ps->traces[i] * r[i];
+      for (std::size_t i = 0; i < gy.size(); ++i) J += run.xn[i] * gy[i];
+      if (gradient) {
+        ShotProblem<double>& p = run.s.p();
+        std::vector<double> astart(p.checkpoint_size()), corr, illum, adj;
+        state::adjoint_start_from(p, gy.data(), astart.data());
+        p.adjoint_start = astart.data();
+        adjoint<8>(run.s, r, corr, illum, adj);
+        *gradient = gradient_of(mv, corr);
+      }
+      return J;
+    };
+    std::vector<double> g;
+    const double J0 = phi(m, &g);
+    const std::vector<double> dv = edge_reaching(m);
+    double slope = 0;
+    for (std::size_t i = 0; i < dv.size(); ++i) slope += g[i] * dv[i];
+    std::vector<double> r2;
+    for (double h = 1; h > 1.0 / 64; h /= 2) {
+      Model mh = m;
+      for (std::size_t i = 0; i < dv.size(); ++i) mh.vp[i] += h * dv[i];
+      r2.push_back(std::abs(phi(mh, nullptr) - J0 - h * slope));
+    }
+    for (std::size_t k = 1; k < r2.size(); ++k)
+      EXPECT_NEAR(std::log2(r2[k - 1] / r2[k]), 2.0, 0.05) << dim << "-D, second-order remainder, halving " << k;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dimensions, Taylor,

@@ -315,6 +315,76 @@ TEST(CudaEmulation, StartsFromAStateAndHandsOnItsLastWithTheCpusBits) {
   expect_states_match<float>(true, false);
 }
 
+/// The adjoint through states (kernels/shot.hpp: initial_state, adjoint_start, adjoint_end,
+/// source_gradient) after a forward from a state: the CPU kernel and the emulated launches give
+/// the same correlation, illumination, sweep's end and source gradient, with each store.
+template <typename T>
+void expect_state_adjoint_match(bool three_d, int storage, int checkpoint_every) {
+  const Model m = three_d ? constant_model_3d(11, 9, 13, 10, 1900) : constant_model(23, 31, 10, 1900);
+  auto at = [&](double z, double x) { return three_d ? Position{z, 40, x} : Position{z, x}; };
+  const Survey s = point_survey(at(50, 60), {at(10, 20), at(80, 100)}, 15, 1e-3, 0.04, three_d);
+  NumericalOptions o;
+  o.pml_width = 5;
+  o.precision = precision_of<T>();
+  std::vector<T> out[2][4];  // correlation, illumination, the sweep's end, the source gradient
+  for (int emulated : {0, 1}) {
+    auto ps = prepare_shot<T>(m, s, o);
+    ShotProblem<T>& p = ps->p;
+    p.storage = storage;
+    p.checkpoint_every = checkpoint_every;
+    ps->work.assign(p.adjoint_work_size(), T(0));
+    p.work = ps->work.data();
+    aligned_vector<T> store(p.store_size()), final_state(2 * p.grid_size()), checkpoints(p.checkpoints_size());
+    p.store = store.data();
+    p.final_state = final_state.data();
+    p.checkpoints = checkpoints.data();
+    const std::size_t n = state::cells(p) * std::size_t(state::components(p));
+    std::vector<double> dense(n), cotangent(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      dense[i] = 1e-3 * std::sin(0.37 * double(i));
+      cotangent[i] = std::cos(0.11 * double(i));
+    }
+    std::vector<T> start(p.checkpoint_size()), astart(p.checkpoint_size());
+    state::from_dense(p, dense.data(), start.data());
+    state::adjoint_start_from(p, cotangent.data(), astart.data());
+    p.initial_state = start.data();
+    out[emulated][2].assign(p.checkpoint_size(), T(0));
+    out[emulated][3].assign(std::size_t(p.nsteps), T(0));
+    out[emulated][0].assign(std::size_t(p.model_cells()), T(0));
+    out[emulated][1].assign(std::size_t(p.model_cells()), T(0));
+    p.adjoint_start = astart.data();
+    p.adjoint_end = out[emulated][2].data();
+    p.source_gradient = out[emulated][3].data();
+    if (emulated) {
+      EmulatedExec ex;
+      const cpu::detail::FlushSubnormals<T> as_on_the_device;
+      ASSERT_TRUE((cuda_bodies::run_shot<8>(p, ex)));  // its traces are the residual, as below
+      ASSERT_TRUE((cuda_bodies::run_adjoint<8>(p, ps->traces.data(), out[1][0].data(), out[1][1].data(), ex)));
+    } else {
+      cpu::forward<8, T>(p);
+      cpu::adjoint<8, T>(p, ps->traces.data(), out[0][0].data(), out[0][1].data(), nullptr);
+    }
+  }
+  const std::string what = std::string(three_d ? "3-D" : "2-D") + ", storage " + std::to_string(storage) +
+                           ", checkpoints every " + std::to_string(checkpoint_every);
+  const char* names[4] = {"correlation", "illumination", "the sweep's end", "the source gradient"};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_GT(norm(std::vector<double>(out[0][k].begin(), out[0][k].end())), 0) << names[k] << ", " << what;
+    EXPECT_TRUE(same_bits(out[0][k].data(), out[1][k].data(), out[0][k].size()))
+        << names[k] << ", " << what << ", first difference at "
+        << first_difference(out[0][k].data(), out[1][k].data(), out[0][k].size());
+  }
+}
+
+TEST(CudaEmulation, AdjointThroughStatesGivesTheCpusBits) {
+  for (int storage : {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreFull})
+    for (int every : {0, 9}) {
+      expect_state_adjoint_match<double>(false, storage, every);
+      expect_state_adjoint_match<float>(false, storage, every);
+    }
+  expect_state_adjoint_match<float>(true, ShotProblem<float>::kStoreBoundary, 0);
+}
+
 TEST(CudaEmulation, ColumnRunsAlongZGiveTheSameBits) {
   // The u and μ launches stream down runs of planes per interior column: in 3-D runs of 2,
   // 4 and 11 planes cut the interior (of 21 planes with layers of 6, 15 under a free

@@ -231,7 +231,7 @@ TEST(Resampling, UpsampledWaveletKeepsOriginalSamplesAndIsSmooth) {
   const double dt = 2e-3;
   const std::vector<float> w = ricker(10, 0.15, dt, 200);
   const int k = 3;
-  const std::vector<double> u = upsample(w, k, 199 * k);
+  const std::vector<double> u = upsample(std::vector<double>(w.begin(), w.end()), k, 199 * k);
   for (int n = 0; n < 199; ++n) EXPECT_NEAR(u[std::size_t(n * k)], w[std::size_t(n)], 1e-6);
   // In-between samples follow the continuous Ricker to band-limited accuracy.
   for (int m = 1; m < 199 * k; m += k) {

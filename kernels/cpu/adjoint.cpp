@@ -8,7 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/propagate.hpp"  // load_initial_state
 #include "kernels/cpu/simd.hpp"
+#include "kernels/cpu/store_slots.hpp"
 #include "kernels/cpu/zfp_slot.hpp"
 #include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
@@ -175,62 +177,10 @@ void mirror(const ShotProblem<T>& p, T* u_grid) {
       stencil::mirror_free_surface(u_grid + p.origin(), p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
-/// Calls f(grid offset, slot offset, count, z, y, x) for the runs of consecutive cells of a
-/// store slot, (z, y, x) the first cell: each row piece of ShotProblem::store_blocks, in order.
-template <typename T, typename F>
-void for_slot_runs(const ShotProblem<T>& p, F&& f) {
-  typename ShotProblem<T>::StoreBlock b[ShotProblem<T>::kMaxStoreBlocks];
-  const int n = p.store_blocks(b);
-  long k = 0;
-  for (int i = 0; i < n; ++i)
-    for (int z = b[i].z0; z < b[i].z1; ++z)
-      for (int y = b[i].y0; y < b[i].y1; ++y, k += b[i].width)
-        f(p.row_offset(z, y) + b[i].x0, k, long(b[i].width), z, y, b[i].x0);
-}
-
-/// Values [k, k + n) of a 16-bit store slot, decoded into `out` (pack16's runs where they apply).
-template <typename T>
-void decode_slot(const ShotProblem<T>& p, const T* slot, long k, long n, T* out) {
-  const std::uint16_t* words = ShotProblem<T>::slot_words(slot) + k;
-  const int s = pack16::scale_exponent(slot[0]), c = p.compression;
-  if constexpr (std::is_same_v<T, float>) {
-    if (pack16::runs_apply(slot[0], s, c)) {
-      pack16::decode_run(words, out, n, s, c);
-      return;
-    }
-  }
-  for (long j = 0; j < n; ++j) out[j] = pack16::decode<T>(words[j], s, c);
-}
-
-/// Store slot m as the adjoint reads it: in the store (T or 16-bit words), or with a ZFP
-/// store its values decoded into place m mod 3 of p.zfp_window(), once while the steps that
-/// read it (m − 1, m, m + 1) run; `held` names the slot each place holds.
-template <typename T>
-const T* slot_for_reading(const ShotProblem<T>& p, int m, int* held) {
-  if (pack16::zfp_rate(p.compression) == 0) return p.store + p.slot_offset(m);
-  T* out = p.zfp_window() + std::size_t(m % 3) * p.zfp_values_size();
-  if (held[m % 3] != m) {
-    zfp_decode_slot(p, p.store + p.slot_offset(m), out);
-    held[m % 3] = m;
-  }
-  return out;
-}
-
-template <typename T>
-void restore_slot(const ShotProblem<T>& p, T* u, int m, int* held) {
-  T* uo = u + p.origin();
-  const T* slot = slot_for_reading(p, m, held);
-  if (!pack16::words16(p.compression)) {
-    for_slot_runs(
-        p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
-    return;
-  }
-  for_slot_runs(p, [&](long g, long k, long n, int, int, int) { decode_slot(p, slot, k, n, uo + g); });
-}
-
 /// The layers' share of step m's imaging (ShotProblem::layer_term): at every layer cell,
 /// acc += μ[m+1] (u[m+1] − 2u[m] + u[m−1]), the forward field from store slots m + 1, m
-/// and m − 1 (zero for m = 0); `acc` and `mu` are grid allocations.
+/// and m − 1 (for m = 0, u[−1]: the initial state's, or zero); `acc` and `mu` are grid
+/// allocations.
 template <typename T>
 void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held) {
   const T* next = slot_for_reading(p, m + 1, held);
@@ -238,9 +188,24 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held
   const T* prev = m >= 1 ? slot_for_reading(p, m - 1, held) : nullptr;
   const T* mo = mu + p.origin();
   T* ao = acc + p.origin();
+  const T* before = m == 0 && p.initial_state ? p.initial_state + p.grid_size() + p.origin() : nullptr;  // u[−1]
   auto run = [&](long g, long k, int from, int to) {
     T* __restrict a = ao + g;
     const T* __restrict l = mo + g;
+    if (before) {  // step 0 from a state: u[−1] from the grid, the slots as below
+      for (int j = from; j < to; ++j) {
+        T n1, n0;
+        if (pack16::words16(p.compression)) {
+          decode_slot(p, next, k + j, 1, &n1);
+          decode_slot(p, now, k + j, 1, &n0);
+        } else {
+          n1 = next[k + j];
+          n0 = now[k + j];
+        }
+        a[j] = ShotProblem<T>::layer_term(a[j], l[j], n1, n0, before[g + j]);
+      }
+      return;
+    }
     if (pack16::words16(p.compression)) {  // the same terms, decoded a piece at a time
       constexpr int kPiece = 256;
       T n1[kPiece], n0[kPiece], p0[kPiece];
@@ -291,12 +256,9 @@ void rerun_interval(const ShotProblem<T>& p, T* scratch, int j) {
   const int L = p.checkpoint_every, first = j == 0 ? 0 : j * L - 1, last = std::min(p.nsteps, (j + 1) * L);
   if (j == 0) {
     std::memset(scratch, 0, p.work_size() * sizeof(T));
+    load_initial_state(q, u, up);
   } else {
-    const std::size_t G = p.grid_size();
-    const T* c = p.checkpoints + std::size_t(j - 1) * p.checkpoint_size();
-    std::memcpy(u, c, G * sizeof(T));
-    std::memcpy(up, c + G, G * sizeof(T));
-    std::memcpy(q.cpml_z1(), c + 2 * G, (p.checkpoint_size() - 2 * G) * sizeof(T));
+    load_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size());
   }
   save_slot(q, u, first);
   for (int m = first; m < last; ++m) {
@@ -515,7 +477,8 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
     std::memcpy(u_next, p.final_state, G * sizeof(T));
     std::memcpy(u, p.final_state + G, G * sizeof(T));
-    inject_residual(p, residual, mu, N);  // μ[N] = v²Δt² g[N]
+    if (p.adjoint_start) load_state(p, mu, mu_next, p.adjoint_start);  // μ[N], μ[N+1], α, β
+    inject_residual(p, residual, mu, N);                               // μ[N] += v²Δt² g[N]
     mirror(p, mu);
     // The sums start from the caller's values, as the CUDA launches add to them step by step:
     // the same bits whatever they hold (a sum that ends at −0 stays −0).
@@ -526,6 +489,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   }
 
   const int L = p.checkpoint_every, K = p.intervals();
+  T* const at_source = source_adjoint ? source_adjoint : p.source_gradient;
   T* rerun = illum + G;        // a forward's arrays, with checkpoints
   int held[3] = {-1, -1, -1};  // a ZFP store's decoded slots (slot_for_reading)
   for (int m = hi - 1; m >= lo; --m) {
@@ -545,16 +509,17 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
       restore_slot(p, u_next, m - 1, held);
       std::swap(u, u_next);
     }
-    if (source_adjoint) {  // the transpose of the injection: Σ_j w_j μ[m+1] at node j
+    if (at_source) {  // the transpose of the injection: Σ_j w_j μ[m+1] at node j
       T acc = p.nsrc > 0 ? p.source_weight[0] * mu[o + p.source_node[0]] : T(0);
       for (int j = 1; j < p.nsrc; ++j) acc += p.source_weight[j] * mu[o + p.source_node[j]];
-      source_adjoint[m] = acc;
+      at_source[m] = acc;
     }
     inject_residual(p, residual, mu_next, m);
     mirror(p, mu_next);
     std::swap(mu, mu_next);
   }
   if (lo > 0) return;
+  if (p.adjoint_end) save_state(p, mu, mu_next, p.adjoint_end);  // μ[0], μ[1], α, β
   for_model_cells(p, [&](long k, long i, int z, int y, int x) {
     correlation[k] = corr[i];
     illumination[k] = illum[i];

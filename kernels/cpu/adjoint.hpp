@@ -21,8 +21,9 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);
 ///   illumination += Σ_m u[m]²                      (m = 0 … nsteps)
 /// With L u + f = (u[m+1] − 2u[m] + u[m−1]) / (v²Δt²), the correlation is the zero-lag
 /// correlation of λ with the forward field's second time difference. `source_adjoint`
-/// (nsteps values, optional) receives μ[m+1] at the source: the transpose of the map from
-/// source samples to traces. p.work must hold adjoint_work_size() values.
+/// (nsteps values, optional; else p.source_gradient) receives μ[m+1] at the source: the
+/// transpose of the map from source samples to traces. p.adjoint_start, p.adjoint_end and
+/// p.initial_state: kernels/shot.hpp. p.work must hold adjoint_work_size() values.
 template <int Order, typename T>
 void adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, T* source_adjoint);
 

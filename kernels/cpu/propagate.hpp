@@ -34,16 +34,27 @@ template <int Order, typename T>
 void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,
                T* du_prev_next, const T* scatter, T source_value, T* row);
 
-/// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1] (grid
-/// allocations), then the layer arrays of p.work. Internal linkage: each instruction-set
-/// level's copy stays its own (tests/check_levels.sh).
+/// A state in a checkpoint's layout (ShotProblem::checkpoint_size()): u and up (grid
+/// allocations), then the layer arrays of p.work, saved into `to` or loaded from `from`.
+/// Internal linkage: each instruction-set level's copy stays its own (tests/check_levels.sh).
+template <typename T>
+static void save_state(const ShotProblem<T>& p, const T* u, const T* up, T* to) {
+  const std::size_t G = p.grid_size();
+  std::memcpy(to, u, G * sizeof(T));
+  std::memcpy(to + G, up, G * sizeof(T));
+  std::memcpy(to + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
+}
+template <typename T>
+static void load_state(const ShotProblem<T>& p, T* u, T* up, const T* from) {
+  const std::size_t G = p.grid_size();
+  std::memcpy(u, from, G * sizeof(T));
+  std::memcpy(up, from + G, G * sizeof(T));
+  std::memcpy(p.cpml_z1(), from + 2 * G, (p.checkpoint_size() - 2 * G) * sizeof(T));
+}
+/// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1].
 template <typename T>
 static void save_checkpoint(const ShotProblem<T>& p, const T* u, const T* up, int m) {
-  const std::size_t G = p.grid_size();
-  T* c = p.checkpoints + std::size_t((m + 1) / p.checkpoint_every - 1) * p.checkpoint_size();
-  std::memcpy(c, u, G * sizeof(T));
-  std::memcpy(c + G, up, G * sizeof(T));
-  std::memcpy(c + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
+  save_state(p, u, up, p.checkpoints + std::size_t((m + 1) / p.checkpoint_every - 1) * p.checkpoint_size());
 }
 
 /// What a forward keeps of u for the adjoint, the same for forward_steps and born_steps:
@@ -72,22 +83,13 @@ static void keep_final(const ShotProblem<T>& p, const T* u, const T* up, int hi)
     std::memcpy(p.final_state, u, p.grid_size() * sizeof(T));
     std::memcpy(p.final_state + p.grid_size(), up, p.grid_size() * sizeof(T));
   }
-  if (p.end_state) {  // the whole state, in a checkpoint's layout
-    const std::size_t G = p.grid_size();
-    std::memcpy(p.end_state, u, G * sizeof(T));
-    std::memcpy(p.end_state + G, up, G * sizeof(T));
-    std::memcpy(p.end_state + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
-  }
+  if (p.end_state) save_state(p, u, up, p.end_state);  // the whole state
 }
 /// A start from p.initial_state (if set) instead of rest, after the work arrays are zeroed:
 /// u[0] into `u`, u[−1] into `up`, the layer arrays into p.work's.
 template <typename T>
 static void load_initial_state(const ShotProblem<T>& p, T* u, T* up) {
-  if (!p.initial_state) return;
-  const std::size_t G = p.grid_size();
-  std::memcpy(u, p.initial_state, G * sizeof(T));
-  std::memcpy(up, p.initial_state + G, G * sizeof(T));
-  std::memcpy(p.cpml_z1(), p.initial_state + 2 * G, (p.checkpoint_size() - 2 * G) * sizeof(T));
+  if (p.initial_state) load_state(p, u, up, p.initial_state);
 }
 
 }  // namespace starwave::cpu

@@ -111,8 +111,11 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   if (!p.layer_point(z, y, x)) return;
   const long i = long(z) * b.stored.zstep + long(y) * b.stored.ystep + x;
   const StoreCells& sc = b.stored;
-  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], sc.load(p.store, m + 1, t), sc.load(p.store, m, t),
-                                        m >= 1 ? sc.load(p.store, m - 1, t) : T(0));
+  // u[−1] at step 0: the initial state's (its second grid), or zero.
+  const T before = m >= 1            ? sc.load(p.store, m - 1, t)
+                   : p.initial_state ? p.initial_state[long(p.grid_size()) + p.origin() + i]
+                                     : T(0);
+  b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], sc.load(p.store, m + 1, t), sc.load(p.store, m, t), before);
 }
 
 /// Alpha launch, thread t: the α pass at layer cell t < layer_cells; then (full storage,
@@ -200,12 +203,18 @@ BackwardStep<T> backward_base(const ShotProblem<T>& p, const T* residual, T* cor
   return base;
 }
 
-/// Before the first backward step: μ[N] (the adjoint sources of the last sample, mirrored:
-/// the μ launch without its update, into `mu_next`) and the last state's illumination (of
-/// `un`, u[N] at cell (0, 0, 0)).
+/// Before the first backward step: the final state into `u_next` and `u` (u[N], u[N−1]: grid
+/// allocations), p.adjoint_start (if set) into μ[N], μ[N+1], α, β; μ[N] (the adjoint sources of
+/// the last sample, mirrored: the μ launch without its update, into `mu`) and the last state's
+/// illumination.
 template <int Order, typename T, typename Exec>
-void issue_adjoint_start(const BackwardStep<T>& base, const ShotProblem<T>& p, T* mu_next, T* mu, const T* un,
+void issue_adjoint_start(const BackwardStep<T>& base, const ShotProblem<T>& p, T* mu_next, T* mu, T* u_next, T* u,
                          const InteriorRuns& in, const stencil::LayerBox& rim, Exec& ex) {
+  const std::size_t G = p.grid_size();
+  copy_grid("adjoint final state", p.final_state, u_next, G, ex);
+  copy_grid("adjoint final state", p.final_state + G, u, G, ex);
+  if (p.adjoint_start) load_state(p, mu, mu_next, p.adjoint_start, "adjoint start", ex);
+  const T* un = u_next + p.origin();
   BackwardStep<T> b = base;
   b.a = stencil::make_step_args(p, mu_next, mu);  // only u_prev_next (μ[N]) and vdt2 are used
   b.step = Step{nullptr, nullptr, p.nsteps, 0};
@@ -242,6 +251,21 @@ void issue_edge_fold(const BackwardStep<T>& base, const ShotProblem<T>& p, Exec&
       base.model_cells);
 }
 
+/// Backward step b.step's source gradient (ShotProblem::source_gradient): Σ_j w_j μ[m+1] at
+/// the source's nodes, in their order (cpu::adjoint_steps's).
+template <typename T, typename Exec>
+void issue_source_gradient(const BackwardStep<T>& b, const ShotProblem<T>& p, Exec& e) {
+  e.sweep1d(
+      "adjoint source gradient",
+      [=] SW_LAMBDA(long) {
+        const T* mu = b.a.u;
+        T acc = p.nsrc > 0 ? p.source_weight[0] * mu[p.source_node[0]] : T(0);
+        for (int j = 1; j < p.nsrc; ++j) acc += p.source_weight[j] * mu[p.source_node[j]];
+        p.source_gradient[b.step.m()] = acc;
+      },
+      1);
+}
+
 /// One shot's backward steps hi − 1 … lo as a sequence of launches, the same operations as
 /// cpu::adjoint_steps(): `p` as there (store and final state from run_shot, work of
 /// adjoint_work_size(), the state kept there between calls; hi = nsteps starts, lo = 0
@@ -261,17 +285,13 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   T* u_next = u_odd ? pair + G : pair;
   T* u = u_odd ? pair : pair + G;
   int* clocks = p.clocks();
-  if (begin) {
-    copy_grid("adjoint final state", p.final_state, u_next, G, ex);
-    copy_grid("adjoint final state", p.final_state + G, u, G, ex);
-  }
   const long o = p.origin();
   const BackwardStep<T> base = backward_base(p, residual, corr, illum, pair + 2 * G + o);
   // The μ launches: interior runs out of the rim's reach, then the rim's cells.
   const stencil::LayerBox rim = stencil::make_step_args(p, mu_next, mu).widened(p.halo);
   const InteriorRuns in = InteriorRuns::of(rim, interior_run(p));
   const long mu_threads = in.threads + rim.layer_cells();
-  if (begin) issue_adjoint_start<Order>(base, p, mu_next, mu, u_next + o, in, rim, ex);
+  if (begin) issue_adjoint_start<Order>(base, p, mu_next, mu, u_next, u, in, rim, ex);
   // Backward step `step`'s launches; `recreate`: whether its m ≥ 1 re-creates u[m−1].
   auto issue_step = [&](Exec& e, Step step, bool recreate) {
     BackwardStep<T> b = base;
@@ -286,6 +306,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     e.sweep1d(
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
+    if (p.source_gradient) issue_source_gradient(b, p, e);  // before the μ launch moves the clock on
     if (marches(p))  // 3-D: every cell in tiles marching down z, each with its rim's terms
       e.march("adjoint mu (marching)",
               march_over<Order>(b.a, p.march_planes, step, [=] SW_LAMBDA(int m, int z, int y, int x) {
@@ -324,6 +345,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
   }
   if (lo == 0 && p.layer_share()) issue_edge_fold(base, p, ex);
+  if (lo == 0 && p.adjoint_end) save_state(p, mu, mu_next, p.adjoint_end, "adjoint end", ex);  // μ[0], μ[1], α, β
   return ex.ok();
 }
 

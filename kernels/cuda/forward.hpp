@@ -255,6 +255,7 @@ void issue_rerun(const ShotProblem<T>& p, T* scratch, int j, Exec& ex) {
             last = p.nsteps < (j + 1) * L ? p.nsteps : (j + 1) * L;
   if (j == 0) {
     ex.zero(scratch, p.work_size());
+    if (p.initial_state) load_state(q, u, up, p.initial_state, "adjoint re-run from the initial state", ex);
   } else {
     load_state(q, u, up, p.checkpoints + std::size_t(j - 1) * p.checkpoint_size(), "adjoint re-run from a checkpoint",
                ex);

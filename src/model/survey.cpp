@@ -45,6 +45,13 @@ void Survey::validate(const std::string& where) const {
     throw InputError(where + ": /data must have shape (nshots, nrec, nt)");
 }
 
+std::vector<double> Survey::source_wavelet(int shot) const {
+  if (!exact_wavelets.empty())
+    return exact_wavelets.size() == 1 ? exact_wavelets[0] : exact_wavelets[std::size_t(shot)];
+  const std::vector<float>& w = wavelet(shot);
+  return std::vector<double>(w.begin(), w.end());
+}
+
 std::vector<float> Survey::trace_weights(int shot) const {
   const std::size_t n = std::size_t(nrec());
   std::vector<float> w(n, 1.0f);
@@ -79,6 +86,11 @@ const float* Survey::observed(int shot) const {
     slot = std::size_t(it - data_shots.begin());
   }
   return data.data() + slot * std::size_t(nrec()) * std::size_t(nt);
+}
+
+const float* Survey::observed_low(int shot) const {
+  const float* o = observed(shot);
+  return o && data_low.size() == data.size() ? data_low.data() + (o - data.data()) : nullptr;
 }
 
 std::vector<float> ricker(double f, double delay, double dt, int64_t nt) {

@@ -370,7 +370,7 @@ PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos
   return nodes_of(med, m, pos, what, true);
 }
 
-std::vector<double> upsample(const std::vector<float>& w, int k, int count) {
+std::vector<double> upsample(const std::vector<double>& w, int k, int count) {
   std::vector<double> out(std::size_t(count), 0.0);
   if (k == 1) {
     for (int m = 0; m < count && m < int(w.size()); ++m) out[std::size_t(m)] = w[std::size_t(m)];
@@ -398,7 +398,7 @@ std::vector<double> upsample(const std::vector<float>& w, int k, int count) {
 template <typename T>
 ShotInputs<T> shot_inputs(const Medium<T>& med, const Model& m, const Survey& s, const TimeStepping& ts, int shot) {
   ShotInputs<T> in;
-  const std::vector<double> src = upsample(s.wavelet(shot), ts.k, ts.nsteps);
+  const std::vector<double> src = upsample(s.source_wavelet(shot), ts.k, ts.nsteps);
   const double delta_h = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
   const PointNodes source = point_nodes(med, m, s.sources[std::size_t(shot)], "source " + std::to_string(shot));
   const auto& rec = s.receivers_of(shot);

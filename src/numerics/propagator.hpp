@@ -164,6 +164,6 @@ ShotInputs<T> point_counts(const Medium<T>& med, const Model& m, const Survey& s
 
 /// Band-limited resampling of `w` (interval dt) at interval dt/k, `count` samples
 /// (windowed-sinc interpolation; exact at the original samples).
-std::vector<double> upsample(const std::vector<float>& w, int k, int count);
+std::vector<double> upsample(const std::vector<double>& w, int k, int count);
 
 }  // namespace starwave

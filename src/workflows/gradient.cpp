@@ -208,7 +208,8 @@ class Evaluation {
     ShotHoldings h;
     const std::uint64_t sums = std::uint64_t(run_.layout.illumination_sums());  // [image | illumination …]
     h.per_shot = t * (std::uint64_t(run_.time.nsteps) + (reference_ ? 3 : 2) * traces_ + (2 + 2 * sums) * region_) +
-                 sizeof(float) * (traces_ + std::uint64_t(s_.nrec()) * (s_.windows.empty() ? 1 : 4)) +
+                 sizeof(float) * ((s_.data_low.empty() ? 1 : 2) * traces_ +
+                                  std::uint64_t(s_.nrec()) * (s_.windows.empty() ? 1 : 4)) +
                  points_bytes<T>(run_.layout, most_point_nodes(m_, s_)) + sizeof(double);
     h.shared = t * (run_.medium.buffer.size() + ref_medium_.buffer.size() + region_ +
                     (1 + sums) * region_ * std::uint64_t(Tree::most_held(int(count))));
@@ -231,9 +232,10 @@ class Evaluation {
     }
     const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
     const ShotProblem<T>& p = x.problem;
-    std::vector<float> weights, streamed;
+    std::vector<float> weights, streamed, split;
     graph::ShotReads<T> reads;
     reads.windowed = !s_.windows.empty();
+    reads.split_observed = !born_ && !s_.data_low.empty();  // a float64 cotangent: samples, then remainders
     if (owner == graph::rank()) {
       weights = s_.trace_weights(shot);
       const std::vector<float> windows = s_.trace_windows(shot);
@@ -246,7 +248,15 @@ class Evaluation {
                              std::to_string(streamed.size()) + " samples, not " + std::to_string(traces_));
         observed = streamed.data();
       }
-      reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed, weights.data(), reads.windowed};
+      if (reads.split_observed && observed) {  // [samples | remainders], as the misfit task reads them
+        split.assign(observed, observed + traces_);
+        const float* low = s_.observed_low(shot);
+        if (!low) throw RuntimeError("imaging: shot " + std::to_string(shot) + " has no remainders of its cotangent");
+        split.insert(split.end(), low, low + traces_);
+        observed = split.data();
+      }
+      reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed,
+               weights.data(),        reads.windowed,          reads.split_observed};
     }
     graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
     const int intervals = int(h.intervals.size());  // a split store: a task per interval

@@ -145,3 +145,23 @@ def test_what_is_not_differentiated_is_refused():
     out = sw.scalar(v, 5.0, 0.001, amp, src, rec, wavefield_0=torch.ones(2, 80, 90, dtype=v.dtype))
     with pytest.raises(NotImplementedError, match="non-zero initial state"):
         out[-1].square().sum().backward()
+
+
+def test_a_float64_run_takes_its_wavelet_and_cotangent_in_double():
+    """⟨J dv, c⟩ = ⟨dv, vjp(c)⟩ to 1e-12 with a float64 cotangent and wavelet that float32 cannot hold
+    (in float32 they would agree to ~1e-8 only); the wavelet's last bits reach the data."""
+    rng = np.random.default_rng(0)
+    v = 2000 + 200 * rng.random((30, 40))
+    w = ricker(300, 0.001) + 1e-9 * rng.standard_normal(300)
+    src, rec = np.array([[50.0, 100.0]]), np.stack([np.full(10, 20.0), np.arange(10) * 30.0 + 10], 1)
+    kw = dict(pml_width=8, internal_dt=0.001, pml_frequency=15.0)
+    dv = rng.standard_normal(v.shape)
+    jd = starwave.born(v, dv, 10.0, 0.001, w, src, rec, **kw)
+    c = rng.standard_normal(jd.shape)
+    g = starwave.vjp(v, 10.0, 0.001, w, src, rec, c, **kw)
+    lhs = float((jd * c).sum())
+    assert abs(lhs - float((dv * g).sum())) < 1e-12 * abs(lhs)
+    rounded = starwave.vjp(v, 10.0, 0.001, w, src, rec, c.astype(np.float32), **kw)
+    assert abs(lhs - float((dv * rounded).sum())) > 1e-10 * abs(lhs)
+    d = starwave.model(v, 10.0, 0.001, w, src, rec, **kw)
+    assert not np.array_equal(d, starwave.model(v, 10.0, 0.001, w.astype(np.float32), src, rec, **kw))
