@@ -37,6 +37,7 @@ NOT_APPLICABLE = [
      "a 1-D model: starwave models 2-D and 3-D"),
     (r"test_scalar\.py::test_negative_vel", "negative velocities: starwave's velocities are positive"),
     (r"test_scalar\.py::test_gradcheck_negative", "negative velocities: starwave's velocities are positive"),
+    (r"test_scalar\.py::test_gradcheck_zero", "a zero velocity everywhere: starwave's velocities are positive"),
     (r"test_scalar\.py::test_(vmap_v|jvp_v|hessian_v|vmap_grad_v|vmap_error_check)",
      "torch.func transforms (vmap, jvp, Hessians): absent from torch 1.13, and starwave's call is not "
      "a torch.func-transformable function"),

@@ -40,6 +40,12 @@ Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) {
   p.work = vector_ptr<T>(buffers[b.work]);
   if (b.final_state >= 0) p.final_state = vector_ptr<T>(buffers[b.final_state]);
   if (b.checkpoints >= 0) p.checkpoints = vector_ptr<T>(buffers[b.checkpoints]);
+  if (b.initial_state >= 0) {
+    p.initial_state = vector_ptr<const T>(buffers[b.initial_state]);
+    p.adjoint_start = vector_ptr<const T>(buffers[b.adjoint_start]);
+    p.adjoint_end = vector_ptr<T>(buffers[b.adjoint_end]);
+    p.source_gradient = vector_ptr<T>(buffers[b.source_gradient]);
+  }
   return {p, vector_ptr<const T>(buffers[b.traces]), vector_ptr<T>(buffers[b.correlation]),
           vector_ptr<T>(buffers[b.illumination]), long(STARPU_VECTOR_GET_NX(buffers[b.correlation]))};
 }
@@ -47,10 +53,11 @@ Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) {
 /// An adjoint task's parts: what it reads (the store: RW with checkpoints, whose ring it
 /// rewrites), its image, its scratch; `carried`: the image's and the work's mode.
 codelets::ShotParts parts_of(const AdjointHandles& h, bool checkpoints, enum starpu_data_access_mode carried) {
-  return {{h.medium, STARPU_R},      {h.nodes, STARPU_R},       {h.signals, STARPU_R},
-          {h.residual, STARPU_R},    {h.work, carried},         {h.store, checkpoints ? STARPU_RW : STARPU_R},
-          {h.final_state, STARPU_R}, {h.checkpoints, STARPU_R}, {h.correlation, carried},
-          {h.illumination, carried}};
+  return {{h.medium, STARPU_R},        {h.nodes, STARPU_R},         {h.signals, STARPU_R},
+          {h.residual, STARPU_R},      {h.work, carried},           {h.store, checkpoints ? STARPU_RW : STARPU_R},
+          {h.final_state, STARPU_R},   {h.checkpoints, STARPU_R},   {h.correlation, carried},
+          {h.illumination, carried},   {h.initial_state, STARPU_R}, {},
+          {h.adjoint_start, STARPU_R}, {h.adjoint_end, STARPU_W},   {h.source_gradient, STARPU_W}};
 }
 
 template <typename T>
@@ -121,20 +128,25 @@ constexpr codelets::TaskFunction kAdjointCuda = nullptr;
 #endif
 
 /// `checkpoints`: the adjoint that re-runs the forward from its checkpoints into the store's
-/// ring (which it rewrites); its own perf model, as it costs about one forward more.
-struct starpu_codelet* adjoint_codelet(bool checkpoints) {
+/// ring (which it rewrites); its own perf model, as it costs about one forward more. `states`:
+/// through states (kernels/shot.hpp), with their buffers after the others.
+const char* const kAdjointNames[4] = {"adjoint", "adjoint_checkpoints", "adjoint_state", "adjoint_checkpoints_state"};
+struct starpu_codelet* adjoint_codelet(bool checkpoints, bool states) {
   static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_adjoint"),
                                               codelets::history_model("starwave_adjoint_checkpoints")};
   auto make = [](int k) {
-    struct starpu_codelet c = codelets::wave_codelet(adjoint_cpu, "adjoint_cpu", kAdjointCuda, &models[k],
-                                                     k == 0 ? "adjoint" : "adjoint_checkpoints");
-    codelets::ShotParts modes = parts_of(AdjointHandles{}, k == 1, STARPU_W);
+    const bool ring = k % 2 == 1;
+    struct starpu_codelet c =
+        codelets::wave_codelet(adjoint_cpu, "adjoint_cpu", kAdjointCuda, &models[k % 2], kAdjointNames[k]);
+    codelets::ShotParts modes = parts_of(AdjointHandles{}, ring, STARPU_W);
     modes.work.mode = STARPU_SCRATCH;  // one per worker: a whole shot's backward state lives in it
-    codelets::declare_buffers(c, codelets::adjoint_buffers(codelets::Keeps::kStore, k == 1, true), modes);
+    codelets::declare_buffers(
+        c, codelets::adjoint_buffers(k >= 2 ? codelets::Keeps::kStoreState : codelets::Keeps::kStore, ring, true),
+        modes);
     return c;
   };
-  static struct starpu_codelet cls[2] = {make(0), make(1)};
-  return &cls[checkpoints ? 1 : 0];
+  static struct starpu_codelet cls[4] = {make(0), make(1), make(2), make(3)};
+  return &cls[(checkpoints ? 1 : 0) + (states ? 2 : 0)];
 }
 
 /// `adjoint_interval`: interval j of a split store, last first, one of a shot's chain of
@@ -168,10 +180,11 @@ template void insert_adjoint_interval<double>(const AdjointHandles&, const ShotP
 
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
-  const codelets::ShotArgs<T> a = codelets::shot_args(layout, order, codelets::Keeps::kStore);
-  const bool checkpoints = layout.checkpoints_size() > 0;
+  const bool states = h.adjoint_end != nullptr, checkpoints = layout.checkpoints_size() > 0;
+  const codelets::ShotArgs<T> a =
+      codelets::shot_args(layout, order, states ? codelets::Keeps::kStoreState : codelets::Keeps::kStore);
   codelets::with_shot_values(a, [&](auto... values) {
-    submit_on(adjoint_codelet(checkpoints), checkpoints ? "adjoint_checkpoints" : "adjoint",
+    submit_on(adjoint_codelet(checkpoints, states), kAdjointNames[(checkpoints ? 1 : 0) + (states ? 2 : 0)],
               codelets::handles_in_order(buffers_of(a.keeps, layout), parts_of(h, checkpoints, STARPU_W)), values...);
   });
 }

@@ -17,6 +17,10 @@ struct AdjointHandles {
   starpu_data_handle_t medium, nodes, signals, residual, store, final_state, correlation, illumination, work;
   starpu_data_handle_t checkpoints = nullptr;
   starpu_data_handle_t next_store = nullptr;  // adjoint_interval: the store of the interval after it, prefetched
+  // Through states (adjoint_state; kernels/shot.hpp): the shot's initial state (R), the sweep's
+  // start (R), its end (W, checkpoint_size() values) and the source gradient (W, nsteps values).
+  starpu_data_handle_t initial_state = nullptr, adjoint_start = nullptr, adjoint_end = nullptr,
+                       source_gradient = nullptr;
 };
 
 template <typename T>

@@ -113,27 +113,38 @@ constexpr codelets::TaskFunction kForwardCuda = nullptr;
 /// state of a gradient or an image (`forward_keep`, docs/design.md §3; with `checkpoints`, also
 /// the forward's states: `forward_checkpoints`); its end state, from a given one
 /// (`forward_state`). Each has its own perf model: they cost more than a forward alone.
+constexpr int kForwardKinds = 6;
+const char* const kForwardNames[kForwardKinds] = {"forward",       "forward_keep",       "forward_checkpoints",
+                                                  "forward_state", "forward_keep_state", "forward_checkpoints_state"};
+/// Its index among the codelets below.
+int forward_kind(codelets::Keeps keeps, bool checkpoints) {
+  if (keeps == codelets::Keeps::kState) return 3;
+  if (keeps == codelets::Keeps::kStoreState) return checkpoints ? 5 : 4;
+  return keeps == codelets::Keeps::kTraces ? 0 : checkpoints ? 2 : 1;
+}
 struct starpu_codelet* forward_codelet(codelets::Keeps keeps, bool checkpoints) {
-  static struct starpu_perfmodel models[4] = {
-      codelets::history_model("starwave_forward"), codelets::history_model("starwave_forward_keep"),
-      codelets::history_model("starwave_forward_checkpoints"), codelets::history_model("starwave_forward_state")};
-  static struct starpu_codelet cls[4];
+  static struct starpu_perfmodel models[kForwardKinds] = {codelets::history_model("starwave_forward"),
+                                                          codelets::history_model("starwave_forward_keep"),
+                                                          codelets::history_model("starwave_forward_checkpoints"),
+                                                          codelets::history_model("starwave_forward_state"),
+                                                          codelets::history_model("starwave_forward_keep"),
+                                                          codelets::history_model("starwave_forward_checkpoints")};
+  static struct starpu_codelet cls[kForwardKinds];
   static const bool ready = [] {
-    const char* names[4] = {"forward", "forward_keep", "forward_checkpoints", "forward_state"};
-    const codelets::Keeps kinds[4] = {codelets::Keeps::kTraces, codelets::Keeps::kStore, codelets::Keeps::kStore,
-                                      codelets::Keeps::kState};
+    const codelets::Keeps kinds[kForwardKinds] = {codelets::Keeps::kTraces,     codelets::Keeps::kStore,
+                                                  codelets::Keeps::kStore,      codelets::Keeps::kState,
+                                                  codelets::Keeps::kStoreState, codelets::Keeps::kStoreState};
     codelets::ShotParts modes = parts_of(ForwardHandles{}, true);
     modes.work.mode = STARPU_SCRATCH;  // one per worker: a whole shot's state lives in it
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < kForwardKinds; ++k) {
       struct starpu_codelet& c = cls[k];
-      c = codelets::wave_codelet(forward_cpu, "forward_cpu", kForwardCuda, &models[k], names[k]);
-      codelets::declare_buffers(c, codelets::forward_buffers(kinds[k], k == 2, true), modes);
+      c = codelets::wave_codelet(forward_cpu, "forward_cpu", kForwardCuda, &models[k], kForwardNames[k]);
+      codelets::declare_buffers(c, codelets::forward_buffers(kinds[k], k == 2 || k == 5, true), modes);
     }
     return true;
   }();
   (void)ready;
-  if (keeps == codelets::Keeps::kState) return &cls[3];
-  return &cls[keeps == codelets::Keeps::kTraces ? 0 : checkpoints ? 2 : 1];
+  return &cls[forward_kind(keeps, checkpoints)];
 }
 
 /// `forward_interval`: interval j of a split store (ShotProblem::split_store), one of a
@@ -167,16 +178,17 @@ template void insert_forward_interval<double>(const ForwardHandles&, const ShotP
 template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order) {
   ShotProblem<T> l = layout;
-  const bool keep = h.store != nullptr, state = h.end_state != nullptr;
+  const bool keep = h.store != nullptr, state = h.end_state != nullptr, from = h.initial_state != nullptr;
   l.store = l.final_state = l.checkpoints = l.end_state = nullptr;  // buffers, set at run time
   l.initial_state = nullptr;
   if (!keep) l.checkpoint_every = 0;
-  const codelets::Keeps keeps = state  ? codelets::Keeps::kState
-                                : keep ? codelets::Keeps::kStore
-                                       : codelets::Keeps::kTraces;
+  const codelets::Keeps keeps = state          ? codelets::Keeps::kState
+                                : keep && from ? codelets::Keeps::kStoreState
+                                : keep         ? codelets::Keeps::kStore
+                                               : codelets::Keeps::kTraces;
   const codelets::ShotArgs<T> a = codelets::shot_args(l, order, keeps);
   const bool checkpoints = keep && l.checkpoints_size() > 0;
-  const char* name = state ? "forward_state" : checkpoints ? "forward_checkpoints" : keep ? "forward_keep" : "forward";
+  const char* name = kForwardNames[forward_kind(keeps, checkpoints)];
   codelets::with_shot_values(a, [&](auto... values) {
     submit_on(forward_codelet(keeps, checkpoints), name,
               codelets::handles_in_order(buffers_of(a.keeps, l), parts_of(h, true)), values...);

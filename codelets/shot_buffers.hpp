@@ -14,11 +14,12 @@ namespace starwave::codelets {
 
 /// What a forward or adjoint task works with besides the shot's inputs.
 enum class Keeps : int {
-  kTraces = 0,    // a forward that keeps its traces alone (modelling)
-  kStore = 1,     // the shot's whole store and final state (forward_keep, forward_checkpoints, adjoint,
-                  // adjoint_checkpoints), with its checkpoints where it has some
-  kInterval = 2,  // one interval of a split store (forward_interval, adjoint_interval; layout.store_interval)
-  kState = 3,     // a forward from a given state that hands on its last one (forward_state: Python's wavefields)
+  kTraces = 0,      // a forward that keeps its traces alone (modelling)
+  kStore = 1,       // the shot's whole store and final state (forward_keep, forward_checkpoints, adjoint,
+                    // adjoint_checkpoints), with its checkpoints where it has some
+  kInterval = 2,    // one interval of a split store (forward_interval, adjoint_interval; layout.store_interval)
+  kState = 3,       // a forward from a given state that hands on its last one (forward_state: Python's wavefields)
+  kStoreState = 4,  // kStore from a given state, and an adjoint through states (forward_keep_state, adjoint_state)
 };
 
 /// Positions of a propagation task's buffers; −1: not among them.
@@ -26,7 +27,7 @@ struct ShotBuffers {
   int medium = 0, nodes = 1, signals = 2;
   int traces = 3;  // the forward's traces, the adjoint's residual
   int work = -1, store = -1, final_state = -1, checkpoints = -1, correlation = -1, illumination = -1;
-  int initial_state = -1, end_state = -1;
+  int initial_state = -1, end_state = -1, adjoint_start = -1, adjoint_end = -1, source_gradient = -1;
   int count = 0;
 };
 
@@ -44,9 +45,11 @@ inline ShotBuffers forward_buffers(Keeps keeps, bool checkpoints, bool last) {
     b.end_state = b.count++;
     return b;
   }
+  const bool whole = keeps == Keeps::kStore || keeps == Keeps::kStoreState;
   b.store = b.count++;
-  if (keeps == Keeps::kStore || last) b.final_state = b.count++;
-  if (keeps == Keeps::kStore && checkpoints) b.checkpoints = b.count++;
+  if (whole || last) b.final_state = b.count++;
+  if (whole && checkpoints) b.checkpoints = b.count++;
+  if (keeps == Keeps::kStoreState) b.initial_state = b.count++;
   return b;
 }
 
@@ -71,6 +74,12 @@ inline ShotBuffers adjoint_buffers(Keeps keeps, bool checkpoints, bool first) {
   b.work = 8;
   b.count = 9;
   if (checkpoints) b.checkpoints = b.count++;
+  if (keeps == Keeps::kStoreState) {  // then the states' buffers (kernels/shot.hpp)
+    b.initial_state = b.count++;
+    b.adjoint_start = b.count++;
+    b.adjoint_end = b.count++;
+    b.source_gradient = b.count++;
+  }
   return b;
 }
 
@@ -83,7 +92,7 @@ struct Part {
 /// The parts of a propagation task, by name (those `b` does not place are ignored).
 struct ShotParts {
   Part medium, nodes, signals, traces, work, store, final_state, checkpoints, correlation, illumination;
-  Part initial_state, end_state;
+  Part initial_state, end_state, adjoint_start, adjoint_end, source_gradient;
 };
 
 namespace detail {
@@ -111,6 +120,9 @@ inline std::vector<struct starpu_data_descr> arrange(const ShotBuffers& b, const
   place(b.illumination, p.illumination);
   place(b.initial_state, p.initial_state);
   place(b.end_state, p.end_state);
+  place(b.adjoint_start, p.adjoint_start);
+  place(b.adjoint_end, p.adjoint_end);
+  place(b.source_gradient, p.source_gradient);
   for (const bool f : filled)
     if (!f) throw std::logic_error("a propagation task's buffers leave a position empty");
   return data;

@@ -285,16 +285,36 @@ py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& sp
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
 }
 
-py::array_t<double> vjp(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
-                        const py::object& wavelet, const py::object& sources, const py::object& receivers,
-                        const py::object& cotangent, const py::object& origin, const py::object& receiver_counts,
-                        const py::object& weights, bool layers, const std::string& store_compression) {
+/// vjp(): Jᵀ·cotangent; through states (an initial state, a final state's cotangent, or `states`),
+/// (Jᵀ·cotangent, the initial state's cotangent, the wavelet's), all float64.
+py::object vjp(const Numerics& n, const py::object& vp, const py::object& spacing, double dt, const py::object& wavelet,
+               const py::object& sources, const py::object& receivers, const py::object& cotangent,
+               const py::object& origin, const py::object& receiver_counts, const py::object& weights, bool layers,
+               const std::string& store_compression, const py::object& initial_state, const py::object& final_cotangent,
+               bool states) {
   ImagingRun run = imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, cotangent, origin, receiver_counts,
                                weights, "cotangent");
   run.o.store_compression = parse_store_compression(store_compression, "store_compression");
   if (!layers) run.o.storage = StorePlan::kStoreShell;  // the transpose of born(layers=False): no layers' share
-  const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o); });
-  return python::model_array(run.m, r.values);
+  if (initial_state.is_none() && final_cotangent.is_none() && !states)
+    return python::model_array(run.m, working([&] { return data_vjp(run.m, run.s, run.o); }).values);
+  if (run.o.free_surface) throw InputError("free_surface: gradients through states are not computed with one");
+  const ShotStates shape = shot_states(run.m, run.s, run.o);
+  std::vector<py::ssize_t> dims{py::ssize_t(run.s.nshots()), shape.components, shape.shape[0]};
+  if (run.m.three_d()) dims.push_back(shape.shape[1]);
+  dims.push_back(shape.shape[2]);
+  StateGradients g;
+  g.per_shot = shape.per_shot;
+  if (!initial_state.is_none()) g.initial = python::exact_shape_values(initial_state, dims, "initial_state");
+  if (!final_cotangent.is_none())
+    g.end_cotangent = python::exact_shape_values(final_cotangent, dims, "final_cotangent");
+  GradientHooks hooks;
+  hooks.states = &g;
+  const ImagingResult r = working([&] { return data_vjp(run.m, run.s, run.o, hooks); });
+  py::array_t<double> initial(dims), wavelets({py::ssize_t(run.s.nshots()), py::ssize_t(run.s.nt)});
+  std::copy(g.initial_cotangent.begin(), g.initial_cotangent.end(), initial.mutable_data());
+  std::copy(g.wavelet_gradient.begin(), g.wavelet_gradient.end(), wavelets.mutable_data());
+  return py::make_tuple(python::model_array(run.m, r.values), initial, wavelets);
 }
 
 py::array_t<double> rtm(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
@@ -390,10 +410,13 @@ PYBIND11_MODULE(_starwave, mod) {
   def_call(mod, "vjp", &vjp,
            "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
            "cotangent (nshots, nrec, nt) enters in vp's precision). layers=False: without the absorbing layers' share "
-           "on the edge cells (the transpose of born(…, layers=False)). store_compression: as gradient's.",
+           "on the edge cells (the transpose of born(…, layers=False)). store_compression: as gradient's. Through "
+           "states (model()'s initial_state, final_cotangent: a cotangent of its final states, or states=True): "
+           "(Jᵀ·cotangent, the initial states' cotangent, the wavelet's (nshots, nt)), float64.",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-           arg("layers") = true, arg("store_compression") = "none");
+           arg("layers") = true, arg("store_compression") = "none", arg("initial_state") = py::none(),
+           arg("final_cotangent") = py::none(), arg("states") = false);
   def_call(mod, "rtm", &rtm,
            "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),

@@ -38,26 +38,26 @@ def _marked(gradient, *inputs):
 def _array(x):
     if isinstance(x, _torch.Tensor):
         if x.requires_grad:
-            raise NotImplementedError("starwave.torch.model: gradients with respect to the wavelet, sources or "
-                                      "receivers are not computed")
+            raise NotImplementedError("starwave.torch: gradients with respect to the sources' or receivers' "
+                                      "positions (and Born's wavelet) are not computed")
         return x.detach().cpu().numpy()
     return x
 
 
 class _Model(_torch.autograd.Function):
     @staticmethod
-    def forward(ctx, v, initial, spacing, dt, wavelet, sources, receivers, options, final):
+    def forward(ctx, v, initial, wavelet, spacing, dt, sources, receivers, options, final):
         start = None if initial is None else initial.detach().cpu().numpy()
+        w = wavelet.detach().cpu().numpy()
         if start is None and not final:
-            data = _starwave.model(v.detach().cpu().numpy(), spacing, dt, wavelet, sources, receivers,
+            data = _starwave.model(v.detach().cpu().numpy(), spacing, dt, w, sources, receivers,
                                    **_forward_options(options))
             end = None
         else:
-            data, end = _starwave.model(v.detach().cpu().numpy(), spacing, dt, wavelet, sources, receivers,
+            data, end = _starwave.model(v.detach().cpu().numpy(), spacing, dt, w, sources, receivers,
                                         initial_state=start, final_state=True, **_forward_options(options))
         ctx.save_for_backward(v)
-        ctx.call = (spacing, dt, wavelet, sources, receivers, options)
-        ctx.from_rest = start is None or not _np.any(start)
+        ctx.call = (spacing, dt, w, sources, receivers, options, start)
         tensor = lambda x: _torch.from_numpy(_np.ascontiguousarray(x)).to(device=v.device, dtype=v.dtype)  # noqa
         if not final:
             return tensor(data)
@@ -65,27 +65,40 @@ class _Model(_torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad, *grad_end):
-        if ctx.needs_input_grad[1]:
-            raise NotImplementedError("starwave.torch.model: gradients with respect to the initial state (initial "
-                                      "wavefields) are not computed")
-        if grad_end and grad_end[0] is not None and bool(grad_end[0].detach().ne(0).any()):
-            raise NotImplementedError("starwave.torch.model: gradients through the final state (final wavefields) "
-                                      "are not computed")
-        if not ctx.needs_input_grad[0]:
-            return (None,) * 9
-        if not ctx.from_rest:
-            raise NotImplementedError("starwave.torch.model: the gradient with respect to v of a propagation from a "
-                                      "non-zero initial state is not computed")
         (v,) = ctx.saved_tensors
-        spacing, dt, wavelet, sources, receivers, options = ctx.call
-        g = _starwave.vjp(v.detach().cpu().numpy(), spacing, dt, wavelet, sources, receivers,
-                          grad.detach().cpu().numpy(), **options)
-        return (_marked(_torch.from_numpy(g).to(device=v.device, dtype=v.dtype), v, grad),) + (None,) * 8
+        spacing, dt, w, sources, receivers, options, start = ctx.call
+        need_v, need_initial, need_wavelet = ctx.needs_input_grad[:3]
+        end_cotangent = grad_end[0] if grad_end and grad_end[0] is not None else None
+        if end_cotangent is not None and not bool(end_cotangent.detach().ne(0).any()):
+            end_cotangent = None
+        through_states = need_initial or need_wavelet or end_cotangent is not None or (
+            need_v and start is not None and _np.any(start))
+        out = [None] * 9
+        if not (need_v or need_initial or need_wavelet):
+            return tuple(out)
+        numpy = lambda x: x.detach().cpu().numpy()  # noqa: E731
+        tensor = lambda x, like: _torch.from_numpy(_np.ascontiguousarray(x)).to(  # noqa: E731
+            device=like.device, dtype=like.dtype)
+        if not through_states:
+            g = _starwave.vjp(numpy(v), spacing, dt, w, sources, receivers, numpy(grad), **options)
+            out[0] = _marked(tensor(g, v), v, grad)
+            return tuple(out)
+        g, g_initial, g_wavelet = _starwave.vjp(
+            numpy(v), spacing, dt, w, sources, receivers, numpy(grad), initial_state=start,
+            final_cotangent=None if end_cotangent is None else numpy(end_cotangent), states=True, **options)
+        depends = (v, grad) if end_cotangent is None else (v, grad, end_cotangent)
+        out[0] = _marked(tensor(g, v), *depends) if need_v else None
+        out[1] = _marked(tensor(g_initial, v), *depends) if need_initial else None
+        if need_wavelet:
+            gw = g_wavelet.sum(axis=0) if w.ndim == 1 else g_wavelet
+            out[2] = _marked(tensor(gw, v), *depends)
+        return tuple(out)
 
 
 def model(v, spacing, dt, wavelet, sources, receivers, initial_state=None, final_state=False, **options):
     """Differentiable starwave.model (module help): the data, or with `final_state` (data, the shots' last
-    states); `initial_state` the shots' states to start from (starwave.model's layouts)."""
+    states); `initial_state` the shots' states to start from (starwave.model's layouts). Gradients reach v, the
+    initial state and the wavelet (a tensor that requires one)."""
     if not isinstance(v, _torch.Tensor):
         raise TypeError("starwave.torch.model: v must be a torch.Tensor (starwave.model takes numpy arrays)")
     unknown = sorted(set(options) - set(_OPTIONS))
@@ -94,9 +107,11 @@ def model(v, spacing, dt, wavelet, sources, receivers, initial_state=None, final
                                   (unknown[0], ", ".join(_OPTIONS)))
     if initial_state is not None and not isinstance(initial_state, _torch.Tensor):
         initial_state = _torch.as_tensor(_np.asarray(initial_state))
+    if not isinstance(wavelet, _torch.Tensor):
+        wavelet = _torch.as_tensor(_np.asarray(wavelet))
     options = {k: _array(x) for k, x in options.items()}
-    return _Model.apply(v, initial_state, _array(spacing), float(dt), _array(wavelet), _array(sources),
-                        _array(receivers), options, bool(final_state))
+    return _Model.apply(v, initial_state, wavelet, _array(spacing), float(dt), _array(sources), _array(receivers),
+                        options, bool(final_state))
 
 
 class _Born(_torch.autograd.Function):

@@ -224,8 +224,8 @@ def _shots(model, v, h, inner_dt, wavelets, src, rec, samples, start=None, keep_
                   "(it needs %d: a wave must cross a cell)" % (samples, shortest - 1), NotImplementedError)
         states = False
     longer = samples + 1 if states else max(samples, 2, shortest)
-    wavelet = -math.prod(h) * wavelets.cpu().numpy()  # −(cell volume)·s
-    wavelet = np.pad(wavelet, ((0, 0), (0, longer - samples)))
+    wavelet = -math.prod(h) * wavelets.cpu()  # −(cell volume)·s, a tensor: its gradient reaches the amplitudes
+    wavelet = torch.nn.functional.pad(wavelet, (0, longer - samples))
     where = lambda cells: (cells.to(torch.float64) * torch.tensor(h, dtype=torch.float64)).numpy()  # noqa: E731
     if states:
         options = dict(options, initial_state=start, final_state=True)
@@ -336,6 +336,9 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
     if not bool(torch.isfinite(v.detach()).all()):
         bad = (~torch.isfinite(v.detach())).nonzero()[0].tolist()
         _fail("v holds NaN or Inf (at index %s): velocities must be finite" % bad)
+    if not bool((v.detach() > 0).all()):
+        bad = (v.detach() <= 0).nonzero()[0].tolist()
+        _fail("v holds %g m/s at index %s: velocities must be positive" % (float(v.detach()[tuple(bad)]), bad))
     given = [x for x in states.values() if isinstance(x, torch.Tensor)]
     located = [x for x in (source_locations, receiver_locations) if isinstance(x, torch.Tensor) and x.ndim == 3]
     ndim = located[0].shape[-1] if located else v.ndim
@@ -373,8 +376,6 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
             _fail("source_amplitudes must be a torch.Tensor [shot, source, time]", TypeError)
         if source_amplitudes.dtype != v.dtype or source_amplitudes.device != v.device:
             _fail("source_amplitudes must have v's dtype and device (%s on %s)" % (v.dtype, v.device))
-        if source_amplitudes.requires_grad:
-            _fail("gradients with respect to source_amplitudes are not computed", NotImplementedError)
         _, nsrc, steps = source_amplitudes.shape
         if nt is not None and nt != steps:
             _fail("nt = %r differs from source_amplitudes' %d samples" % (nt, steps))
@@ -408,13 +409,13 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
     traces = torch.zeros((shots, rec.shape[1], steps * ratio), dtype=v.dtype, device=v.device) + 0 * v.sum()
     ends = torch.zeros((shots, 2 + 2 * ndim, *grid), dtype=v.dtype, device=v.device) if keep_end else None
     if len(pairs) and steps > 0:
-        amplitudes = upsample(source_amplitudes.detach(), ratio, freq_taper_frac, time_pad_frac, time_taper) \
+        amplitudes = upsample(source_amplitudes, ratio, freq_taper_frac, time_pad_frac, time_taper) \
             if source_amplitudes is not None else None
         real = pairs[:, 1] >= 0
         wavelets = torch.zeros((len(pairs), steps * ratio), dtype=v.dtype)
         cells = torch.zeros((len(pairs), ndim), dtype=torch.long)
-        if bool(real.any()):
-            wavelets[real] = amplitudes[pairs[real, 0], pairs[real, 1]].cpu()
+        if bool(real.any()):  # torch operations: the amplitudes' gradient flows back through them
+            wavelets = wavelets.index_put((real.nonzero()[:, 0],), amplitudes[pairs[real, 0], pairs[real, 1]].cpu())
             cells[real] = src[pairs[real, 0], pairs[real, 1]]
         first = torch.ones(len(pairs), dtype=torch.bool)
         first[1:] = pairs[1:, 0] != pairs[:-1, 0]

@@ -19,8 +19,9 @@
 with the exact adjoint through the same task graph (starwave.vjp). The other arguments and the
 options are starwave.model's (numpy arrays or tensors; positions in m). For an inversion, fix
 the time step and the absorbing layers' velocity (`internal_dt`, `pml_velocity`): by default
-they follow the model's largest velocity, which the gradient holds fixed. Gradients with respect
-to the wavelet are not computed. The computation runs where StarPU runs it (every CPU core and
+they follow the model's largest velocity, which the gradient holds fixed. A wavelet tensor and
+an initial state that require a gradient get one, and a loss on the final states
+(final_state=True) reaches v, the wavelet and the initial state. The computation runs where StarPU runs it (every CPU core and
 GPU it finds), whatever the tensor's device.
 
 `scalar`, `Scalar`, `scalar_born` and `ScalarBorn` take Deepwave's call (`scatter`: the velocity
@@ -28,11 +29,10 @@ perturbation; its gradient is Jᵀ, v's is not computed): locations are cell ind
 its cell, a receiver records its cell before each step, `dt` is cut into inner steps at Courant
 number 0.6 with Deepwave's frequency-domain resampling (`freq_taper_frac`, `time_pad_frac`,
 `time_taper`), `pml_freq` defaults to 25 Hz. `scalar` takes Deepwave's initial wavefields
-(wavefield_0, wavefield_m1, psi*_m1, zeta*_m1) and returns its final ones in Deepwave's places
-(gradients through them are not computed: NotImplementedError at backward), and a model per
-shot; `scalar_born` returns None there. `survey_pad`, `origin`, callbacks, different PML widths
-per edge, gradients with respect to the source amplitudes and second derivatives raise
-NotImplementedError. `import starwave.torch as deepwave` also gives
+(wavefield_0, wavefield_m1, psi*_m1, zeta*_m1) and returns its final ones in Deepwave's places,
+gradients flowing through them and to the source amplitudes, and a model per shot;
+`scalar_born` returns None there. `survey_pad`, `origin`, callbacks, different PML widths per
+edge and second derivatives raise NotImplementedError. `import starwave.torch as deepwave` also gives
 `deepwave.wavelets.ricker`, `deepwave.common.cosine_taper_end` and `deepwave.IGNORE_LOCATION`.
 """
 import types as _types

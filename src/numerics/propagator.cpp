@@ -370,28 +370,50 @@ PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& pos
   return nodes_of(med, m, pos, what, true);
 }
 
-std::vector<double> upsample(const std::vector<double>& w, int k, int count) {
-  std::vector<double> out(std::size_t(count), 0.0);
+namespace {
+
+/// The weights of upsample(): f(m, j, sinc, window) for each resampled sample m < count and
+/// input sample j < n it takes (ascending j for each m), a Lanczos-windowed sinc with a
+/// half-width of 16 input samples; k = 1 takes the samples themselves.
+template <typename F>
+void for_each_resampling_weight(int k, int count, int n, F&& f) {
   if (k == 1) {
-    for (int m = 0; m < count && m < int(w.size()); ++m) out[std::size_t(m)] = w[std::size_t(m)];
-    return out;
+    for (int m = 0; m < count && m < n; ++m) f(m, m, 1.0, 1.0);
+    return;
   }
-  // Lanczos-windowed sinc with a half-width of 16 input samples.
   const int half = 16;
-  const int n = int(w.size());
   for (int m = 0; m < count; ++m) {
     const double t = double(m) / k;  // in input samples
     const int c = int(std::floor(t));
-    double acc = 0;
     for (int j = c - half + 1; j <= c + half; ++j) {
       if (j < 0 || j >= n) continue;
       const double u = t - j;
       const double sinc = u == 0 ? 1.0 : std::sin(M_PI * u) / (M_PI * u);
       const double win = std::abs(u) >= half ? 0.0 : (u == 0 ? 1.0 : std::sin(M_PI * u / half) / (M_PI * u / half));
-      acc += w[std::size_t(j)] * sinc * win;
+      f(m, j, sinc, win);
     }
-    out[std::size_t(m)] = acc;
   }
+}
+
+}  // namespace
+
+std::vector<double> upsample(const std::vector<double>& w, int k, int count) {
+  std::vector<double> out(std::size_t(count), 0.0);
+  if (k == 1) {  // the samples themselves
+    for (int m = 0; m < count && m < int(w.size()); ++m) out[std::size_t(m)] = w[std::size_t(m)];
+    return out;
+  }
+  for_each_resampling_weight(k, count, int(w.size()), [&](int m, int j, double sinc, double win) {
+    out[std::size_t(m)] += w[std::size_t(j)] * sinc * win;
+  });
+  return out;
+}
+
+std::vector<double> upsample_transpose(const std::vector<double>& g, int k, int n) {
+  std::vector<double> out(std::size_t(n), 0.0);
+  for_each_resampling_weight(k, int(g.size()), n, [&](int m, int j, double sinc, double win) {
+    out[std::size_t(j)] += g[std::size_t(m)] * sinc * win;
+  });
   return out;
 }
 

@@ -165,5 +165,8 @@ ShotInputs<T> point_counts(const Medium<T>& med, const Model& m, const Survey& s
 /// Band-limited resampling of `w` (interval dt) at interval dt/k, `count` samples
 /// (windowed-sinc interpolation; exact at the original samples).
 std::vector<double> upsample(const std::vector<double>& w, int k, int count);
+/// The transpose of upsample(·, k, count) onto `n` samples: the cotangent of the input samples
+/// from that of the `count` resampled ones (`g`).
+std::vector<double> upsample_transpose(const std::vector<double>& g, int k, int n);
 
 }  // namespace starwave

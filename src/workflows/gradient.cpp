@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -37,6 +38,7 @@
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
 #include "src/workflows/shot_run.hpp"
+#include "src/workflows/state_tasks.hpp"
 
 namespace starwave {
 namespace {
@@ -125,6 +127,11 @@ class Evaluation {
     d.misfit_scratch =
         graph::scratch_vector(imaging::misfit_scratch_size(misfit(), s_.nrec(), long(s_.nt)), sizeof(double));
     misfits_.assign(shots_.size(), 0.0);
+    if (hooks_.states) {  // through states: the store in memory, this process alone
+      if (layout.split_store || graph::distributed())
+        throw InputError("a gradient through states keeps its shots' stores in memory, in one process");
+      states_ = std::make_unique<StateTasks<T>>(run_, m_, s_, *hooks_.states);
+    }
 
     int local = 0;
     for (int shot : shots_) local += graph::mine(shot, s_.nshots()) ? 1 : 0;
@@ -139,6 +146,7 @@ class Evaluation {
       submit_shot(i, d, window, tree);
     }
     ImagingResult result = collect(tree.finish(), window);
+    if (states_) states_->hand_on(state_shots_);
     for (graph::Data* h : {&d.medium, &d.ref_medium, &d.velocity, &d.forward_work, &d.adjoint_work, &d.misfit_scratch,
                            &d.scatter, &d.born_work})
       if (*h) h->close();
@@ -186,20 +194,6 @@ class Evaluation {
     if (hooks_.on_plan && graph::rank() == 0)  // the shots in flight the run will have
       hooks_.on_plan(need, full_store_bytes(layout), where, std::min(int(shots_.size()), placed.shots));
     return placed.shots;
-  }
-
-  /// The run's room for shots, as the runtime has it: workers, GPUs, memory, scratch.
-  static StoreRoom store_room() {
-    StoreRoom room;
-    room.cpus = graph::workers() - graph::cuda_workers();
-    room.gpus = gpu_rooms();
-    room.host = room_for_buffers();
-    room.scratch = scratch::active();
-    room.scratch_option = scratch::given();
-    room.disk = scratch::disk_room();
-    room.largest_piece = graph::kLargestDiskPiece;
-    room.require_file_size = scratch::require_file_size;
-    return room;
   }
 
   /// What a shot in flight holds beside its store and work arrays, and what the run shares.
@@ -259,6 +253,7 @@ class Evaluation {
                weights.data(),        reads.windowed,          reads.split_observed};
     }
     graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
+    StateShot st = states_ ? states_->submit(shot, owner) : StateShot{};
     const int intervals = int(h.intervals.size());  // a split store: a task per interval
     for (int j = 0; j < intervals; ++j)
       insert_forward_interval<T>(
@@ -272,8 +267,9 @@ class Evaluation {
     else if (born_)  // a split store: the intervals keep u, then J δv (one forward more)
       insert_born<T>({d.medium, d.scatter, h.nodes, h.signals, h.traces, d.born_work}, p, o_.order);
     else if (intervals == 0)
-      insert_forward<T>({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints},
-                        p, o_.order);
+      insert_forward<T>(
+          st.forward({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints}),
+          p, o_.order);
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
                   mode_, misfit(), reads.windowed);
@@ -284,9 +280,10 @@ class Evaluation {
       insert_adjoint_interval<T>(a, p, j, o_.order, split_where_);
     }
     if (intervals == 0)
-      insert_adjoint<T>({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
-                         h.illumination, d.adjoint_work, h.checkpoints},
+      insert_adjoint<T>(st.adjoint({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
+                                    h.illumination, d.adjoint_work, h.checkpoints}),
                         p, o_.order);
+    if (states_) state_shots_.push_back(std::move(st));
     insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
     tree.add(std::move(h.contribution));  // each sum runs where its left part lives
     misfit_data_.push_back(std::move(h.misfit));
@@ -363,7 +360,9 @@ class Evaluation {
   std::vector<double> misfits_;
   std::vector<graph::Data> misfit_data_;
   int window_size_ = 1;
-  std::deque<Kept> held_;  // this rank's shots' kept buffers, oldest first (make_room)
+  std::deque<Kept> held_;                  // this rank's shots' kept buffers, oldest first (make_room)
+  std::unique_ptr<StateTasks<T>> states_;  // through states (GradientHooks::states)
+  std::vector<StateShot> state_shots_;
 };
 
 /// The image's mute at `depth` (m): 0 down to `acquisition`, a sin² taper to 1 at `mute`.

@@ -15,6 +15,7 @@
 #include "src/model/model.hpp"
 #include "src/model/survey.hpp"
 #include "src/numerics/propagator.hpp"
+#include "src/workflows/modeling.hpp"  // StateGradients
 
 namespace starwave {
 
@@ -59,6 +60,10 @@ struct GradientHooks {
   bool receiver_illumination = false;
   /// What the data misfit compares (misfit_gradient only; kernels/misfit_trace.hpp).
   imaging::Misfit misfit = imaging::Misfit::kL2;
+  /// data_vjp() through states (src/workflows/state_tasks.hpp), or null: the shots start from
+  /// its initial states, the end states' cotangents join the data's, and it receives the
+  /// initial states' cotangents and the source gradients. One process, the store in memory.
+  StateGradients* states = nullptr;
 };
 
 /// Φ and its exact gradient with respect to the model's velocity (the padding held fixed)

@@ -65,6 +65,15 @@ struct ShotStates {
   std::vector<double> initial, end;
 };
 
+/// data_vjp() through states (GradientHooks::states): each shot's initial state (dense, as
+/// ShotStates'; empty: at rest) and its end state's cotangent (empty: none) in; each shot's
+/// initial state's cotangent (dense) and its wavelet's (nt values) out.
+struct StateGradients {
+  std::size_t per_shot = 0;  // a shot's dense values (ShotStates::per_shot)
+  std::vector<double> initial, end_cotangent;
+  std::vector<double> initial_cotangent, wavelet_gradient;
+};
+
 /// The states of the survey's shots for model `m` and options `o`, `end` sized and zero.
 ShotStates shot_states(const Model& m, const Survey& s, const NumericalOptions& o);
 

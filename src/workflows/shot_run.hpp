@@ -10,9 +10,12 @@
 #include "graph/data.hpp"
 #include "src/memory/plan.hpp"
 #include "src/memory/room.hpp"
+#include "src/memory/store_plan.hpp"
 #include "src/model/model.hpp"
 #include "src/model/survey.hpp"
 #include "src/numerics/propagator.hpp"
+#include "src/runtime/runtime.hpp"
+#include "src/runtime/scratch.hpp"
 #include "src/safety/signals.hpp"
 
 namespace starwave {
@@ -63,6 +66,20 @@ inline bool interrupted() { return graph::size() == 1 && safety::interrupt_reque
 /// What a run stopped by interrupted() throws once its shots under way have finished.
 inline Interrupted interruption() {
   return Interrupted("interrupted: the shots under way finished, the rest not started");
+}
+
+/// The run's room for shots, as the runtime has it: workers, GPUs, memory, scratch.
+inline StoreRoom store_room() {
+  StoreRoom room;
+  room.cpus = graph::workers() - graph::cuda_workers();
+  room.gpus = gpu_rooms();
+  room.host = room_for_buffers();
+  room.scratch = scratch::active();
+  room.scratch_option = scratch::given();
+  room.disk = scratch::disk_room();
+  room.largest_piece = graph::kLargestDiskPiece;
+  room.require_file_size = scratch::require_file_size;
+  return room;
 }
 
 /// Shots in flight on this rank: `wanted`, fewer when the memory room is short; a run that

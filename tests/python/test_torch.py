@@ -48,8 +48,8 @@ def test_what_it_refuses():
     v, h, dt, w, s, r, options = tiny(torch.float32)
     with pytest.raises(NotImplementedError, match="option accuracy"):
         swt.model(v, h, dt, w, s, r, accuracy=4)
-    with pytest.raises(NotImplementedError, match="wavelet"):
-        swt.model(v, h, dt, torch.tensor(w, requires_grad=True), s, r)
+    with pytest.raises(NotImplementedError, match="positions"):
+        swt.model(v, h, dt, w, torch.tensor(s, requires_grad=True), r)
     with pytest.raises(ValueError, match="vp: dtype float16"):
         swt.model(v.half(), h, dt, w, s, r)
     with pytest.raises(TypeError, match="torch.Tensor"):
