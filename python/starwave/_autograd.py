@@ -58,6 +58,8 @@ class _Model(_torch.autograd.Function):
                                         initial_state=start, final_state=True, **_forward_options(options))
         ctx.save_for_backward(v)
         ctx.call = (spacing, dt, w, sources, receivers, options, start)
+        # Each input's dtype and device, for its gradient (not the tensors: nothing more is held).
+        ctx.likes = [(x.dtype, x.device) for x in (v, initial if initial is not None else v, wavelet)]
         tensor = lambda x: _torch.from_numpy(_np.ascontiguousarray(x)).to(device=v.device, dtype=v.dtype)  # noqa
         if not final:
             return tensor(data)
@@ -78,20 +80,20 @@ class _Model(_torch.autograd.Function):
             return tuple(out)
         numpy = lambda x: x.detach().cpu().numpy()  # noqa: E731
         tensor = lambda x, like: _torch.from_numpy(_np.ascontiguousarray(x)).to(  # noqa: E731
-            device=like.device, dtype=like.dtype)
+            dtype=like[0], device=like[1])
         if not through_states:
             g = _starwave.vjp(numpy(v), spacing, dt, w, sources, receivers, numpy(grad), **options)
-            out[0] = _marked(tensor(g, v), v, grad)
+            out[0] = _marked(tensor(g, ctx.likes[0]), v, grad)
             return tuple(out)
         g, g_initial, g_wavelet = _starwave.vjp(
             numpy(v), spacing, dt, w, sources, receivers, numpy(grad), initial_state=start,
             final_cotangent=None if end_cotangent is None else numpy(end_cotangent), states=True, **options)
         depends = (v, grad) if end_cotangent is None else (v, grad, end_cotangent)
-        out[0] = _marked(tensor(g, v), *depends) if need_v else None
-        out[1] = _marked(tensor(g_initial, v), *depends) if need_initial else None
+        out[0] = _marked(tensor(g, ctx.likes[0]), *depends) if need_v else None
+        out[1] = _marked(tensor(g_initial, ctx.likes[1]), *depends) if need_initial else None
         if need_wavelet:
             gw = g_wavelet.sum(axis=0) if w.ndim == 1 else g_wavelet
-            out[2] = _marked(tensor(gw, v), *depends)
+            out[2] = _marked(tensor(gw, ctx.likes[2]), *depends)
         return tuple(out)
 
 

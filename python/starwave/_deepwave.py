@@ -22,8 +22,6 @@ IGNORE_LOCATION = -1 << 31
 
 # Deepwave's options that starwave does not model, with the value that means "not used".
 _UNSUPPORTED = {
-    "survey_pad": None,
-    "origin": None,
     "forward_callback": None,
     "backward_callback": None,
     "callback_frequency": 1,
@@ -31,7 +29,8 @@ _UNSUPPORTED = {
 _PYTHON_BACKENDS = (False, True, "eager", "jit", "compile")
 _WAVEFIELDS = ("wavefield_0", "wavefield_m1", "psiz_m1", "psiy_m1", "psix_m1", "zetaz_m1", "zetay_m1", "zetax_m1")
 # scalar takes the initial wavefields; scalar_born neither them nor the scattered field's.
-_UNSUPPORTED_BORN = dict(_UNSUPPORTED, **{k: None for k in _WAVEFIELDS}, wavefield_sc_0=None, wavefield_sc_m1=None, psiz_sc_m1=None,
+_UNSUPPORTED_BORN = dict(_UNSUPPORTED, **{k: None for k in _WAVEFIELDS}, survey_pad=None, origin=None,
+                         wavefield_sc_0=None, wavefield_sc_m1=None, psiz_sc_m1=None,
                          psiy_sc_m1=None, psix_sc_m1=None, zetaz_sc_m1=None, zetay_sc_m1=None, zetax_sc_m1=None)
 _STORAGE_MODES = ("device", "cpu", "disk", "none")
 _CALL = ["starwave.torch.scalar"]  # the call that is running, for its messages
@@ -272,6 +271,58 @@ def _initial_states(states, shots, grid, v):
     return torch.stack(parts, dim=1)
 
 
+def _survey_region(v, source_locations, receiver_locations, states, survey_pad, origin, pml_width):
+    """Deepwave's `survey_pad` and `origin`: the part of v the survey propagates in — the box of the
+    locations widened by survey_pad on each side (None: to the model's edge), or the initial
+    wavefields' box from `origin` — as (v cut to it, the locations moved into it). The model
+    outside it takes no part (its gradient is zero there, as Deepwave's)."""
+    if survey_pad is not None and origin is not None:
+        _fail("survey_pad and origin cannot both be given")
+    located = [x for x in (source_locations, receiver_locations) if isinstance(x, torch.Tensor) and x.numel()]
+    ndim = located[0].shape[-1] if located else v.ndim
+    shape = list(v.shape[-ndim:])
+    width = _pml_width(pml_width, ndim)
+    if origin is not None:
+        given = [x for x in states.values() if isinstance(x, torch.Tensor)]
+        if not given:
+            _fail("origin places the initial wavefields: give one")
+        try:
+            lo = [operator.index(o) for o in origin]
+        except TypeError:
+            lo = []
+        if len(lo) != ndim:
+            _fail("origin must be %d whole numbers (got %r)" % (ndim, origin))
+        hi = [lo[d] + given[0].shape[1 + d] - 2 * width - 1 for d in range(ndim)]
+    else:
+        try:
+            pads = [survey_pad] * (2 * ndim) if not isinstance(survey_pad, (list, tuple)) else list(survey_pad)
+            pads = [None if p is None else operator.index(p) for p in pads]
+        except TypeError:
+            pads = []
+        if len(pads) != 2 * ndim or any(p is not None and p < 0 for p in pads):
+            _fail("survey_pad must be a whole number ≥ 0 or %d of them (None: to the model's edge; got %r)"
+                  % (2 * ndim, survey_pad))
+        cells = torch.cat([x.reshape(-1, ndim) for x in located]) if located else torch.zeros(0, ndim, dtype=torch.long)
+        cells = cells[(cells != IGNORE_LOCATION).all(dim=1)]
+        lo, hi = [0] * ndim, [n - 1 for n in shape]
+        for d in range(ndim):
+            if len(cells) and pads[2 * d] is not None:
+                lo[d] = max(0, int(cells[:, d].min()) - pads[2 * d])
+            if len(cells) and pads[2 * d + 1] is not None:
+                hi[d] = min(shape[d] - 1, int(cells[:, d].max()) + pads[2 * d + 1])
+    if any(lo[d] < 0 or hi[d] >= shape[d] or hi[d] < lo[d] for d in range(ndim)):
+        _fail("the survey's region %s … %s is not inside the model of shape %s" % (lo, hi, shape))
+    region = v[(Ellipsis,) + tuple(slice(lo[d], hi[d] + 1) for d in range(ndim))]
+    offset = torch.tensor(lo)
+
+    def moved(x):
+        if not isinstance(x, torch.Tensor) or x.numel() == 0:
+            return x
+        kept = (x != IGNORE_LOCATION).all(dim=-1, keepdim=True)
+        return torch.where(kept, x - offset.to(x.device), x)
+    return region, moved(source_locations), moved(receiver_locations)
+
+
 def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, receiver_locations=None, accuracy=4,
            pml_width=20, pml_freq=None, max_vel=None, *, nt=None, freq_taper_frac=0.0, time_pad_frac=0.0,
            time_taper=False, storage_mode="device", storage_path=".", storage_compression=False,
@@ -279,8 +330,12 @@ def scalar(v, grid_spacing, dt, source_amplitudes=None, source_locations=None, r
     """Deepwave 0.0.27's `scalar` (help(starwave.torch) and docs/python.md say what differs)."""
     _CALL[0] = "starwave.torch.scalar"
     states = {k: options.pop(k) for k in list(options) if k in _WAVEFIELDS}
+    survey_pad, origin = options.pop("survey_pad", None), options.pop("origin", None)
     _check_unsupported(options)
     engine_options = _accepted(python_backend, storage_compression, model_gradient_sampling_interval)
+    if survey_pad is not None or origin is not None:
+        v, source_locations, receiver_locations = _survey_region(v, source_locations, receiver_locations, states,
+                                                                 survey_pad, origin, pml_width)
     ndim, traces, ends = _propagate(model, v, grid_spacing, dt, source_amplitudes, source_locations,
                                     receiver_locations, accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac,
                                     time_pad_frac, time_taper, storage_mode, engine_options, per_shot_models=True,

@@ -155,7 +155,8 @@ def test_what_it_refuses():
     v, h, dt, amp, src, rec = small()
     refused = [
         (NotImplementedError, "wavefield_0 has shape", dict(wavefield_0=torch.zeros(2, 60, 80))),
-        (NotImplementedError, "survey_pad", dict(survey_pad=5)),
+        (ValueError, "survey_pad and origin cannot both be given", dict(survey_pad=5, origin=[0, 0])),
+        (ValueError, "survey_pad must be a whole number", dict(survey_pad=[1, 2])),
         (NotImplementedError, "forward_callback", dict(forward_callback=print)),
         (NotImplementedError, "different widths", dict(pml_width=[20, 20, 0, 20])),
         (TypeError, "unexpected keyword argument 'pml_frq'", dict(pml_frq=25.0)),

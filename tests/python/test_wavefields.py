@@ -181,3 +181,34 @@ def test_gradcheck_through_wavefields_and_amplitudes(dim):
                          **dict(zip(names, states)))
 
     assert torch.autograd.gradcheck(call, (v, amp, *states), fast_mode=True, atol=1e-8, rtol=1e-5)
+
+
+def test_survey_pad_and_origin_propagate_in_the_surveys_region():
+    """survey_pad: the locations' box widened on each side (None: to the edge), the model cut to it
+    (the same bits as a call on the cut model; v's gradient zero outside); origin: where given
+    wavefields start."""
+    v, amp, src, rec = deepwave_case(nt=150)
+    v.requires_grad_()
+    kw = dict(accuracy=4, pml_freq=20, max_vel=2000, pml_width=10)
+    out = sw.scalar(v, 5.0, 0.001, amp, src, rec, survey_pad=3, **kw)
+    lo = torch.tensor([2, 2])  # the locations span rows 5 … 20, columns 5 … 40 of the 40 × 50 model
+    cut = sw.scalar(v[2:24, 2:44], 5.0, 0.001, amp, src - lo, rec - lo, **kw)
+    assert out[0].shape == (2, 42, 62) and all(torch.equal(a, b) for a, b in zip(out, cut))
+    (g,) = torch.autograd.grad(out[-1].square().sum(), v)
+    assert float(g[24:].abs().max()) == 0 and float(g[:, 44:].abs().max()) == 0 and float(g[2:24, 2:44].abs().max()) > 0
+    wide = sw.scalar(v, 5.0, 0.001, amp, src, rec, survey_pad=[None, 1, 0, None], **kw)
+    assert wide[0].shape == (2, 22 + 20, 45 + 20)  # rows 0 … 21, columns 5 … 49
+    names = ("wavefield_0", "wavefield_m1", "psiy_m1", "psix_m1", "zetay_m1", "zetax_m1")
+    placed = sw.scalar(v.detach(), 5.0, 0.001, amp, src, rec, origin=[2, 2], **dict(zip(names, out[:6])), **kw)
+    again = sw.scalar(v.detach()[2:24, 2:44], 5.0, 0.001, amp, src - lo, rec - lo, **dict(zip(names, out[:6])), **kw)
+    assert torch.equal(placed[-1], again[-1])
+    with pytest.raises(ValueError, match="is not inside the model"):
+        sw.scalar(v.detach(), 5.0, 0.001, amp, src, rec, origin=[30, 2], **dict(zip(names, out[:6])), **kw)
+
+
+def test_the_wavelets_gradient_has_the_wavelets_dtype():
+    v = torch.full((20, 30), 2000.0, dtype=torch.float32, requires_grad=True)
+    w = torch.tensor(ricker(200, 0.001), requires_grad=True)  # float64 beside a float32 model
+    d = sw.model(v, 10.0, 0.001, w, [[50.0, 100.0]], [[20.0, 150.0]], internal_dt=0.001)
+    d.square().sum().backward()
+    assert v.grad.dtype == torch.float32 and w.grad.dtype == torch.float64 and float(w.grad.abs().max()) > 0
