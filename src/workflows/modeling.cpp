@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "codelets/born.hpp"
 #include "codelets/failure.hpp"
@@ -231,9 +232,10 @@ std::vector<float> model_shots(const Model& m, const Survey& s, const NumericalO
 namespace {
 
 /// Every shot's traces in the run's precision, as doubles (nshots, nrec, nt): F(v), or with
-/// `dv` the Born data J δv.
+/// `dv` the Born data J δv; with `states`, F(v) from and to the shots' states, by this process
+/// alone (its states are in its memory).
 std::vector<double> exact_traces(const Model& m, const Survey& s, const NumericalOptions& o,
-                                 const std::vector<double>* dv) {
+                                 const std::vector<double>* dv, ShotStates* states = nullptr) {
   const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
   std::vector<double> data(std::size_t(s.nshots()) * per_shot);
   const ExactSink keep = [&](int shot, const double* traces) {
@@ -242,7 +244,9 @@ std::vector<double> exact_traces(const Model& m, const Survey& s, const Numerica
   const ShotSink no_sink;
   const std::function<void(int, int)> no_progress;
   with_precision(o.precision, [&](auto t) {
-    run<decltype(t)>(m, s, o, Outputs{no_sink, keep, nullptr, no_progress}, dv);
+    std::optional<graph::LocalScope> alone;
+    if (states) alone.emplace();
+    run<decltype(t)>(m, s, o, Outputs{no_sink, keep, nullptr, no_progress, states}, dv);
   });
   return data;
 }
@@ -297,18 +301,7 @@ std::vector<double> model_shots_with_states(const Model& m, const Survey& s, con
                      std::to_string(std::size_t(s.nshots()) * states.per_shot) + " (every shot's)");
   for (double v : states.initial)
     if (!std::isfinite(v)) throw InputError("the initial states hold a value that is not finite");
-  const std::size_t per_shot = std::size_t(s.nrec()) * std::size_t(s.nt);
-  std::vector<double> data(std::size_t(s.nshots()) * per_shot);
-  const ExactSink keep = [&](int shot, const double* traces) {
-    std::copy(traces, traces + per_shot, data.begin() + long(std::size_t(shot) * per_shot));
-  };
-  const ShotSink no_sink;
-  const std::function<void(int, int)> no_progress;
-  with_precision(o.precision, [&](auto t) {
-    const graph::LocalScope alone;  // the caller's process alone: its states are in its memory
-    run<decltype(t)>(m, s, o, Outputs{no_sink, keep, nullptr, no_progress, &states});
-  });
-  return data;
+  return exact_traces(m, s, o, nullptr, &states);
 }
 
 std::vector<float> model_shots_alone(const Model& m, const Survey& s, const NumericalOptions& o) {
