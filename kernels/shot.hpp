@@ -63,6 +63,23 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
     entry_weight = source_weight + nsrc;
   }
 
+  /// Adds v²Δt² × sample n of `samples` (nrec × nt) at the receivers' entries, receiver by
+  /// receiver, into grid allocation `f` at internal step m = n·record_every (other steps add
+  /// nothing): the transpose of sampling, an adjoint's source.
+  SW_HD void inject_traces(const T* samples, T* f, int m) const {
+    if (m % record_every != 0 || m / record_every >= nt) return;
+    const int n = m / record_every;
+    T* fo = f + this->origin();
+    const T* v = this->vdt2 + this->origin();
+    for (int r = 0; r < nrec; ++r) {
+      const T g = samples[long(r) * nt + n];
+      for (long e = rec_entries[r]; e < rec_entries[r + 1]; ++e) {
+        const long i = entry_node[e];
+        fo[i] += v[i] * (entry_weight[e] * g);
+      }
+    }
+  }
+
   T* work = nullptr;  // scratch of work_size() values: u, u_prev, the CPML memory variables cpml_z1, cpml_z2, cpml_x1,
                       // cpml_x2, cpml_y1, cpml_y2 (ψ, ζ forward; α, β adjoint), clocks
 

@@ -28,6 +28,7 @@
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/data_fit.hpp"
 #include "src/workflows/gradient.hpp"
+#include "src/workflows/hessian.hpp"
 #include "src/workflows/modeling.hpp"
 
 namespace py = pybind11;
@@ -317,6 +318,44 @@ py::object vjp(const Numerics& n, const py::object& vp, const py::object& spacin
   return py::make_tuple(python::model_array(run.m, r.values), initial, wavelets);
 }
 
+/// vjp_derivative(): the cotangents of vjp's inputs (vp, initial_state, wavelet, cotangent,
+/// final_cotangent) for a cotangent (dv, d_initial_state, d_wavelet) of its outputs, float64.
+py::tuple vjp_derivative(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
+                         const py::object& wavelet, const py::object& sources, const py::object& receivers,
+                         const py::object& cotangent, const py::object& origin, const py::object& receiver_counts,
+                         const py::object& initial_state, const py::object& final_cotangent, const py::object& dv,
+                         const py::object& d_initial_state, const py::object& d_wavelet) {
+  const NumericalOptions o = options(vp, n);
+  const Model m = python::to_model(vp, spacing, origin);
+  const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none(), o.precision);
+  const ShotStates shape = shot_states(m, s, o);
+  std::vector<py::ssize_t> dims{py::ssize_t(s.nshots()), shape.components, shape.shape[0]};
+  if (m.three_d()) dims.push_back(shape.shape[1]);
+  dims.push_back(shape.shape[2]);
+  const std::vector<py::ssize_t> traces{py::ssize_t(s.nshots()), py::ssize_t(s.nrec()), py::ssize_t(s.nt)};
+  const std::vector<py::ssize_t> wavelets{py::ssize_t(s.nshots()), py::ssize_t(s.nt)};
+  VjpDirection io;
+  io.per_shot = shape.per_shot;
+  io.cotangent = python::exact_shape_values(cotangent, traces, "cotangent");
+  const auto optional = [](const py::object& x, const std::vector<py::ssize_t>& d, const char* name) {
+    return x.is_none() ? std::vector<double>{} : python::exact_shape_values(x, d, name);
+  };
+  io.initial = optional(initial_state, dims, "initial_state");
+  io.end_cotangent = optional(final_cotangent, dims, "final_cotangent");
+  io.dv =
+      optional(dv, std::vector<py::ssize_t>(py::array(vp).shape(), py::array(vp).shape() + py::array(vp).ndim()), "dv");
+  io.d_initial = optional(d_initial_state, dims, "d_initial_state");
+  io.d_wavelet = optional(d_wavelet, wavelets, "d_wavelet");
+  working([&] { vjp_derivative(m, s, o, io); });
+  const auto array = [](const std::vector<double>& x, const std::vector<py::ssize_t>& d) {
+    py::array_t<double> a(d);
+    std::copy(x.begin(), x.end(), a.mutable_data());
+    return a;
+  };
+  return py::make_tuple(python::model_array(m, io.v), array(io.initial_cotangent, dims), array(io.wavelet, wavelets),
+                        array(io.data, traces), array(io.end, dims));
+}
+
 py::array_t<double> rtm(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                         const py::object& wavelet, const py::object& sources, const py::object& receivers,
                         const py::object& observed, const py::object& origin, const py::object& receiver_counts,
@@ -417,6 +456,16 @@ PYBIND11_MODULE(_starwave, mod) {
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
            arg("layers") = true, arg("store_compression") = "none", arg("initial_state") = py::none(),
            arg("final_cotangent") = py::none(), arg("states") = false);
+  def_call(mod, "vjp_derivative", &vjp_derivative,
+           "The derivative of vjp(vp, …, cotangent, initial_state=, final_cotangent=, states=True) along a "
+           "cotangent (dv, d_initial_state, d_wavelet) of its three outputs (each None: zero), as the cotangents of "
+           "its inputs: (∂/∂vp, ∂/∂initial_state, ∂/∂wavelet (nshots, nt), ∂/∂cotangent: the data's tangent, "
+           "∂/∂final_cotangent: the final states' tangent), float64 — second derivatives (torch's double backward, "
+           "Hessian-vector products). No free surface; every step of two wavefields is held during a shot.",
+           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
+           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(),
+           arg("initial_state") = py::none(), arg("final_cotangent") = py::none(), arg("dv") = py::none(),
+           arg("d_initial_state") = py::none(), arg("d_wavelet") = py::none());
   def_call(mod, "rtm", &rtm,
            "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),

@@ -268,23 +268,6 @@ void rerun_interval(const ShotProblem<T>& p, T* scratch, int j) {
   }
 }
 
-/// Adds v²Δt² × the adjoint source of internal step m at the receivers' entries, receiver
-/// by receiver (μ grid allocation): the transpose of sampling.
-template <typename T>
-void inject_residual(const ShotProblem<T>& p, const T* residual, T* mu, int m) {
-  if (m % p.record_every != 0 || m / p.record_every >= p.nt) return;
-  const int n = m / p.record_every;
-  T* mo = mu + p.origin();
-  const T* v = p.vdt2 + p.origin();
-  for (int r = 0; r < p.nrec; ++r) {
-    const T g = residual[long(r) * p.nt + n];
-    for (long e = p.rec_entries[r]; e < p.rec_entries[r + 1]; ++e) {
-      const long i = p.entry_node[e];
-      mo[i] += v[i] * (p.entry_weight[e] * g);
-    }
-  }
-}
-
 }  // namespace
 
 template <typename T>
@@ -478,7 +461,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     std::memcpy(u_next, p.final_state, G * sizeof(T));
     std::memcpy(u, p.final_state + G, G * sizeof(T));
     if (p.adjoint_start) load_state(p, mu, mu_next, p.adjoint_start);  // μ[N], μ[N+1], α, β
-    inject_residual(p, residual, mu, N);                               // μ[N] += v²Δt² g[N]
+    p.inject_traces(residual, mu, N);                                  // μ[N] += v²Δt² g[N]
     mirror(p, mu);
     // The sums start from the caller's values, as the CUDA launches add to them step by step:
     // the same bits whatever they hold (a sum that ends at −0 stays −0).
@@ -514,7 +497,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
       for (int j = 1; j < p.nsrc; ++j) acc += p.source_weight[j] * mu[o + p.source_node[j]];
       at_source[m] = acc;
     }
-    inject_residual(p, residual, mu_next, m);
+    p.inject_traces(residual, mu_next, m);
     mirror(p, mu_next);
     std::swap(mu, mu_next);
   }

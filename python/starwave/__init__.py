@@ -20,6 +20,10 @@ raises ``ValueError`` naming the argument.
         -> (misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² and ∂Φ/∂v (shaped as vp, float64)
     vjp(vp, spacing, dt, wavelet, sources, receivers, cotangent, *, ... as gradient)
         -> Jᵀ·cotangent: ∂/∂vp of Σ cotangent · model(vp, …) (shaped as vp, float64)
+    vjp_derivative(vp, spacing, dt, wavelet, sources, receivers, cotangent, *, initial_state=None,
+                   final_cotangent=None, dv=None, d_initial_state=None, d_wavelet=None, ...)
+        -> the cotangents of vjp's inputs (vp, initial_state, wavelet, cotangent, final_cotangent)
+           for a cotangent of its outputs: second derivatives (double backward)
     rtm(vp, spacing, dt, wavelet, sources, receivers, observed, *, direct_wave="smooth",
         direct_smooth=0.0, imaging_condition="isic", illumination="both", ... as gradient)
         -> image (shaped as vp, float64): the image `starwave rtm` writes as /image
@@ -37,7 +41,7 @@ autograd.
 """
 import atexit as _atexit
 
-from ._starwave import born, gradient, model, rtm, shutdown, vjp
+from ._starwave import born, gradient, model, rtm, shutdown, vjp, vjp_derivative
 
-__all__ = ["model", "born", "gradient", "vjp", "rtm", "shutdown"]
+__all__ = ["model", "born", "gradient", "vjp", "vjp_derivative", "rtm", "shutdown"]
 _atexit.register(shutdown)

@@ -1,6 +1,7 @@
 """starwave's modelling and Born modelling as torch.autograd.Functions (starwave.torch.model and
 starwave.torch.born; the module help says how to call them): the data by starwave.model and
-starwave.born, their vector-Jacobian products by starwave.vjp (J's transpose)."""
+starwave.born, their vector-Jacobian products by starwave.vjp (J's transpose), and those of vjp (second
+derivatives, create_graph=True) by starwave.vjp_derivative."""
 import numpy as _np
 import torch as _torch
 
@@ -16,23 +17,62 @@ def _forward_options(options):
     return {k: x for k, x in options.items() if k not in _BACKWARD_ONLY}
 
 
-class _NoSecondDerivative(_torch.autograd.Function):
-    """A gradient starwave computed, marked as depending on what it depends on (the model, the cotangent):
-    differentiating it again (double backward, create_graph=True) raises instead of giving zeros."""
+def _numpy(x):
+    return None if x is None else x.detach().cpu().numpy()
+
+
+def _tensor(x, like):
+    return _torch.from_numpy(_np.ascontiguousarray(x)).to(dtype=like[0], device=like[1])
+
+
+class _Vjp(_torch.autograd.Function):
+    """vjp as a function of its inputs (v, initial states, wavelet, cotangent, final states' cotangent), so that
+    a gradient starwave computed can be differentiated again (create_graph=True: double backward, Hessian-vector
+    products): its own backward is starwave.vjp_derivative. `call`: (spacing, dt, sources, receivers, options),
+    `states`: vjp through states (else the plain vjp, v's gradient alone)."""
 
     @staticmethod
-    def forward(ctx, gradient, *inputs):
-        return gradient.clone()
+    def forward(ctx, v, initial, wavelet, cotangent, end_cotangent, call, states):
+        spacing, dt, sources, receivers, options = call
+        w, start, c = _numpy(wavelet), _numpy(initial), _numpy(cotangent)
+        ctx.save_for_backward(v, initial, wavelet, cotangent, end_cotangent)
+        ctx.call = call
+        ctx.likes = [(x.dtype, x.device) if x is not None else None for x in (v, initial, wavelet, cotangent,
+                                                                              end_cotangent)]
+        if not states:
+            return _tensor(_starwave.vjp(_numpy(v), spacing, dt, w, sources, receivers, c, **options), ctx.likes[0])
+        g, g_initial, g_wavelet = _starwave.vjp(_numpy(v), spacing, dt, w, sources, receivers, c, initial_state=start,
+                                                final_cotangent=_numpy(end_cotangent), states=True, **options)
+        gw = g_wavelet.sum(axis=0) if w.ndim == 1 else g_wavelet
+        return (_tensor(g, ctx.likes[0]), _tensor(g_initial, ctx.likes[1] or ctx.likes[0]),
+                _tensor(gw, ctx.likes[2]))
 
     @staticmethod
-    def backward(ctx, grad):
-        raise NotImplementedError("starwave.torch: the derivative of a gradient (double backward: a second "
-                                  "derivative of the modelling) is not computed")
-
-
-def _marked(gradient, *inputs):
-    """`gradient` as backward returns it: under create_graph, one that refuses to be differentiated."""
-    return _NoSecondDerivative.apply(gradient, *inputs) if _torch.is_grad_enabled() else gradient
+    def backward(ctx, dv, d_initial=None, d_wavelet=None):
+        v, initial, wavelet, cotangent, end_cotangent = ctx.saved_tensors
+        spacing, dt, sources, receivers, options = ctx.call
+        # A compressed store rounds vjp's forward field: its derivative here is the exact gradient's.
+        if not options.get("layers", True):
+            raise NotImplementedError("starwave.torch: second derivatives without the absorbing layers' share "
+                                      "(born's layers=False, Deepwave's scalar_born) are not computed")
+        options = {k: x for k, x in _forward_options(options).items() if k != "layers"}
+        w = _numpy(wavelet)
+        dw = _numpy(d_wavelet)
+        if dw is not None and dw.ndim == 1:  # one wavelet for every shot: each shot's share of its gradient
+            dw = _np.broadcast_to(dw, (cotangent.shape[0], dw.shape[0]))
+        hv, h_initial, h_wavelet, h_cotangent, h_end = _starwave.vjp_derivative(
+            _numpy(v), spacing, dt, w, sources, receivers, _numpy(cotangent), initial_state=_numpy(initial),
+            final_cotangent=_numpy(end_cotangent), dv=_numpy(dv), d_initial_state=_numpy(d_initial), d_wavelet=dw,
+            **options)
+        need = ctx.needs_input_grad
+        out = [None] * 7
+        out[0] = _tensor(hv, ctx.likes[0]) if need[0] else None
+        out[1] = _tensor(h_initial, ctx.likes[1]) if need[1] else None
+        if need[2]:
+            out[2] = _tensor(h_wavelet.sum(axis=0) if w.ndim == 1 else h_wavelet, ctx.likes[2])
+        out[3] = _tensor(h_cotangent, ctx.likes[3]) if need[3] else None
+        out[4] = _tensor(h_end, ctx.likes[4]) if need[4] else None
+        return tuple(out)
 
 
 def _array(x):
@@ -56,10 +96,8 @@ class _Model(_torch.autograd.Function):
         else:
             data, end = _starwave.model(v.detach().cpu().numpy(), spacing, dt, w, sources, receivers,
                                         initial_state=start, final_state=True, **_forward_options(options))
-        ctx.save_for_backward(v)
-        ctx.call = (spacing, dt, w, sources, receivers, options, start)
-        # Each input's dtype and device, for its gradient (not the tensors: nothing more is held).
-        ctx.likes = [(x.dtype, x.device) for x in (v, initial if initial is not None else v, wavelet)]
+        ctx.save_for_backward(v, initial, wavelet)
+        ctx.call = (spacing, dt, sources, receivers, options)
         tensor = lambda x: _torch.from_numpy(_np.ascontiguousarray(x)).to(device=v.device, dtype=v.dtype)  # noqa
         if not final:
             return tensor(data)
@@ -67,33 +105,23 @@ class _Model(_torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad, *grad_end):
-        (v,) = ctx.saved_tensors
-        spacing, dt, w, sources, receivers, options, start = ctx.call
+        v, initial, wavelet = ctx.saved_tensors
         need_v, need_initial, need_wavelet = ctx.needs_input_grad[:3]
         end_cotangent = grad_end[0] if grad_end and grad_end[0] is not None else None
         if end_cotangent is not None and not bool(end_cotangent.detach().ne(0).any()):
             end_cotangent = None
         through_states = need_initial or need_wavelet or end_cotangent is not None or (
-            need_v and start is not None and _np.any(start))
+            need_v and initial is not None and bool(initial.detach().ne(0).any()))
         out = [None] * 9
         if not (need_v or need_initial or need_wavelet):
             return tuple(out)
-        numpy = lambda x: x.detach().cpu().numpy()  # noqa: E731
-        tensor = lambda x, like: _torch.from_numpy(_np.ascontiguousarray(x)).to(  # noqa: E731
-            dtype=like[0], device=like[1])
         if not through_states:
-            g = _starwave.vjp(numpy(v), spacing, dt, w, sources, receivers, numpy(grad), **options)
-            out[0] = _marked(tensor(g, ctx.likes[0]), v, grad)
+            out[0] = _Vjp.apply(v, None, wavelet, grad, None, ctx.call, False)
             return tuple(out)
-        g, g_initial, g_wavelet = _starwave.vjp(
-            numpy(v), spacing, dt, w, sources, receivers, numpy(grad), initial_state=start,
-            final_cotangent=None if end_cotangent is None else numpy(end_cotangent), states=True, **options)
-        depends = (v, grad) if end_cotangent is None else (v, grad, end_cotangent)
-        out[0] = _marked(tensor(g, ctx.likes[0]), *depends) if need_v else None
-        out[1] = _marked(tensor(g_initial, ctx.likes[1]), *depends) if need_initial else None
-        if need_wavelet:
-            gw = g_wavelet.sum(axis=0) if w.ndim == 1 else g_wavelet
-            out[2] = _marked(tensor(gw, ctx.likes[2]), *depends)
+        g, g_initial, g_wavelet = _Vjp.apply(v, initial, wavelet, grad, end_cotangent, ctx.call, True)
+        out[0] = g if need_v else None
+        out[1] = g_initial if need_initial else None
+        out[2] = g_wavelet if need_wavelet else None
         return tuple(out)
 
 
@@ -121,27 +149,40 @@ class _Born(_torch.autograd.Function):
     def forward(ctx, v, dv, spacing, dt, wavelet, sources, receivers, options):
         data = _starwave.born(v.detach().cpu().numpy(), dv.detach().cpu().numpy(), spacing, dt, wavelet, sources,
                               receivers, **_forward_options(options))
-        ctx.save_for_backward(v)
+        ctx.save_for_backward(v, dv)
         ctx.call = (spacing, dt, wavelet, sources, receivers, options)
         return _torch.from_numpy(_np.ascontiguousarray(data)).to(device=v.device, dtype=v.dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.needs_input_grad[0]:
-            raise NotImplementedError("starwave.torch.born: the gradient with respect to v (a second derivative of "
-                                      "the modelling) is not computed; detach v, or use starwave.torch.model")
-        (v,) = ctx.saved_tensors
+        v, dv = ctx.saved_tensors
         spacing, dt, wavelet, sources, receivers, options = ctx.call
-        g = None
-        if ctx.needs_input_grad[1]:  # Jᵀ grad: J is linear in dv
-            g = _starwave.vjp(v.detach().cpu().numpy(), spacing, dt, wavelet, sources, receivers,
-                              grad.detach().cpu().numpy(), **options)
-            g = _marked(_torch.from_numpy(g).to(device=v.device, dtype=v.dtype), v, grad)
-        return None, g, None, None, None, None, None, None
+        need_v, need_dv = ctx.needs_input_grad[:2]
+        call = (spacing, dt, sources, receivers, options)
+        w = _torch.as_tensor(_np.asarray(wavelet))
+        g_v = g_dv = None
+        if need_dv:  # Jᵀ grad: J is linear in dv
+            g_dv = _Vjp.apply(v, None, w, grad, None, call, False)
+        if need_v:  # ⟨grad, J(v) dv⟩ = ⟨dv, vjp(v, grad)⟩: vjp's derivative along dv
+            if _torch.is_grad_enabled():
+                raise NotImplementedError("starwave.torch.born: the derivative of born's gradient with respect to v "
+                                          "(a third derivative of the modelling) is not computed")
+            g_v = _Vjp.backward(_Replay(v, None, w, grad, call), dv)[0]
+        return g_v, g_dv, None, None, None, None, None, None
+
+
+class _Replay:
+    """What _Vjp.backward reads of its context, for a call outside autograd (born's gradient with respect to v)."""
+
+    def __init__(self, v, initial, wavelet, cotangent, call):
+        self.saved_tensors = (v, initial, wavelet, cotangent, None)
+        self.call = call
+        self.likes = [(v.dtype, v.device), None, None, None, None]
+        self.needs_input_grad = (True, False, False, False, False)
 
 
 def born(v, dv, spacing, dt, wavelet, sources, receivers, **options):
-    """Differentiable starwave.born with respect to dv (module help)."""
+    """Differentiable starwave.born (module help): with respect to dv (Jᵀ) and v (vjp's derivative)."""
     for name, x in (("v", v), ("dv", dv)):
         if not isinstance(x, _torch.Tensor):
             raise TypeError("starwave.torch.born: %s must be a torch.Tensor (starwave.born takes numpy arrays)" % name)

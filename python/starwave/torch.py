@@ -32,7 +32,8 @@ number 0.6 with Deepwave's frequency-domain resampling (`freq_taper_frac`, `time
 (wavefield_0, wavefield_m1, psi*_m1, zeta*_m1) and returns its final ones in Deepwave's places,
 gradients flowing through them and to the source amplitudes, and a model per shot;
 `scalar_born` returns None there; `survey_pad` and `origin` cut the model to the survey's box.
-Callbacks, different PML widths per edge and second derivatives raise NotImplementedError. `import starwave.torch as deepwave` also gives
+Second derivatives (create_graph=True) are starwave.vjp_derivative's. Callbacks and different PML widths
+per edge raise NotImplementedError. `import starwave.torch as deepwave` also gives
 `deepwave.wavelets.ricker`, `deepwave.common.cosine_taper_end` and `deepwave.IGNORE_LOCATION`.
 """
 import types as _types

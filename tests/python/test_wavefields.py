@@ -129,12 +129,20 @@ def test_a_model_per_shot_runs_each_shot_on_its_own():
 
 
 def test_what_is_not_differentiated_is_refused():
+    """A third derivative (born's gradient with respect to v, differentiated again) and second
+    derivatives of scalar_born's operator (no perturbation in the layers) raise, never give zeros."""
     v, amp, src, rec = deepwave_case(nt=150)
     v.requires_grad_()
-    out = sw.scalar(v, 5.0, 0.001, amp, src, rec)
-    (g,) = torch.autograd.grad(out[-1].square().sum(), v, create_graph=True)
-    with pytest.raises(NotImplementedError, match="double backward"):
-        torch.autograd.grad(g.square().sum(), v)
+    dv = torch.rand_like(v)
+    out = sw.born(v, dv, 5.0, 0.001, amp[0, 0].detach().numpy(), [[20.0, 20.0]], [[5.0, 30.0]], pml_width=4)
+    with pytest.raises(NotImplementedError, match="third derivative"):
+        torch.autograd.grad(out.square().sum(), v, create_graph=True)
+    x = dv.clone().requires_grad_()
+    out = sw.born(v.detach(), x, 5.0, 0.001, amp[0, 0].detach().numpy(), [[20.0, 20.0]], [[5.0, 30.0]],
+                  pml_width=4, layers=False)
+    (g,) = torch.autograd.grad(out.square().sum(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match="without the absorbing layers' share"):
+        torch.autograd.grad(g.square().sum(), x)
 
 
 def test_a_float64_run_takes_its_wavelet_and_cotangent_in_double():
@@ -157,10 +165,9 @@ def test_a_float64_run_takes_its_wavelet_and_cotangent_in_double():
     assert not np.array_equal(d, starwave.model(v, 10.0, 0.001, w.astype(np.float32), src, rec, **kw))
 
 
-@pytest.mark.parametrize("dim", [2, 3])
-def test_gradcheck_through_wavefields_and_amplitudes(dim):
-    """torch's gradcheck in double of Deepwave's call with v, the source amplitudes and every initial
-    wavefield requiring a gradient, and every output (the final wavefields and the data) in the loss."""
+def gradcheck_case(dim):
+    """A tiny double-precision Deepwave call: v, two shots' amplitudes, their cells and receivers, the layers'
+    width, and the names and random values of every initial wavefield."""
     torch.manual_seed(1)
     shape = (4, 3) if dim == 2 else (3, 3, 4)
     v = (1500 + 100 * torch.rand(shape, dtype=torch.float64)).requires_grad_()
@@ -176,11 +183,33 @@ def test_gradcheck_through_wavefields_and_amplitudes(dim):
         tuple("zeta%s_m1" % a for a in "zyx"[3 - dim:])
     states = [(1e-3 * torch.rand(2, *grid, dtype=torch.float64)).requires_grad_() for _ in names]
 
-    def call(v, amp, *states):
+    def call(v, amp, *given):
         return sw.scalar(v, 5.0, 0.001, amp, src, rec, accuracy=4, pml_width=width, pml_freq=25, max_vel=2000,
-                         **dict(zip(names, states)))
+                         **dict(zip(names, given)))
 
+    return call, v, amp, states
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_gradcheck_through_wavefields_and_amplitudes(dim):
+    """torch's gradcheck in double of Deepwave's call with v, the source amplitudes and every initial
+    wavefield requiring a gradient, and every output (the final wavefields and the data) in the loss."""
+    call, v, amp, states = gradcheck_case(dim)
     assert torch.autograd.gradcheck(call, (v, amp, *states), fast_mode=True, atol=1e-8, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_gradgradcheck_through_wavefields_and_amplitudes(dim):
+    """torch's gradgradcheck in double (second derivatives: starwave.vjp_derivative) of the same call with v,
+    the amplitudes and the two initial wavefields requiring a gradient, the data and u's last state in the
+    loss."""
+    call, v, amp, states = gradcheck_case(dim)
+
+    def outputs(v, amp, w0, wm1):
+        out = call(v, amp, w0, wm1)
+        return out[0], out[-1]
+
+    assert torch.autograd.gradgradcheck(outputs, (v, amp, *states[:2]), fast_mode=True, atol=1e-8, rtol=1e-5)
 
 
 def test_survey_pad_and_origin_propagate_in_the_surveys_region():
