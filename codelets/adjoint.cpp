@@ -44,8 +44,8 @@ Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) {
     p.initial_state = vector_ptr<const T>(buffers[b.initial_state]);
     p.adjoint_start = vector_ptr<const T>(buffers[b.adjoint_start]);
     p.adjoint_end = vector_ptr<T>(buffers[b.adjoint_end]);
-    p.source_gradient = vector_ptr<T>(buffers[b.source_gradient]);
   }
+  if (b.source_gradient >= 0) p.source_gradient = vector_ptr<T>(buffers[b.source_gradient]);
   return {p, vector_ptr<const T>(buffers[b.traces]), vector_ptr<T>(buffers[b.correlation]),
           vector_ptr<T>(buffers[b.illumination]), long(STARPU_VECTOR_GET_NX(buffers[b.correlation]))};
 }
@@ -128,25 +128,34 @@ constexpr codelets::TaskFunction kAdjointCuda = nullptr;
 #endif
 
 /// `checkpoints`: the adjoint that re-runs the forward from its checkpoints into the store's
-/// ring (which it rewrites); its own perf model, as it costs about one forward more. `states`:
-/// through states (kernels/shot.hpp), with their buffers after the others.
-const char* const kAdjointNames[4] = {"adjoint", "adjoint_checkpoints", "adjoint_state", "adjoint_checkpoints_state"};
-struct starpu_codelet* adjoint_codelet(bool checkpoints, bool states) {
+/// ring (which it rewrites); its own perf model, as it costs about one forward more. `keeps`:
+/// kStore; kStoreState, through states (kernels/shot.hpp), with their buffers after the others;
+/// kStoreSource, its field sampled at the source too (the wavelet's gradient).
+const char* const kAdjointNames[6] = {"adjoint",        "adjoint_checkpoints",
+                                      "adjoint_state",  "adjoint_checkpoints_state",
+                                      "adjoint_source", "adjoint_checkpoints_source"};
+int adjoint_kind(bool checkpoints, codelets::Keeps keeps) {
+  return (checkpoints ? 1 : 0) + (keeps == codelets::Keeps::kStoreState    ? 2
+                                  : keeps == codelets::Keeps::kStoreSource ? 4
+                                                                           : 0);
+}
+struct starpu_codelet* adjoint_codelet(int kind) {
   static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_adjoint"),
                                               codelets::history_model("starwave_adjoint_checkpoints")};
   auto make = [](int k) {
     const bool ring = k % 2 == 1;
+    const codelets::Keeps keeps = k >= 4   ? codelets::Keeps::kStoreSource
+                                  : k >= 2 ? codelets::Keeps::kStoreState
+                                           : codelets::Keeps::kStore;
     struct starpu_codelet c =
         codelets::wave_codelet(adjoint_cpu, "adjoint_cpu", kAdjointCuda, &models[k % 2], kAdjointNames[k]);
     codelets::ShotParts modes = parts_of(AdjointHandles{}, ring, STARPU_W);
     modes.work.mode = STARPU_SCRATCH;  // one per worker: a whole shot's backward state lives in it
-    codelets::declare_buffers(
-        c, codelets::adjoint_buffers(k >= 2 ? codelets::Keeps::kStoreState : codelets::Keeps::kStore, ring, true),
-        modes);
+    codelets::declare_buffers(c, codelets::adjoint_buffers(keeps, ring, true), modes);
     return c;
   };
-  static struct starpu_codelet cls[4] = {make(0), make(1), make(2), make(3)};
-  return &cls[(checkpoints ? 1 : 0) + (states ? 2 : 0)];
+  static struct starpu_codelet cls[6] = {make(0), make(1), make(2), make(3), make(4), make(5)};
+  return &cls[kind];
 }
 
 /// `adjoint_interval`: interval j of a split store, last first, one of a shot's chain of
@@ -180,11 +189,14 @@ template void insert_adjoint_interval<double>(const AdjointHandles&, const ShotP
 
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order) {
-  const bool states = h.adjoint_end != nullptr, checkpoints = layout.checkpoints_size() > 0;
-  const codelets::ShotArgs<T> a =
-      codelets::shot_args(layout, order, states ? codelets::Keeps::kStoreState : codelets::Keeps::kStore);
+  const bool checkpoints = layout.checkpoints_size() > 0;
+  const codelets::Keeps keeps = h.adjoint_end != nullptr       ? codelets::Keeps::kStoreState
+                                : h.source_gradient != nullptr ? codelets::Keeps::kStoreSource
+                                                               : codelets::Keeps::kStore;
+  const codelets::ShotArgs<T> a = codelets::shot_args(layout, order, keeps);
+  const int kind = adjoint_kind(checkpoints, keeps);
   codelets::with_shot_values(a, [&](auto... values) {
-    submit_on(adjoint_codelet(checkpoints, states), kAdjointNames[(checkpoints ? 1 : 0) + (states ? 2 : 0)],
+    submit_on(adjoint_codelet(kind), kAdjointNames[kind],
               codelets::handles_in_order(buffers_of(a.keeps, layout), parts_of(h, checkpoints, STARPU_W)), values...);
   });
 }

@@ -20,6 +20,8 @@ enum class Keeps : int {
   kInterval = 2,    // one interval of a split store (forward_interval, adjoint_interval; layout.store_interval)
   kState = 3,       // a forward from a given state that hands on its last one (forward_state: Python's wavefields)
   kStoreState = 4,  // kStore from a given state, and an adjoint through states (forward_keep_state, adjoint_state)
+  kStoreSource =
+      5,  // an adjoint of kStore's that also samples its field at the source (adjoint_source: the wavelet's gradient)
 };
 
 /// Positions of a propagation task's buffers; −1: not among them.
@@ -55,8 +57,9 @@ inline ShotBuffers forward_buffers(Keeps keeps, bool checkpoints, bool last) {
 
 /// An adjoint task's buffers: medium, nodes, signals, residual, store; for the whole store
 /// then its final state, correlation, illumination, work and (`checkpoints`) the
-/// checkpoints; for an interval, its work, correlation, illumination and, for the interval
-/// the backward sweep starts with (`first`), the final state.
+/// checkpoints, then through states the initial state, the sweep's start and end, and (through
+/// states or kStoreSource) the source gradient; for an interval, its work, correlation, illumination and, for the
+/// interval the backward sweep starts with (`first`), the final state.
 inline ShotBuffers adjoint_buffers(Keeps keeps, bool checkpoints, bool first) {
   ShotBuffers b;
   b.store = 4;
@@ -78,8 +81,8 @@ inline ShotBuffers adjoint_buffers(Keeps keeps, bool checkpoints, bool first) {
     b.initial_state = b.count++;
     b.adjoint_start = b.count++;
     b.adjoint_end = b.count++;
-    b.source_gradient = b.count++;
   }
+  if (keeps == Keeps::kStoreState || keeps == Keeps::kStoreSource) b.source_gradient = b.count++;
   return b;
 }
 

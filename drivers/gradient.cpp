@@ -29,7 +29,8 @@ namespace {
 /// The image (finished from the raw stack: compensated, differentiated, muted, never all
 /// zero) or the gradient, with their illumination, into `out`.
 void write_result(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
-                  imaging::Misfit misfit, SourceEstimation estimate, const ImagingResult& r) {
+                  imaging::Misfit misfit, SourceEstimation estimate, const ImagingResult& r,
+                  const std::vector<double>& source_gradient) {
   const std::vector<std::vector<float>> wavelets =
       estimate == SourceEstimation::kNone ? std::vector<std::vector<float>>{} : s.wavelets;
   if (rtm) {
@@ -48,7 +49,9 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
     io::write_fields(
         out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}},
         {{"misfit", r.misfit}, {"misfit_function", double(int(misfit))}, {"estimate_source", double(int(estimate))}},
-        {}, wavelets);
+        {}, wavelets,
+        source_gradient.empty() ? io::Tables{}
+                                : io::Tables{{"/source_gradient", {std::size_t(s.nshots()), source_gradient}}});
   }
 }
 
@@ -87,6 +90,7 @@ struct Call {
   TimeWindow window;                                    // gradient: --window
   cli::CommonFlags flags;
   Projection projection;
+  bool source_gradient = false;  // gradient: --source-gradient
 };
 
 Call parse_call(const std::string& command, int argc, char** argv, bool plan_only) {
@@ -130,7 +134,10 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "offsets", cli::po::value<std::string>(&offsets),
         "the traces the misfit compares, by source–receiver offset in m: MIN,MAX (a cosine taper over a tenth of "
         "the range outside it)")("window", cli::po::value<std::string>(&window), window_help())(
-        "window-velocity", cli::po::value<double>(&window_velocity), window_velocity_help());
+        "window-velocity", cli::po::value<double>(&window_velocity), window_velocity_help())(
+        "source-gradient", cli::po::bool_switch(&c.source_gradient),
+        "also write /source_gradient: ∂Φ/∂w, the misfit's gradient with respect to each shot's wavelet samples "
+        "(shots × nt; not with --scratch)");
   desc.add_options()("estimate-source", cli::po::value<std::string>(&estimate)->default_value(estimate),
                      "estimate the source wavelet from the data first (written as /wavelet): band (one for every "
                      "shot), shot (one a shot), none (the data file's wavelet as it is)");
@@ -207,6 +214,8 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
   Survey used = s;                                          // the data file's wavelets, or the ones the data ask for
   if (c.estimate != SourceEstimation::kNone && !plan_only && simulated_shots == 0)
     used.wavelets = shared_wavelets(estimate_wavelets(m, s, s, c.o, c.estimate, hooks.observed, "the data"));
+  std::vector<double> source_gradient;  // --source-gradient: rank 0's
+  if (c.source_gradient && !plan_only && simulated_shots == 0) hooks.source_gradient = &source_gradient;
   const ImagingResult r = evaluate(c, m, used, hooks, simulated_shots);
   if (rt.rank() != 0) return 0;  // the result is rank 0's, and so is the output
   if (simulated_shots > 0) {
@@ -217,7 +226,7 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     say_planned(r, rt);
     return 0;
   }
-  write_result(c.rtm, c.out, m, used, c.rtm_options, c.misfit, c.estimate, r);
+  write_result(c.rtm, c.out, m, used, c.rtm_options, c.misfit, c.estimate, r, source_gradient);
   if (!c.flags.quiet) say_written(c.rtm, c.out, m, s, c.rtm_options, r, rt);
   return 0;
 }

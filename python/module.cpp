@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -136,10 +137,38 @@ auto working(Work&& work) {
 /// The numerical keywords every call takes (def_call binds them), as the command line's options.
 struct Numerics {
   int order;
-  int pml_width;
+  py::object pml_width;  // one width, or one a side: (z low, z high, [y low, y high,] x low, x high)
   bool free_surface;
   double internal_dt, pml_velocity, pml_frequency;
 };
+
+/// pml_width: one whole number, or 2·ndim of them, each side's (z low, z high, (y low, y high,)
+/// x low, x high: NumericalOptions::pml_sides' order).
+void set_pml_widths(NumericalOptions& o, const py::object& width, int ndim) {
+  const auto cells = [](const py::handle& x) {
+    if (!py::isinstance<py::int_>(x) && !py::hasattr(x, "__index__"))
+      throw InputError("--pml-width: a whole number of cells, or one a side (got " + std::string(py::repr(x)) + ")");
+    return py::reinterpret_steal<py::object>(PyNumber_Index(x.ptr())).cast<long long>();
+  };
+  if (!py::isinstance<py::sequence>(width) || py::isinstance<py::str>(width)) {
+    const long long w = cells(width);
+    if (w < 0 || w > 1000)
+      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
+    o.pml_width = int(w);
+    return;
+  }
+  const py::sequence sides = width.cast<py::sequence>();
+  if (ndim < 2 || ndim > 3 || int(sides.size()) != 2 * ndim)
+    throw InputError("--pml-width: one width, or " + std::to_string(2 * std::max(ndim, 2)) +
+                     " (each side's: low and high along each axis), not " + std::to_string(sides.size()));
+  static const int side_of[2][6] = {{0, 1, 4, 5}, {0, 1, 2, 3, 4, 5}};  // (z, x) or (z, y, x) → pml_sides
+  for (int i = 0; i < 2 * ndim; ++i) {
+    const long long w = cells(sides[std::size_t(i)]);
+    if (w < 0 || w > 1000)
+      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
+    o.pml_sides[std::size_t(side_of[ndim - 2][i])] = int(w);
+  }
+}
 
 /// The numerical options of a call on `vp` (its dtype: the precision), checked as the command
 /// line checks its own.
@@ -148,7 +177,7 @@ NumericalOptions options(const py::object& vp, const Numerics& n) {
   o.pml_velocity = n.pml_velocity;
   o.pml_frequency = n.pml_frequency;
   o.order = n.order;
-  o.pml_width = n.pml_width;
+  set_pml_widths(o, n.pml_width, int(py::array(vp).ndim()));
   o.free_surface = n.free_surface;
   o.internal_dt = n.internal_dt;
   o.precision = python::precision_of(vp);
@@ -324,7 +353,7 @@ py::tuple vjp_derivative(const Numerics& n, const py::object& vp, const py::obje
                          const py::object& wavelet, const py::object& sources, const py::object& receivers,
                          const py::object& cotangent, const py::object& origin, const py::object& receiver_counts,
                          const py::object& initial_state, const py::object& final_cotangent, const py::object& dv,
-                         const py::object& d_initial_state, const py::object& d_wavelet) {
+                         const py::object& d_initial_state, const py::object& d_wavelet, bool layers) {
   const NumericalOptions o = options(vp, n);
   const Model m = python::to_model(vp, spacing, origin);
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none(), o.precision);
@@ -336,6 +365,7 @@ py::tuple vjp_derivative(const Numerics& n, const py::object& vp, const py::obje
   const std::vector<py::ssize_t> wavelets{py::ssize_t(s.nshots()), py::ssize_t(s.nt)};
   VjpDirection io;
   io.per_shot = shape.per_shot;
+  io.layers = layers;
   io.cotangent = python::exact_shape_values(cotangent, traces, "cotangent");
   const auto optional = [](const py::object& x, const std::vector<py::ssize_t>& d, const char* name) {
     return x.is_none() ? std::vector<double>{} : python::exact_shape_values(x, d, name);
@@ -394,11 +424,11 @@ void def_call(py::module_& mod, const char* name, R (*f)(const Numerics&, Args..
   const NumericalOptions d;
   mod.def(
       name,
-      [f](Args... args, int order, int pml_width, bool free_surface, double internal_dt, double pml_velocity,
+      [f](Args... args, int order, py::object pml_width, bool free_surface, double internal_dt, double pml_velocity,
           double pml_frequency) {
         return f(Numerics{order, pml_width, free_surface, internal_dt, pml_velocity, pml_frequency}, args...);
       },
-      doc, extra..., py::arg("order") = d.order, py::arg("pml_width") = d.pml_width,
+      doc, extra..., py::arg("order") = d.order, py::arg("pml_width") = py::int_(d.pml_width),
       py::arg("free_surface") = d.free_surface, py::arg("internal_dt") = d.internal_dt,
       py::arg("pml_velocity") = d.pml_velocity, py::arg("pml_frequency") = d.pml_frequency);
 }
@@ -456,16 +486,18 @@ PYBIND11_MODULE(_starwave, mod) {
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
            arg("layers") = true, arg("store_compression") = "none", arg("initial_state") = py::none(),
            arg("final_cotangent") = py::none(), arg("states") = false);
-  def_call(mod, "vjp_derivative", &vjp_derivative,
-           "The derivative of vjp(vp, …, cotangent, initial_state=, final_cotangent=, states=True) along a "
-           "cotangent (dv, d_initial_state, d_wavelet) of its three outputs (each None: zero), as the cotangents of "
-           "its inputs: (∂/∂vp, ∂/∂initial_state, ∂/∂wavelet (nshots, nt), ∂/∂cotangent: the data's tangent, "
-           "∂/∂final_cotangent: the final states' tangent), float64 — second derivatives (torch's double backward, "
-           "Hessian-vector products). No free surface; every step of two wavefields is held during a shot.",
-           arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
-           py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(),
-           arg("initial_state") = py::none(), arg("final_cotangent") = py::none(), arg("dv") = py::none(),
-           arg("d_initial_state") = py::none(), arg("d_wavelet") = py::none());
+  def_call(
+      mod, "vjp_derivative", &vjp_derivative,
+      "The derivative of vjp(vp, …, cotangent, initial_state=, final_cotangent=, states=True) along a "
+      "cotangent (dv, d_initial_state, d_wavelet) of its three outputs (each None: zero), as the cotangents of "
+      "its inputs: (∂/∂vp, ∂/∂initial_state, ∂/∂wavelet (nshots, nt), ∂/∂cotangent: the data's tangent, "
+      "∂/∂final_cotangent: the final states' tangent), float64 — second derivatives (torch's double backward, "
+      "Hessian-vector products). layers=False: of vjp(…, layers=False), born(…, layers=False)'s transpose. No free "
+      "surface; every step of two wavefields is held during a shot.",
+      arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("cotangent"),
+      py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("initial_state") = py::none(),
+      arg("final_cotangent") = py::none(), arg("dv") = py::none(), arg("d_initial_state") = py::none(),
+      arg("d_wavelet") = py::none(), arg("layers") = true);
   def_call(mod, "rtm", &rtm,
            "The reverse-time migration image of the observed data, float64 shaped as vp (starwave rtm's /image).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),

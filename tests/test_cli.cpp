@@ -234,6 +234,47 @@ TEST_F(Cli, PlotDrawsAModelsReflectivity) {
   expect_refused("plot --in " + data + " --reflectivity --out " + path("rg.png"), path("rg.png"), "--reflectivity");
 }
 
+TEST_F(Cli, GradientWritesTheWaveletsGradient) {
+  // --source-gradient: /source_gradient (shots × nt) is ∂Φ/∂w. The data are linear in the wavelet,
+  // so Φ is quadratic in it and the central difference of the misfits written at w ± δ (δ a
+  // bump on every shot's wavelet) is ⟨∂Φ/∂w, δ⟩ up to rounding (double precision, the
+  // absorbing layers' frequency fixed: by default it follows the wavelet).
+  const std::string data = path("sg_data.h5"), smooth = path("sg_smooth.h5");
+  ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);
+  ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --smooth 40 --out " + smooth).status, 0);
+  Survey s = io::read_survey(data, true);
+  const std::size_t nt = std::size_t(s.nt);
+  std::vector<double> bump(nt);
+  for (std::size_t n = 0; n < nt; ++n) bump[n] = 0.05 * std::exp(-std::pow((double(n) - 40.0) / 8.0, 2));
+  for (const double sign : {1.0, -1.0}) {
+    Survey changed = s;
+    for (auto& w : changed.wavelets)
+      for (std::size_t n = 0; n < nt; ++n) w[n] = float(double(w[n]) + sign * bump[n]);
+    io::write_survey(path(sign > 0 ? "sg_plus.h5" : "sg_minus.h5"), changed, nullptr);
+  }
+  const std::string args = " --precision double --pml-frequency 15 --out ";
+  const std::string at = "gradient --model " + smooth + " --data ";
+  ASSERT_EQ(run(at + data + args + path("sg.h5") + " --source-gradient").status, 0);
+  ASSERT_EQ(run(at + data + args + path("sg_plain.h5")).status, 0);
+  ASSERT_EQ(run(at + path("sg_plus.h5") + args + path("sgp.h5")).status, 0);
+  ASSERT_EQ(run(at + path("sg_minus.h5") + args + path("sgm.h5")).status, 0);
+  const std::vector<double> g = io::read_record(path("sg.h5"), {"source_gradient"}, {}).arrays.at("source_gradient");
+  ASSERT_EQ(g.size(), std::size_t(s.nshots()) * nt);
+  double directional = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) directional += g[i] * bump[i % nt];
+  const double difference = (root_attribute(path("sgp.h5"), "misfit") - root_attribute(path("sgm.h5"), "misfit")) / 2;
+  EXPECT_NE(directional, 0);
+  EXPECT_NEAR(difference / directional, 1.0, 1e-4) << "∂Φ/∂w·δ " << directional << ", difference " << difference;
+  EXPECT_EQ(io::read_slice(path("sg.h5"), "/gradient", 0).values,
+            io::read_slice(path("sg_plain.h5"), "/gradient", 0).values);
+  EXPECT_FALSE(io::has_dataset(path("sg_plain.h5"), "/source_gradient"));
+  fs::create_directories(path("sg_scratch"));
+  expect_refused(at + data + " --source-gradient --scratch " + path("sg_scratch") + " --out " + path("sgx.h5"),
+                 path("sgx.h5"), "--source-gradient", "STARPU_LIMIT_CPU_MEM=2");  // a store split onto disk
+  expect_refused("rtm --model " + smooth + " --data " + data + " --source-gradient --out " + path("sgr.h5"),
+                 path("sgr.h5"), "source-gradient");
+}
+
 TEST_F(Cli, GradientAndRtmEndToEnd) {
   const std::string data = path("data.h5");
   ASSERT_EQ(run(model_cmd(model_, survey_, data)).status, 0);

@@ -122,11 +122,13 @@ TEST_F(MpiRun, ModeledDataAreTheSameBitsOnAnyNumberOfRanks) {
 }
 
 TEST_F(MpiRun, GradientIsTheSameBitsOnAnyNumberOfRanks) {
-  const auto outs = on_1_2_3("gradient --model " + path("init.h5") + " --data " + path("data.h5"), "grad");
+  const auto outs =
+      on_1_2_3("gradient --source-gradient --model " + path("init.h5") + " --data " + path("data.h5"), "grad");
   const double j = io::read_record(outs[0], {}, {"misfit"}).scalars.at("misfit");
   EXPECT_GT(j, 0);
   for (std::size_t k = 1; k < outs.size(); ++k) {
     expect_same_bits(outs[0], outs[k], "gradient");
+    expect_same_bits(outs[0], outs[k], "source_gradient");  // each shot's, from its rank to rank 0
     expect_same_bits(outs[0], outs[k], "illumination");
     const double jk = io::read_record(outs[k], {}, {"misfit"}).scalars.at("misfit");
     EXPECT_EQ(std::memcmp(&j, &jk, sizeof j), 0) << j << " vs " << jk;

@@ -79,9 +79,9 @@ void image_step(const ShotProblem<T>& p, int m, const T* scatter, const T* mu_u,
   }
 }
 
-/// A and B over V, each layer cell's added to the model cell it copies (z slowest, x fastest).
+/// A and s·B over V, each layer cell's added to the model cell it copies (z slowest, x fastest).
 template <typename T>
-void fold_image(const ShotProblem<T>& p, const T* a, const T* b, T* image) {
+void fold_image(const ShotProblem<T>& p, const T* scatter, const T* a, const T* b, T* image) {
   const long cells = p.model_cells(), o = p.origin();
   const int ny = p.my1() - p.my0(), nx = p.mx1() - p.mx0();
   std::fill(image, image + 2 * cells, T(0));
@@ -94,7 +94,7 @@ void fold_image(const ShotProblem<T>& p, const T* a, const T* b, T* image) {
                            nx +
                        (std::clamp(x, p.mx0(), p.mx1() - 1) - p.mx0());
         image[k] += a[i] / p.vdt2[i];
-        image[cells + k] += b[i] / p.vdt2[i];
+        image[cells + k] += scatter[i] * b[i] / p.vdt2[i];
       }
 }
 
@@ -147,7 +147,7 @@ void hessian(const ShotProblem<T>& p_in, const T* scatter, const T* in, T* out, 
   if (N >= 1)
     for (std::size_t i = 0; i < G; ++i) mu_u_next[i] -= scatter[i] * mu_d_next[i];
   save_state(p, mu_u, mu_u_next, out + at.adjoint_end);
-  fold_image(p, a, b, out + at.image);
+  fold_image(p, scatter, a, b, out + at.image);
 }
 
 #define STARWAVE_INSTANTIATE(O, T) template void hessian<O, T>(const ShotProblem<T>&, const T*, const T*, T*, T*);

@@ -51,12 +51,12 @@ std::size_t hessian_work_size(const ShotProblem<T>& p) {
 /// adjoint of δu: vjp's own, from c and g_N) and μ_u = V λ_u (the adjoint of u), driven by δu's
 /// secondary source s · D²u (s = `scatter` = 2δv/v, D²u[m] = u[m+1] − 2u[m] + u[m−1]): μ_u[k] +=
 /// s (μ_δ[k] − 2μ_δ[k+1] + μ_δ[k+2]), the terms of the steps that exist. Writes δd, δs_N, the
-/// sums A = Σ_m (μ_u[m+1] D²u[m] + μ_δ[m+1] (D²δu[m] − s D²u[m])) / V and B = Σ_m μ_δ[m+1] D²u[m] / V
+/// sums A = Σ_m (μ_u[m+1] D²u[m] + μ_δ[m+1] (D²δu[m] − s D²u[m])) / V and B = s Σ_m μ_δ[m+1] D²u[m] / V
 /// (each layer cell's added to the model cell whose velocity it copies), so that
-/// ∂Φ₂/∂v = (2A − sB)/v; μ_u's end in `adjoint_end` (u[−1]'s share of the first secondary
-/// source folded in: kernels/shot_state.hpp's initial_cotangent_from gives ∂Φ₂/∂s₀) and
-/// Σ_j w_j μ_u[m+1] at the source in `source_gradient` (∂Φ₂/∂f[m]). No free surface. `work`: hessian_work_size()
-/// values.
+/// ∂Φ₂/∂v = (2A − B)/v (a layer cell's s is 0 where J leaves the layers unperturbed); μ_u's end in `adjoint_end`
+/// (u[−1]'s share of the first secondary source folded in: kernels/shot_state.hpp's initial_cotangent_from gives
+/// ∂Φ₂/∂s₀) and Σ_j w_j μ_u[m+1] at the source in `source_gradient` (∂Φ₂/∂f[m]). No free surface. `work`:
+/// hessian_work_size() values.
 template <int Order, typename T>
 void hessian(const ShotProblem<T>& p, const T* scatter, const T* inputs, T* outputs, T* work);
 

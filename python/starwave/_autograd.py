@@ -52,10 +52,7 @@ class _Vjp(_torch.autograd.Function):
         v, initial, wavelet, cotangent, end_cotangent = ctx.saved_tensors
         spacing, dt, sources, receivers, options = ctx.call
         # A compressed store rounds vjp's forward field: its derivative here is the exact gradient's.
-        if not options.get("layers", True):
-            raise NotImplementedError("starwave.torch: second derivatives without the absorbing layers' share "
-                                      "(born's layers=False, Deepwave's scalar_born) are not computed")
-        options = {k: x for k, x in _forward_options(options).items() if k != "layers"}
+        options = _forward_options(options)
         w = _numpy(wavelet)
         dw = _numpy(d_wavelet)
         if dw is not None and dw.ndim == 1:  # one wavelet for every shot: each shot's share of its gradient

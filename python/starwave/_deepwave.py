@@ -174,9 +174,12 @@ def _pml_width(pml_width, ndim):
             widths = []
     if len(widths) != 2 * ndim or not all(w >= 0 for w in widths):
         _fail("pml_width must be a whole number of cells ≥ 0 or %d of them (got %r)" % (2 * ndim, pml_width))
-    if len(set(widths)) > 1:
-        _fail("pml_width with different widths on different edges is not supported", NotImplementedError)
-    return widths[0]
+    return widths  # each side's: low and high along each of v's axes (the engine's order too)
+
+
+def _engine_width(widths):
+    """The engine's pml_width: one number when every side has it (the same bits either way)."""
+    return widths[0] if len(set(widths)) == 1 else widths
 
 
 def _numbers(accuracy, pml_freq, freq_taper_frac, time_pad_frac, time_taper, storage_mode):
@@ -292,7 +295,7 @@ def _survey_region(v, source_locations, receiver_locations, states, survey_pad, 
             lo = []
         if len(lo) != ndim:
             _fail("origin must be %d whole numbers (got %r)" % (ndim, origin))
-        hi = [lo[d] + given[0].shape[1 + d] - 2 * width - 1 for d in range(ndim)]
+        hi = [lo[d] + given[0].shape[1 + d] - width[2 * d] - width[2 * d + 1] - 1 for d in range(ndim)]
     else:
         try:
             pads = [survey_pad] * (2 * ndim) if not isinstance(survey_pad, (list, tuple)) else list(survey_pad)
@@ -356,9 +359,6 @@ def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_loc
         _fail("scatter must be a torch.Tensor of v's shape (the velocity perturbation, m/s)", TypeError)
     if not bool(torch.isfinite(scatter.detach()).all()):
         _fail("scatter holds NaN or Inf: the perturbation must be finite")
-    if v.requires_grad:
-        _fail("the gradient with respect to v is not computed (a second derivative of the modelling): pass v "
-              "without requires_grad; scatter's gradient is Jᵀ", NotImplementedError)
 
     def engine(x, *args, **kwargs):  # Deepwave pads the scatter with zeros: the layers carry none
         return born(x, scatter.to(device=x.device, dtype=x.dtype), *args, layers=False, **kwargs)
@@ -425,7 +425,7 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
     order, frequency = _numbers(accuracy, pml_freq, freq_taper_frac, time_pad_frac, time_taper, storage_mode)
     h = _spacing(grid_spacing, ndim)
     width = _pml_width(pml_width, ndim)
-    grid = [n + 2 * width for n in v.shape]
+    grid = [n + width[2 * d] + width[2 * d + 1] for d, n in enumerate(v.shape)]
     if source_amplitudes is not None:
         if not isinstance(source_amplitudes, torch.Tensor) or source_amplitudes.ndim != 3:
             _fail("source_amplitudes must be a torch.Tensor [shot, source, time]", TypeError)
@@ -476,7 +476,7 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
         first[1:] = pairs[1:, 0] != pairs[:-1, 0]
         initial = None if start is None else start[pairs[:, 0]] * first.to(v.dtype).reshape(-1, *[1] * (ndim + 1))
         data, end = _shots(engine, v, h, inner_dt, wavelets, cells, rec[pairs[:, 0]], steps * ratio, start=initial,
-                           keep_end=keep_end, order=order, pml_width=width, pml_velocity=fastest,
+                           keep_end=keep_end, order=order, pml_width=_engine_width(width), pml_velocity=fastest,
                            pml_frequency=frequency, **engine_options)
         traces = traces.index_add(0, pairs[:, 0].to(v.device), data)
         if keep_end:

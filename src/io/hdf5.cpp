@@ -115,8 +115,9 @@ void write_model(const std::string& path, const Model& m) {
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars,
                   const std::map<std::string, std::vector<double>>& series,
-                  const std::vector<std::vector<float>>& wavelets) {
+                  const std::vector<std::vector<float>>& wavelets, const Tables& tables) {
   for (const auto& [name, v] : fields) require_finite_output(v.data(), v.size(), path, name);
+  for (const auto& [name, t] : tables) require_finite_output(t.second.data(), t.second.size(), path, name);
   const std::vector<double> w = wavelet_values(wavelets, path);
   for (const auto& [name, v] : series) require_finite_output(v.data(), v.size(), path, name);
   for (const auto& [name, v] : scalars) require_finite_output(&v, 1, path, "attribute " + name);
@@ -132,6 +133,9 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
     for (const auto& [name, v] : series)
       write_dataset(f, name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
     write_wavelets(f, wavelets, w);
+    for (const auto& [name, t] : tables)
+      write_dataset(f, name, {hsize_t(t.first), hsize_t(t.second.size() / std::max<std::size_t>(t.first, 1))},
+                    H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, t.second.data());
   });
 }
 

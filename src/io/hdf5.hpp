@@ -27,10 +27,13 @@ void write_model(const std::string& path, const Model& m);
 /// (docs/design.md §4 outputs: /gradient, /image, /illumination …), `series`: 1-D float64
 /// datasets (lsrtm's /history/misfit), and `wavelets` as /wavelet (count × nt float32, as
 /// write_fwi_result writes it; none when empty).
+/// `tables`: 2-D float32 datasets, name → (rows, row-major values) (the gradient's
+/// /source_gradient: shots × samples).
+using Tables = std::map<std::string, std::pair<std::size_t, std::vector<double>>>;
 void write_fields(const std::string& path, const Model& m, const std::map<std::string, std::vector<double>>& fields,
                   const std::map<std::string, double>& scalars,
                   const std::map<std::string, std::vector<double>>& series = {},
-                  const std::vector<std::vector<float>>& wavelets = {});
+                  const std::vector<std::vector<float>>& wavelets = {}, const Tables& tables = {});
 
 /// Named float64 arrays and scalars, stored exactly (restart states), and texts: arrays as
 /// 1-D float64 datasets, scalars and texts as root attributes. Written atomically.

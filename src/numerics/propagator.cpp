@@ -21,8 +21,11 @@ void check_order(int order) {
 
 void NumericalOptions::validate() const {
   check_order(order);
-  if (pml_width < 0 || pml_width > 1000)
-    throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(pml_width) + ")");
+  for (int i = -1; i < 6; ++i) {
+    const int w = i < 0 ? pml_width : pml_side(i);
+    if (w < 0 || w > 1000)
+      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
+  }
   if (internal_dt < 0 || !std::isfinite(internal_dt))
     throw InputError("--internal-dt: must be positive (or 0 for automatic)");
   if (pml_velocity < 0 || !std::isfinite(pml_velocity))
@@ -191,12 +194,12 @@ Medium<T> medium_layout(const Model& m, const NumericalOptions& o) {
   Medium<T> med;
   ShotProblem<T>& p = med.layout;
   const int w = o.pml_width;
-  p.pml_top = o.free_surface ? 0 : w;
-  p.pml_bottom = w;
-  p.pml_left = w;
-  p.pml_right = w;
-  p.pml_front = m.three_d() ? w : 0;
-  p.pml_back = m.three_d() ? w : 0;
+  p.pml_top = o.free_surface ? 0 : o.pml_side(0);
+  p.pml_bottom = o.pml_side(1);
+  p.pml_front = m.three_d() ? o.pml_side(2) : 0;
+  p.pml_back = m.three_d() ? o.pml_side(3) : 0;
+  p.pml_left = o.pml_side(4);
+  p.pml_right = o.pml_side(5);
   const double cells =
       double(m.nz + p.pml_top + p.pml_bottom) * (m.ny + p.pml_front + p.pml_back) * (m.nx + p.pml_left + p.pml_right);
   if (!(cells < 2147483648.0)) {
@@ -251,12 +254,13 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   auto fill = [&](T* a, T* b, int n, int lo, int hi, double h) {
     for (int i = 0; i < n; ++i) {
       double d = 0;
+      int width = 0;  // of this cell's layer: its own thickness sets its σ_max
       if (i < lo)
-        d = double(lo - i) / lo;
+        d = double(lo - i) / lo, width = lo;
       else if (i >= n - hi)
-        d = double(i - (n - hi) + 1) / hi;
+        d = double(i - (n - hi) + 1) / hi, width = hi;
       double ai = 0, bi = 0;
-      if (d > 0) cpml_coefficients(d, vmax, std::max(lo, hi) * h, o.pml_reflection, pml_frequency, ts.dt, ai, bi);
+      if (d > 0) cpml_coefficients(d, vmax, width * h, o.pml_reflection, pml_frequency, ts.dt, ai, bi);
       a[i] = T(ai);
       b[i] = T(bi);
     }

@@ -3,6 +3,7 @@
 // step, per-shot source samples and node indices.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -34,8 +35,11 @@ decltype(auto) with_precision(Precision p, F&& f) {
 }
 
 struct NumericalOptions {
-  int order = 8;              // 2, 4, 6, 8
-  int pml_width = 20;         // cells
+  int order = 8;       // 2, 4, 6, 8
+  int pml_width = 20;  // cells
+  // A width for each side — top, bottom, front, back, left, right (z, y, x low and high); −1:
+  // pml_width (Python's pml_width=[…]; the top's is 0 with a free surface).
+  std::array<int, 6> pml_sides{-1, -1, -1, -1, -1, -1};
   bool free_surface = false;  // no layer on top; u = 0 on the first model row
   Precision precision = Precision::kSingle;
   double internal_dt = 0;  // s; 0 = choose from the stability bound
@@ -53,6 +57,8 @@ struct NumericalOptions {
   // whose transpose is the gradient without the layers' share: storage kStoreShell).
   bool perturb_layers = true;
 
+  /// The layers' width on side i (pml_sides' order).
+  int pml_side(int i) const { return pml_sides[std::size_t(i)] >= 0 ? pml_sides[std::size_t(i)] : pml_width; }
   /// Throws InputError on values out of range, naming the option.
   void validate() const;
 };

@@ -132,6 +132,8 @@ class Evaluation {
         throw InputError("a gradient through states keeps its shots' stores in memory, in one process");
       states_ = std::make_unique<StateTasks<T>>(run_, m_, s_, *hooks_.states);
     }
+    if (hooks_.source_gradient && !states_)
+      sources_ = std::make_unique<SourceGradients<T>>(run_, m_, s_, *hooks_.source_gradient);
 
     int local = 0;
     for (int shot : shots_) local += graph::mine(shot, s_.nshots()) ? 1 : 0;
@@ -147,6 +149,7 @@ class Evaluation {
     }
     ImagingResult result = collect(tree.finish(), window);
     if (states_) states_->hand_on(state_shots_);
+    if (sources_) sources_->hand_on();
     for (graph::Data* h : {&d.medium, &d.ref_medium, &d.velocity, &d.forward_work, &d.adjoint_work, &d.misfit_scratch,
                            &d.scatter, &d.born_work})
       if (*h) h->close();
@@ -279,10 +282,13 @@ class Evaluation {
       if (j > 0) a.next_store = h.intervals[std::size_t(j - 1)];
       insert_adjoint_interval<T>(a, p, j, o_.order, split_where_);
     }
-    if (intervals == 0)
-      insert_adjoint<T>(st.adjoint({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
-                                    h.illumination, d.adjoint_work, h.checkpoints}),
-                        p, o_.order);
+    if (intervals == 0) {
+      AdjointHandles a = st.adjoint({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
+                                     h.illumination, d.adjoint_work, h.checkpoints});
+      if (sources_) a.source_gradient = sources_->submit(shot, owner);
+      insert_adjoint<T>(a, p, o_.order);
+      if (sources_) sources_->sent();
+    }
     if (states_) state_shots_.push_back(std::move(st));
     insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
     tree.add(std::move(h.contribution));  // each sum runs where its left part lives
@@ -360,8 +366,9 @@ class Evaluation {
   std::vector<double> misfits_;
   std::vector<graph::Data> misfit_data_;
   int window_size_ = 1;
-  std::deque<Kept> held_;                  // this rank's shots' kept buffers, oldest first (make_room)
-  std::unique_ptr<StateTasks<T>> states_;  // through states (GradientHooks::states)
+  std::deque<Kept> held_;                        // this rank's shots' kept buffers, oldest first (make_room)
+  std::unique_ptr<StateTasks<T>> states_;        // through states (GradientHooks::states)
+  std::unique_ptr<SourceGradients<T>> sources_;  // the wavelets' gradients (GradientHooks::source_gradient)
   std::vector<StateShot> state_shots_;
 };
 

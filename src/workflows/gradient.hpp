@@ -64,6 +64,9 @@ struct GradientHooks {
   /// its initial states, the end states' cotangents join the data's, and it receives the
   /// initial states' cotangents and the source gradients. One process, the store in memory.
   StateGradients* states = nullptr;
+  /// misfit_gradient(): each shot's ∂Φ/∂w of its wavelet's samples (nshots × nt, on rank 0:
+  /// `starwave gradient --source-gradient`), or null. Not with an out-of-core store (--scratch).
+  std::vector<double>* source_gradient = nullptr;
 };
 
 /// Φ and its exact gradient with respect to the model's velocity (the padding held fixed)

@@ -64,7 +64,7 @@ class Hessian {
   void run() {
     const graph::Resting resting;
     const std::vector<double> zero(io_.dv.empty() ? m_.cells() : 0, 0.0);
-    std::vector<T> scatter = born_scatter(layout_, m_, io_.dv.empty() ? zero : io_.dv, true);
+    std::vector<T> scatter = born_scatter(layout_, m_, io_.dv.empty() ? zero : io_.dv, io_.layers);
     graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
     graph::Data scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
     graph::Data work = graph::scratch_vector(cpu::hessian_work_size(layout_), sizeof(T));
@@ -120,10 +120,8 @@ class Hessian {
     state::initial_cotangent_from(layout_, out + parts_.adjoint_end,
                                   io_.initial_cotangent.data() + shot * io_.per_shot);
     const std::size_t cells = m_.cells();
-    for (std::size_t k = 0; k < cells; ++k) {  // ∂Φ₂/∂v = (2A − sB)/v, s = 2δv/v
-      const double v = m_.vp[k], s = io_.dv.empty() ? 0.0 : 2 * io_.dv[k] / v;
-      io_.v[k] += (2 * double(out[parts_.image + k]) - s * double(out[parts_.image + cells + k])) / v;
-    }
+    for (std::size_t k = 0; k < cells; ++k)  // ∂Φ₂/∂v = (2A − B)/v
+      io_.v[k] += (2 * double(out[parts_.image + k]) - double(out[parts_.image + cells + k])) / m_.vp[k];
     const std::vector<double> steps(out + parts_.source_gradient, out + parts_.source_gradient + layout_.nsteps);
     const std::vector<double> samples = upsample_transpose(steps, run_.time.k, int(nt));
     for (std::size_t j = 0; j < nt; ++j) io_.wavelet[shot * nt + j] = delta_h_ * samples[j];

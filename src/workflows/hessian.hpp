@@ -24,6 +24,7 @@ struct VjpDirection {
   std::vector<double> d_initial;  // nshots × per_shot
   std::vector<double> d_wavelet;  // nshots × nt
   std::size_t per_shot = 0;
+  bool layers = true;  // J's perturbation reaches the layers (NumericalOptions::perturb_layers; vjp's layers)
   // The result: the cotangents of vjp's inputs.
   std::vector<double> data;               // ∂/∂c, nshots × nrec × nt: the tangent of the traces
   std::vector<double> end;                // ∂/∂g, nshots × per_shot: the tangent of the final states

@@ -2,13 +2,15 @@
 // src/workflows/gradient.cpp; GradientHooks::states): each shot's initial state and the
 // backward sweep's start, converted from the caller's dense arrays as the shot is submitted,
 // and its sweep's end and source gradient, converted back once its tasks are done
-// (kernels/shot_state.hpp; the time axis folded back onto the wavelet's samples).
+// (kernels/shot_state.hpp; the time axis folded back onto the wavelet's samples); and the
+// source gradients alone (GradientHooks::source_gradient, any ranks).
 #pragma once
 
 #include <utility>
 #include <vector>
 
 #include "codelets/adjoint.hpp"
+#include "codelets/failure.hpp"
 #include "codelets/forward.hpp"
 #include "graph/data.hpp"
 #include "kernels/shot_state.hpp"
@@ -96,6 +98,54 @@ class StateTasks {
   int k_, nt_;
   double delta_h_ = 1;
   std::vector<std::vector<T>> end_, source_;  // each shot's, until handed on
+};
+
+/// The wavelets' gradient of a gradient without states (GradientHooks::source_gradient): each
+/// shot's adjoint samples its field at the source into a buffer of its rank, sent to rank 0,
+/// which turns it into the wavelet's samples' gradient (as StateTasks::hand_on) once every task
+/// is done.
+template <typename T>
+class SourceGradients {
+ public:
+  SourceGradients(const ShotRun<T>& run, const Model& m, const Survey& s, std::vector<double>& out)
+      : out_(out), k_(run.time.k), nt_(int(s.nt)), nsteps_(std::size_t(run.layout.nsteps)) {
+    if (run.layout.split_store)
+      throw InputError("--source-gradient: not computed with an out-of-core store (--scratch)");
+    delta_h_ = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
+    out.assign(std::size_t(s.nshots()) * std::size_t(nt_), 0.0);
+  }
+
+  /// Shot `shot`'s buffer on its rank `owner`, for its adjoint task (then sent to rank 0).
+  starpu_data_handle_t submit(int shot, int owner) {
+    shots_.push_back({shot, graph::owned_vector(owner, nullptr, nsteps_, sizeof(T))});
+    return shots_.back().data;
+  }
+  void sent() { graph::send_to(shots_.back().data, 0); }
+
+  /// Every shot's gradient into the caller's array (rank 0; after the graph's tasks).
+  void hand_on() {
+    for (Shot& h : shots_) {
+      if (graph::rank() == 0 && !codelets::failed()) {
+        const graph::Reading r(h.data);
+        const std::vector<double> steps(r.values<T>(), r.values<T>() + nsteps_);
+        const std::vector<double> samples = upsample_transpose(steps, k_, nt_);
+        for (int j = 0; j < nt_; ++j)
+          out_[std::size_t(h.shot) * std::size_t(nt_) + std::size_t(j)] = delta_h_ * samples[std::size_t(j)];
+      }
+      h.data.release();
+    }
+  }
+
+ private:
+  struct Shot {
+    int shot;
+    graph::Data data;
+  };
+  std::vector<double>& out_;
+  int k_, nt_;
+  std::size_t nsteps_;
+  double delta_h_ = 1;
+  std::vector<Shot> shots_;
 };
 
 }  // namespace starwave

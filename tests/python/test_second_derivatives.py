@@ -82,11 +82,14 @@ def test_the_data_tangent_is_born_plus_the_direction_s_own_propagation():
     assert np.allclose(hg, born_end + own_end, rtol=0, atol=1e-9 * np.abs(hg).max())
 
 
-def test_born_differentiates_with_respect_to_v():
+@pytest.mark.parametrize("layers", [True, False])
+def test_born_differentiates_with_respect_to_v(layers):
     """starwave.torch.born's gradient with respect to v is vjp's derivative along dv: ⟨c, J(v) dv⟩'s
-    central difference in v."""
+    central difference in v, with J's perturbation in the layers or not (Deepwave's scalar_born),
+    and layers of a different width on each side."""
     rng = np.random.default_rng(5)
     v, w, src, rec, kw = case(2, rng)
+    kw = dict(kw, layers=layers, pml_width=[4, 2, 0, 5])
     dv, change = rng.standard_normal(v.shape), rng.standard_normal(v.shape)
     c = rng.standard_normal((2, 4, 60))
     vt = torch.tensor(v, requires_grad=True)
