@@ -178,6 +178,8 @@ NumericalOptions options(const py::object& vp, const Numerics& n) {
   o.pml_frequency = n.pml_frequency;
   o.order = n.order;
   set_pml_widths(o, n.pml_width, int(py::array(vp).ndim()));
+  if (n.free_surface && o.pml_sides[0] > 0)
+    throw InputError("--pml-width: a free surface has no layer on top: give the top side 0 (or one width)");
   o.free_surface = n.free_surface;
   o.internal_dt = n.internal_dt;
   o.precision = python::precision_of(vp);

@@ -65,14 +65,14 @@ class Hessian {
     const graph::Resting resting;
     const std::vector<double> zero(io_.dv.empty() ? m_.cells() : 0, 0.0);
     std::vector<T> scatter = born_scatter(layout_, m_, io_.dv.empty() ? zero : io_.dv, io_.layers);
-    graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
-    graph::Data scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
-    graph::Data work = graph::scratch_vector(cpu::hessian_work_size(layout_), sizeof(T));
-    MemoryNeed need;
+    MemoryNeed need;  // every step of two fields in each worker's scratch: refused before any handle if too large
     need.per_worker = sizeof(T) * cpu::hessian_work_size(layout_);
     need.per_shot = sizeof(T) * (parts_.inputs + parts_.outputs + std::size_t(layout_.signals_size()));
     need.shared = sizeof(T) * (run_.medium.buffer.size() + scatter.size());
     const int window = shots_in_window(need, 2 * graph::workers(), "a smaller model or a shorter record");
+    graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
+    graph::Data scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
+    graph::Data work = graph::scratch_vector(cpu::hessian_work_size(layout_), sizeof(T));
     graph::InOrder<InFlight> in_flight(window, [&](InFlight& f) { finish(f); });
     for (int shot = 0; shot < s_.nshots(); ++shot) in_flight.add(submit(shot, medium, scatter_data, work));
     in_flight.drain();

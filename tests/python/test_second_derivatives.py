@@ -112,3 +112,6 @@ def test_what_second_derivatives_refuse():
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="dv: NaN or Inf"):
         starwave.vjp_derivative(v, 10.0, 0.001, w, src, rec, c, dv=bad, **kw)
+    big = np.full((3000, 3000), 2000.0)  # every step of two fields: the plan refuses before any work
+    with pytest.raises(ValueError, match="this run needs .* at least"):
+        starwave.vjp_derivative(big, 10.0, 0.001, np.sin(np.arange(4000) * 0.3), src[:1], rec, np.zeros((1, 4, 4000)))

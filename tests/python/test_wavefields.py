@@ -255,6 +255,8 @@ def test_layers_of_a_width_a_side(dim):
                           starwave.model(v, 10.0, 0.001, w, src, rec, pml_width=20))
     wide = starwave.model(v, 10.0, 0.001, w, src, rec, pml_width=60 if dim == 2 else 40)
     assert np.linalg.norm(data - wide) < 1e-3 * np.linalg.norm(wide)
+    with pytest.raises(ValueError, match="a free surface has no layer on top"):
+        starwave.model(v, 10.0, 0.001, w, src, rec, pml_width=sides, free_surface=True)
     open_top = starwave.model(v, 10.0, 0.001, w, src, rec, pml_width=[0] + sides[1:])
     assert np.linalg.norm(open_top - wide) > 0.1 * np.linalg.norm(wide)
     if dim == 2:
