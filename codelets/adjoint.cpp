@@ -26,13 +26,14 @@ struct Unpacked {
 /// The layout of an adjoint task's buffers (codelets/shot_buffers.hpp) for shot layout `p`
 /// (an interval's: the one the backward sweep starts with holds the final state).
 template <typename T>
-codelets::ShotBuffers buffers_of(codelets::Keeps keeps, const ShotProblem<T>& p) {
-  return codelets::adjoint_buffers(keeps, p.checkpoints_size() > 0, p.interval_end(p.store_interval) == p.nsteps);
+codelets::ShotBuffers buffers_of(codelets::Keeps keeps, const ShotProblem<T>& p, bool source = false) {
+  return codelets::adjoint_buffers(keeps, p.checkpoints_size() > 0, p.interval_end(p.store_interval) == p.nsteps,
+                                   source);
 }
 
 template <typename T>
-Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps) {
-  const codelets::ShotBuffers b = buffers_of(keeps, p);
+Unpacked<T> unpack(void* buffers[], ShotProblem<T> p, codelets::Keeps keeps, bool source) {
+  const codelets::ShotBuffers b = buffers_of(keeps, p, source);
   p.attach_medium(vector_ptr<const T>(buffers[b.medium]));
   p.attach_nodes(vector_ptr<const long>(buffers[b.nodes]));  // nsrc and nent come with the layout
   p.attach_signals(vector_ptr<const T>(buffers[b.signals]));
@@ -57,12 +58,12 @@ codelets::ShotParts parts_of(const AdjointHandles& h, bool checkpoints, enum sta
           {h.residual, STARPU_R},      {h.work, carried},           {h.store, checkpoints ? STARPU_RW : STARPU_R},
           {h.final_state, STARPU_R},   {h.checkpoints, STARPU_R},   {h.correlation, carried},
           {h.illumination, carried},   {h.initial_state, STARPU_R}, {},
-          {h.adjoint_start, STARPU_R}, {h.adjoint_end, STARPU_W},   {h.source_gradient, STARPU_W}};
+          {h.adjoint_start, STARPU_R}, {h.adjoint_end, STARPU_W},   {h.source_gradient, carried}};
 }
 
 template <typename T>
 void adjoint_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
-  const Unpacked<T> u = unpack(buffers, a.problem, a.keeps);
+  const Unpacked<T> u = unpack(buffers, a.problem, a.keeps, a.source);
   const int lo = u.p.interval_begin(u.p.store_interval), hi = u.p.interval_end(u.p.store_interval);
   if (a.keeps != codelets::Keeps::kInterval || hi == u.p.nsteps) {  // W buffers (the first interval's): ours to clear
     std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));
@@ -90,7 +91,7 @@ void adjoint_cpu(void* buffers[], void* cl_arg) {
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
 void adjoint_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a) {
-  Unpacked<T> u = unpack(buffers, a.problem, a.keeps);
+  Unpacked<T> u = unpack(buffers, a.problem, a.keeps, a.source);
   u.p.column_planes = codelets::cuda_column_planes();
   u.p.march_planes = codelets::cuda_march_planes();
   cudaStream_t stream = starpu_cuda_get_local_stream();
@@ -176,11 +177,12 @@ void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layo
   l.store_interval = j;
   const bool first = l.interval_end(j) == l.nsteps;  // the backward sweep starts with the last interval
   a.prefetch = h.next_store;
+  a.source = h.source_gradient != nullptr;
   codelets::with_shot_values(a, [&](auto... values) {
-    codelets::submit_with_modes(
-        adjoint_interval_codelet(), "adjoint_interval",
-        codelets::in_order(buffers_of(codelets::Keeps::kInterval, l), parts_of(h, false, first ? STARPU_W : STARPU_RW)),
-        where, values...);
+    codelets::submit_with_modes(adjoint_interval_codelet(), "adjoint_interval",
+                                codelets::in_order(buffers_of(codelets::Keeps::kInterval, l, a.source),
+                                                   parts_of(h, false, first ? STARPU_W : STARPU_RW)),
+                                where, values...);
   });
 }
 

@@ -143,7 +143,8 @@ struct ShotArgs {
   Keeps keeps = Keeps::kTraces;  // its buffers beyond the shot's inputs (codelets/shot_buffers.hpp)
   ShotProblem<T> problem{};
   starpu_data_handle_t prefetch =
-      nullptr;  // adjoint_interval: the next interval's store, brought towards main memory first
+      nullptr;          // adjoint_interval: the next interval's store, brought towards main memory first
+  bool source = false;  // adjoint_interval: with the source gradient's buffer (adjoint_buffers)
 };
 
 /// A task value's precision tag: 1 for double, 0 for float.

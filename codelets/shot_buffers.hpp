@@ -60,7 +60,7 @@ inline ShotBuffers forward_buffers(Keeps keeps, bool checkpoints, bool last) {
 /// checkpoints, then through states the initial state, the sweep's start and end, and (through
 /// states or kStoreSource) the source gradient; for an interval, its work, correlation, illumination and, for the
 /// interval the backward sweep starts with (`first`), the final state.
-inline ShotBuffers adjoint_buffers(Keeps keeps, bool checkpoints, bool first) {
+inline ShotBuffers adjoint_buffers(Keeps keeps, bool checkpoints, bool first, bool source = false) {
   ShotBuffers b;
   b.store = 4;
   if (keeps == Keeps::kInterval) {
@@ -69,6 +69,7 @@ inline ShotBuffers adjoint_buffers(Keeps keeps, bool checkpoints, bool first) {
     b.illumination = 7;
     b.count = 8;
     if (first) b.final_state = b.count++;
+    if (source) b.source_gradient = b.count++;  // each interval writes its steps' samples
     return b;
   }
   b.final_state = 5;

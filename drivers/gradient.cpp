@@ -137,7 +137,7 @@ Call parse_call(const std::string& command, int argc, char** argv, bool plan_onl
         "window-velocity", cli::po::value<double>(&window_velocity), window_velocity_help())(
         "source-gradient", cli::po::bool_switch(&c.source_gradient),
         "also write /source_gradient: ∂Φ/∂w, the misfit's gradient with respect to each shot's wavelet samples "
-        "(shots × nt; not with --scratch)");
+        "(shots × nt)");
   desc.add_options()("estimate-source", cli::po::value<std::string>(&estimate)->default_value(estimate),
                      "estimate the source wavelet from the data first (written as /wavelet): band (one for every "
                      "shot), shot (one a shot), none (the data file's wavelet as it is)");

@@ -268,9 +268,14 @@ TEST_F(Cli, GradientWritesTheWaveletsGradient) {
   EXPECT_EQ(io::read_slice(path("sg.h5"), "/gradient", 0).values,
             io::read_slice(path("sg_plain.h5"), "/gradient", 0).values);
   EXPECT_FALSE(io::has_dataset(path("sg_plain.h5"), "/source_gradient"));
+  // Out of core (a store split into intervals, StarPU's memory capped): each interval's adjoint
+  // writes its steps' samples; the same bits.
   fs::create_directories(path("sg_scratch"));
-  expect_refused(at + data + " --source-gradient --scratch " + path("sg_scratch") + " --out " + path("sgx.h5"),
-                 path("sgx.h5"), "--source-gradient", "STARPU_LIMIT_CPU_MEM=2");  // a store split onto disk
+  ASSERT_EQ(run(at + data + args + path("sgx.h5") + " --source-gradient --scratch " + path("sg_scratch"),
+                "STARPU_LIMIT_CPU_MEM=4")
+                .status,
+            0);
+  EXPECT_EQ(io::read_record(path("sgx.h5"), {"source_gradient"}, {}).arrays.at("source_gradient"), g);
   expect_refused("rtm --model " + smooth + " --data " + data + " --source-gradient --out " + path("sgr.h5"),
                  path("sgr.h5"), "source-gradient");
 }

@@ -276,19 +276,21 @@ class Evaluation {
     if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
     insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
                   mode_, misfit(), reads.windowed);
+    const starpu_data_handle_t source = sources_ ? sources_->submit(shot, owner) : nullptr;
     for (int j = intervals - 1; j >= 0; --j) {
       AdjointHandles a{d.medium,      h.nodes,       h.signals,      h.residual,    h.intervals[std::size_t(j)],
                        h.final_state, h.correlation, h.illumination, h.adjoint_work};
       if (j > 0) a.next_store = h.intervals[std::size_t(j - 1)];
+      a.source_gradient = source;
       insert_adjoint_interval<T>(a, p, j, o_.order, split_where_);
     }
     if (intervals == 0) {
       AdjointHandles a = st.adjoint({d.medium, h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation,
                                      h.illumination, d.adjoint_work, h.checkpoints});
-      if (sources_) a.source_gradient = sources_->submit(shot, owner);
+      if (source) a.source_gradient = source;
       insert_adjoint<T>(a, p, o_.order);
-      if (sources_) sources_->sent();
     }
+    if (sources_) sources_->sent();
     if (states_) state_shots_.push_back(std::move(st));
     insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
     tree.add(std::move(h.contribution));  // each sum runs where its left part lives

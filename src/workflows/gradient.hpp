@@ -65,7 +65,7 @@ struct GradientHooks {
   /// initial states' cotangents and the source gradients. One process, the store in memory.
   StateGradients* states = nullptr;
   /// misfit_gradient(): each shot's ∂Φ/∂w of its wavelet's samples (nshots × nt, on rank 0:
-  /// `starwave gradient --source-gradient`), or null. Not with an out-of-core store (--scratch).
+  /// `starwave gradient --source-gradient`), or null.
   std::vector<double>* source_gradient = nullptr;
 };
 

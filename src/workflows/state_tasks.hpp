@@ -109,8 +109,6 @@ class SourceGradients {
  public:
   SourceGradients(const ShotRun<T>& run, const Model& m, const Survey& s, std::vector<double>& out)
       : out_(out), k_(run.time.k), nt_(int(s.nt)), nsteps_(std::size_t(run.layout.nsteps)) {
-    if (run.layout.split_store)
-      throw InputError("--source-gradient: not computed with an out-of-core store (--scratch)");
     delta_h_ = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
     out.assign(std::size_t(s.nshots()) * std::size_t(nt_), 0.0);
   }
