@@ -16,6 +16,7 @@
 #include "src/base/error.hpp"
 #include "src/workflows/modeling.hpp"
 #include "src/workflows/shot_run.hpp"
+#include "src/workflows/state_tasks.hpp"
 
 namespace starwave {
 namespace {
@@ -52,7 +53,6 @@ class Hessian {
       ds_.wavelets[i / std::size_t(s.nt)][i % std::size_t(s.nt)] = float(io.d_wavelet[i]);
       ds_.exact_wavelets[i / std::size_t(s.nt)][i % std::size_t(s.nt)] = io.d_wavelet[i];
     }
-    delta_h_ = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
     const std::size_t n = std::size_t(s.nshots());
     io.data.assign(n * std::size_t(s.nrec()) * std::size_t(s.nt), 0.0);
     io.end.assign(n * io.per_shot, 0.0);
@@ -122,9 +122,8 @@ class Hessian {
     const std::size_t cells = m_.cells();
     for (std::size_t k = 0; k < cells; ++k)  // ∂Φ₂/∂v = (2A − B)/v
       io_.v[k] += (2 * double(out[parts_.image + k]) - double(out[parts_.image + cells + k])) / m_.vp[k];
-    const std::vector<double> steps(out + parts_.source_gradient, out + parts_.source_gradient + layout_.nsteps);
-    const std::vector<double> samples = upsample_transpose(steps, run_.time.k, int(nt));
-    for (std::size_t j = 0; j < nt; ++j) io_.wavelet[shot * nt + j] = delta_h_ * samples[j];
+    wavelet_cotangent(m_, out + parts_.source_gradient, std::size_t(layout_.nsteps), run_.time.k, int(nt),
+                      io_.wavelet.data() + shot * nt);
   }
 
   const Model& m_;
@@ -135,7 +134,6 @@ class Hessian {
   ShotProblem<T> layout_;  // the medium attached
   cpu::HessianParts parts_;
   Survey ds_;
-  double delta_h_ = 1;
 };
 
 }  // namespace

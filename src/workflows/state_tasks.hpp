@@ -19,6 +19,15 @@
 
 namespace starwave {
 
+/// A wavelet's cotangent (nt samples, into `out`) from an adjoint's source samples (one an inner
+/// step, Σ_j w_j μ[m+1]): δ_h times the transpose of the wavelet's resampling onto the inner steps.
+template <typename T>
+void wavelet_cotangent(const Model& m, const T* steps, std::size_t nsteps, int k, int nt, double* out) {
+  const double delta_h = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
+  const std::vector<double> samples = upsample_transpose(std::vector<double>(steps, steps + nsteps), k, nt);
+  for (int j = 0; j < nt; ++j) out[j] = delta_h * samples[std::size_t(j)];
+}
+
 /// One shot's state buffers; empty (null handles) for a run without states.
 struct StateShot {
   int shot = -1;
@@ -41,14 +50,14 @@ template <typename T>
 class StateTasks {
  public:
   StateTasks(const ShotRun<T>& run, const Model& m, const Survey& s, StateGradients& g)
-      : g_(g),
+      : m_(m),
+        g_(g),
         layout_(run.layout),
         k_(run.time.k),
         nt_(int(s.nt)),
         end_(std::size_t(s.nshots())),
         source_(std::size_t(s.nshots())) {
     run.medium.attach(layout_, run.medium.buffer.data());  // vdt2 and the CPML coefficients, for the conversions
-    delta_h_ = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
     const std::size_t n = std::size_t(s.nshots());
     if ((!g.initial.empty() && g.initial.size() != n * g.per_shot) ||
         (!g.end_cotangent.empty() && g.end_cotangent.size() != n * g.per_shot))
@@ -83,20 +92,18 @@ class StateTasks {
       for (graph::Data* d : {&h.initial, &h.start, &h.end, &h.source}) d->close();
       const std::size_t shot = std::size_t(h.shot);
       state::initial_cotangent_from(layout_, end_[shot].data(), g_.initial_cotangent.data() + shot * g_.per_shot);
-      const std::vector<double> steps(source_[shot].begin(), source_[shot].end());
-      const std::vector<double> samples = upsample_transpose(steps, k_, nt_);
-      for (int j = 0; j < nt_; ++j)
-        g_.wavelet_gradient[shot * std::size_t(nt_) + std::size_t(j)] = delta_h_ * samples[j];
+      wavelet_cotangent(m_, source_[shot].data(), source_[shot].size(), k_, nt_,
+                        g_.wavelet_gradient.data() + shot * std::size_t(nt_));
       std::vector<T>().swap(end_[shot]);
       std::vector<T>().swap(source_[shot]);
     }
   }
 
  private:
+  const Model& m_;
   StateGradients& g_;
   ShotProblem<T> layout_;  // the medium attached
   int k_, nt_;
-  double delta_h_ = 1;
   std::vector<std::vector<T>> end_, source_;  // each shot's, until handed on
 };
 
@@ -108,8 +115,7 @@ template <typename T>
 class SourceGradients {
  public:
   SourceGradients(const ShotRun<T>& run, const Model& m, const Survey& s, std::vector<double>& out)
-      : out_(out), k_(run.time.k), nt_(int(s.nt)), nsteps_(std::size_t(run.layout.nsteps)) {
-    delta_h_ = m.three_d() ? 1.0 / (m.dz * m.dy * m.dx) : 1.0 / (m.dz * m.dx);
+      : m_(m), out_(out), k_(run.time.k), nt_(int(s.nt)), nsteps_(std::size_t(run.layout.nsteps)) {
     out.assign(std::size_t(s.nshots()) * std::size_t(nt_), 0.0);
   }
 
@@ -125,10 +131,7 @@ class SourceGradients {
     for (Shot& h : shots_) {
       if (graph::rank() == 0 && !codelets::failed()) {
         const graph::Reading r(h.data);
-        const std::vector<double> steps(r.values<T>(), r.values<T>() + nsteps_);
-        const std::vector<double> samples = upsample_transpose(steps, k_, nt_);
-        for (int j = 0; j < nt_; ++j)
-          out_[std::size_t(h.shot) * std::size_t(nt_) + std::size_t(j)] = delta_h_ * samples[std::size_t(j)];
+        wavelet_cotangent(m_, r.values<T>(), nsteps_, k_, nt_, out_.data() + std::size_t(h.shot) * std::size_t(nt_));
       }
       h.data.release();
     }
@@ -139,10 +142,10 @@ class SourceGradients {
     int shot;
     graph::Data data;
   };
+  const Model& m_;
   std::vector<double>& out_;
   int k_, nt_;
   std::size_t nsteps_;
-  double delta_h_ = 1;
   std::vector<Shot> shots_;
 };
 
