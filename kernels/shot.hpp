@@ -29,6 +29,7 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   using Grid = ShotGrid<T>;
   using Points = ShotPoints<T>;
   using Grid::dim, Grid::nz, Grid::ny, Grid::nx, Grid::halo, Grid::yhalo, Grid::stride, Grid::plane;
+  using Grid::iz0, Grid::iz1, Grid::iy0, Grid::iy1, Grid::ix0, Grid::ix1;
   using Grid::kAlign, Grid::round_up, Grid::three_d, Grid::rows, Grid::row_offset, Grid::grid_size;
   using Grid::mz0, Grid::mz1, Grid::my0, Grid::my1, Grid::mx0, Grid::mx1;
   using Grid::zlayer_size, Grid::xlayer_size, Grid::ylayer_size;
@@ -158,16 +159,17 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   }
 
   /// The one map of a store slot: up to six blocks of whole row pieces of the store's box
-  /// — the padded grid, widened where needed to the `halo`-wide shell around the model
-  /// region (layers narrower than the stencil radius; the guard planes above a free
-  /// surface) — stored in this order. kStoreBoundary: the box less the model region, i.e.
-  /// the absorbing layers and the shell: the top and bottom slabs (whole planes of the
-  /// box), the front and back slabs (3-D: the model's planes, whole rows), the left and
-  /// right slabs (the model's planes and rows); kStoreFull: the whole box. The backward
-  /// sweep re-creates the model region from the shell and reads the layers' forward field
-  /// for the gradient there (docs/design.md §2). Block i covers planes [z0, z1), rows
-  /// [y0, y1), columns [x0, x0 + width), z slowest. store_cell() (one element, the CUDA
-  /// threads) and the CPU's row copies (kernels/cpu/adjoint.cpp) both read it.
+  /// — the padded grid, widened where needed to the `halo`-wide shell around the CPML
+  /// interior (ShotGrid::iz0(): layers narrower than the stencil radius; the guard planes
+  /// above a free surface); kStoreShell: the model region and that shell — stored in this
+  /// order. kStoreBoundary and kStoreShell: the box less the CPML interior: the top and
+  /// bottom slabs (whole planes of the box), the front and back slabs (3-D: the interior's
+  /// planes, whole rows), the left and right slabs (the interior's planes and rows);
+  /// kStoreFull: the whole box. The backward sweep re-creates the CPML interior from the
+  /// shell and reads the forward field outside it for the gradient there (docs/design.md
+  /// §2). Block i covers planes [z0, z1), rows [y0, y1), columns [x0, x0 + width), z
+  /// slowest. store_cell() (one element, the CUDA threads) and the CPU's row copies
+  /// (kernels/cpu/adjoint.cpp) both read it.
   struct StoreBlock {
     int z0, z1, y0, y1, x0, width;
     SW_HD long size() const { return long(z1 - z0) * (y1 - y0) * width; }
@@ -175,35 +177,28 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   static constexpr int kMaxStoreBlocks = 6;
   SW_HD int store_blocks(StoreBlock* b) const {
     const int r = halo, ry = yhalo;
-    if (storage == kStoreShell) {  // the shell's six slabs, each the model's extent across
-      const int w = mx1() - mx0();
-      int n = 0;
-      b[n++] = {mz0() - r, mz0(), my0(), my1(), mx0(), w};
-      b[n++] = {mz1(), mz1() + r, my0(), my1(), mx0(), w};
-      if (three_d()) {
-        b[n++] = {mz0(), mz1(), my0() - ry, my0(), mx0(), w};
-        b[n++] = {mz0(), mz1(), my1(), my1() + ry, mx0(), w};
-      }
-      b[n++] = {mz0(), mz1(), my0(), my1(), mx0() - r, r};
-      b[n++] = {mz0(), mz1(), my0(), my1(), mx1(), r};
-      return n;
-    }
-    const int ez0 = mz0() - r < 0 ? mz0() - r : 0, ez1 = mz1() + r > nz ? mz1() + r : nz;
-    const int ey0 = my0() - ry < 0 ? my0() - ry : 0, ey1 = my1() + ry > ny ? my1() + ry : ny;
-    const int ex0 = mx0() - r < 0 ? mx0() - r : 0, ex1 = mx1() + r > nx ? mx1() + r : nx;
+    // The box: kStoreShell, the CPML interior widened by the shell (which holds the model's
+    // cells outside the interior: ShotGrid::inset ≤ halo); else the padded grid, widened where
+    // the shell reaches past it.
+    const bool shell = storage == kStoreShell;
+    auto lo = [&](int i0, int w) { return shell || i0 - w < 0 ? i0 - w : 0; };
+    auto hi = [&](int i1, int w, int n) { return shell || i1 + w > n ? i1 + w : n; };
+    const int ez0 = lo(iz0(), r), ez1 = hi(iz1(), r, nz);
+    const int ey0 = lo(iy0(), ry), ey1 = hi(iy1(), ry, ny);
+    const int ex0 = lo(ix0(), r), ex1 = hi(ix1(), r, nx);
     if (storage == kStoreFull) {
       b[0] = {ez0, ez1, ey0, ey1, ex0, ex1 - ex0};
       return 1;
     }
     int n = 0;
-    b[n++] = {ez0, mz0(), ey0, ey1, ex0, ex1 - ex0};
-    b[n++] = {mz1(), ez1, ey0, ey1, ex0, ex1 - ex0};
+    b[n++] = {ez0, iz0(), ey0, ey1, ex0, ex1 - ex0};
+    b[n++] = {iz1(), ez1, ey0, ey1, ex0, ex1 - ex0};
     if (three_d()) {
-      b[n++] = {mz0(), mz1(), ey0, my0(), ex0, ex1 - ex0};
-      b[n++] = {mz0(), mz1(), my1(), ey1, ex0, ex1 - ex0};
+      b[n++] = {iz0(), iz1(), ey0, iy0(), ex0, ex1 - ex0};
+      b[n++] = {iz0(), iz1(), iy1(), ey1, ex0, ex1 - ex0};
     }
-    b[n++] = {mz0(), mz1(), my0(), my1(), ex0, mx0() - ex0};
-    b[n++] = {mz0(), mz1(), my0(), my1(), mx1(), ex1 - mx1()};
+    b[n++] = {iz0(), iz1(), iy0(), iy1(), ex0, ix0() - ex0};
+    b[n++] = {iz0(), iz1(), iy0(), iy1(), ix1(), ex1 - ix1()};
     return n;
   }
 

@@ -37,9 +37,10 @@ struct ShotGrid {
   int lead = 0;                // guard columns left of column 0 (one vector ≥ halo; aligns column 0)
   long stride = 0;             // row length in elements (≥ lead + nx + halo; multiple of kAlign)
   long plane = 0;              // plane length in elements: (ny + 2·yhalo) rows
-  int pml_top = 0, pml_bottom = 0, pml_left = 0, pml_right = 0;  // layer widths (cells)
-  int pml_front = 0, pml_back = 0;                               // y layers (3-D)
-  bool free_surface = false;                                     // mirror about plane pml_top (which is then 0)
+  int pml_top = 0, pml_bottom = 0, pml_left = 0, pml_right = 0;  // CPML regions' widths (cells)
+  int pml_front = 0, pml_back = 0;                               // y regions (3-D)
+  int inset = 0;              // model cells at the inner edge of each CPML region (a = b = 0 there)
+  bool free_surface = false;  // mirror about plane pml_top (which is then 0)
   T dz = 0, dy = 1, dx = 0;
 
   const T* vdt2 = nullptr;  // v²Δt², full grid allocation (guards included)
@@ -142,13 +143,26 @@ struct ShotGrid {
     return right + row * xstride() + xguard() + x - xloop_right();
   }
 
+  // A CPML region (pml_top, …) is an absorbing layer and, when `inset` > 0, the `inset` model
+  // cells next to it, whose a = b = 0 keep their memory variables at zero: their update is the
+  // interior's plus the ∂ψ that their stencil reads from the layer (docs/design.md §2).
   // The model region: planes [mz0, mz1), rows [my0, my1), columns [mx0, mx1) of the padded grid.
-  SW_HD int mz0() const { return pml_top; }
-  SW_HD int mz1() const { return nz - pml_bottom; }
-  SW_HD int my0() const { return pml_front; }
-  SW_HD int my1() const { return ny - pml_back; }
-  SW_HD int mx0() const { return pml_left; }
-  SW_HD int mx1() const { return nx - pml_right; }
+  SW_HD int mz0() const { return pml_top > 0 ? pml_top - inset : 0; }
+  SW_HD int mz1() const { return nz - (pml_bottom > 0 ? pml_bottom - inset : 0); }
+  SW_HD int my0() const { return pml_front > 0 ? pml_front - inset : 0; }
+  SW_HD int my1() const { return ny - (pml_back > 0 ? pml_back - inset : 0); }
+  SW_HD int mx0() const { return pml_left > 0 ? pml_left - inset : 0; }
+  SW_HD int mx1() const { return nx - (pml_right > 0 ? pml_right - inset : 0); }
+  // The CPML interior, where the update is the interior's alone: the backward sweep re-creates
+  // it and images it by μ·∇²u; every cell outside it is stored and imaged by its time difference.
+  SW_HD int iz0() const { return pml_top; }
+  SW_HD int iz1() const { return nz - pml_bottom; }
+  SW_HD int iy0() const { return pml_front; }
+  SW_HD int iy1() const { return ny - pml_back; }
+  SW_HD int ix0() const { return pml_left; }
+  SW_HD int ix1() const { return nx - pml_right; }
+  SW_HD bool interior_row(int z, int y) const { return z >= iz0() && z < iz1() && y >= iy0() && y < iy1(); }
+  SW_HD bool interior_point(int z, int y, int x) const { return interior_row(z, y) && x >= ix0() && x < ix1(); }
   SW_HD long model_cells() const { return long(mz1() - mz0()) * (my1() - my0()) * (mx1() - mx0()); }
 
   /// Cell (z, y, x) of grid offset i (from cell (0, 0, 0)), the inverse of row_offset(z, y) + x.
@@ -167,26 +181,29 @@ struct ShotGrid {
     return grid && !model;
   }
 
-  /// The gradient's share of the layers (docs/design.md §2): layer cell c takes its velocity
-  /// from the model's edge cell e(c), so ∂Φ/∂v_e gathers Σ_m μ[m+1] R[m] over c as well,
-  /// R[m] being what v²Δt² multiplies in c's update (the CPML terms included). The backward
-  /// sweep reads the forward field of the layers from the store, and R[m] is its second
-  /// time difference over v²Δt²: layer_term() adds μ[m+1] (u[m+1] − 2u[m] + u[m−1]) to an
-  /// accumulator `acc` at c each step (u[−1] = 0); edge_fold() sums the accumulators of the
-  /// cells that copy model cell (z, y, x), z slowest, x fastest, and divides by the cell's
-  /// v²Δt² (the same bits as theirs), into `out`. Returns false for a cell no layer copies
-  /// (out untouched, so the interior keeps its bits).
+  /// The gradient's share of the cells outside the CPML interior (docs/design.md §2): such a
+  /// cell c takes its velocity from model cell e(c) (itself, or the model's edge cell a layer
+  /// cell copies), so ∂Φ/∂v_e gathers Σ_m μ[m+1] R[m] over c, R[m] being what v²Δt² multiplies
+  /// in c's update (the CPML terms included). The backward sweep reads their forward field from
+  /// the store, and R[m] is its second time difference over v²Δt²: layer_term() adds
+  /// μ[m+1] (u[m+1] − 2u[m] + u[m−1]) to an accumulator `acc` at c each step (u[−1] = 0);
+  /// edge_fold() sums the accumulators of the cells that set model cell (z, y, x)'s term,
+  /// z slowest, x fastest: the layer cells that copy it when `copies`, and the cell itself
+  /// when it lies outside the CPML interior; divided by the cell's v²Δt² (the same bits as
+  /// theirs), into `out`. Returns false when there is none (out untouched, so the interior
+  /// keeps its bits).
   SW_HD static T layer_term(T acc, T mu, T next, T now, T prev) { return acc + mu * ((next - T(2) * now) + prev); }
-  SW_HD bool edge_fold(const T* acc, int z, int y, int x, T& out) const {
-    const int z0 = z == mz0() ? 0 : z, z1 = z == mz1() - 1 ? nz : z + 1;
-    const int y0 = y == my0() ? 0 : y, y1 = y == my1() - 1 ? ny : y + 1;
-    const int x0 = x == mx0() ? 0 : x, x1 = x == mx1() - 1 ? nx : x + 1;
-    if (z1 - z0 == 1 && y1 - y0 == 1 && x1 - x0 == 1) return false;
+  SW_HD bool edge_fold(const T* acc, int z, int y, int x, bool copies, T& out) const {
+    const bool self = !interior_point(z, y, x);
+    const int z0 = copies && z == mz0() ? 0 : z, z1 = copies && z == mz1() - 1 ? nz : z + 1;
+    const int y0 = copies && y == my0() ? 0 : y, y1 = copies && y == my1() - 1 ? ny : y + 1;
+    const int x0 = copies && x == mx0() ? 0 : x, x1 = copies && x == mx1() - 1 ? nx : x + 1;
+    if (!self && z1 - z0 == 1 && y1 - y0 == 1 && x1 - x0 == 1) return false;
     T sum = T(0);
     for (int k = z0; k < z1; ++k)
       for (int j = y0; j < y1; ++j)
         for (int i = x0; i < x1; ++i)
-          if (k != z || j != y || i != x) sum += acc[row_offset(k, j) + i];
+          if (self || k != z || j != y || i != x) sum += acc[row_offset(k, j) + i];
     out = sum / vdt2[origin() + row_offset(z, y) + x];
     return true;
   }

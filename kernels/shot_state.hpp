@@ -94,15 +94,19 @@ void from_dense(const ShotProblem<T>& layout, const D* dense, T* c) {
 // α = (b/a) g_ψ, β = (b/a) g_ζ (the first step's updates then make b times the cotangents
 // after the last forward step), and its end gives the initial state's: μ[0]/V, −μ[1]/V,
 // (a/b) α, (a/b) β. In the layers b < 0 and 0 < a < 1 (kernels' CPML: σ > 0 at every layer
-// cell), so both ratios are finite. The medium (vdt2, a, b) must be attached to `p`.
+// cell), so both ratios are finite. At the model cells of a CPML region (ShotGrid::inset)
+// a = b = 0: their ψ and ζ are zero after every step and read by nothing before it, so
+// their cotangents are zero both ways (b_over_a() is 0 there). The medium (vdt2, a, b) must
+// be attached to `p`.
 
-/// b/a of dense array k's axis (k ≥ 2: ψ and ζ along z, (y,) x) at cell (z, y, x).
+/// b/a of dense array k's axis (k ≥ 2: ψ and ζ along z, (y,) x) at cell (z, y, x); 0 where
+/// b = 0.
 template <typename T>
 double b_over_a(const ShotProblem<T>& p, int k, int z, int y, int x) {
   const int d = (k - 2) % p.dim, axis = p.dim == 3 ? d : 2 * d;  // 0 z, 1 y, 2 x
-  if (axis == 0) return double(p.b_z[z]) / double(p.a_z[z]);
-  if (axis == 1) return double(p.b_y[y]) / double(p.a_y[y]);
-  return double(p.b_x[x]) / double(p.a_x[x]);
+  const T a = axis == 0 ? p.a_z[z] : axis == 1 ? p.a_y[y] : p.a_x[x];
+  const T b = axis == 0 ? p.b_z[z] : axis == 1 ? p.b_y[y] : p.b_x[x];
+  return b == T(0) ? 0.0 : double(b) / double(a);
 }
 
 /// ShotProblem::adjoint_start (checkpoint_size() values) for a cotangent `g` of the end state
@@ -128,9 +132,10 @@ void initial_cotangent_from(const ShotProblem<T>& p, const T* end, D* g) {
   const long o = p.origin();
   for_each_value(p, const_cast<T*>(end), [&](int k, std::size_t i, T& v, int z, int y, int x) {
     const double V = double(p.vdt2[o + p.row_offset(z, y) + x]);
-    g[std::size_t(k) * n + i] = D(k == 0   ? double(v) / V
-                                  : k == 1 ? -double(v) / V
-                                           : double(v) / b_over_a(p, k, z, y, x));
+    g[std::size_t(k) * n + i] = D(k == 0                           ? double(v) / V
+                                  : k == 1                         ? -double(v) / V
+                                  : b_over_a(p, k, z, y, x) == 0.0 ? 0.0
+                                                                   : double(v) / b_over_a(p, k, z, y, x));
   });
 }
 

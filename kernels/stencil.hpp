@@ -163,8 +163,9 @@ SW_HD void interior_column(const T* u, T* out, const T* vdt2, long sz, long sy, 
   }
 }
 
-/// A grid's absorbing-layer cells (or, widened(), the cells within reach of them) and
-/// their numbering, for the CUDA launches that run over those cells only.
+/// A grid's absorbing-layer cells — its CPML regions (kernels/shot_grid.hpp: each layer and
+/// the model cells next to it) — or, widened(), the cells within reach of them, and their
+/// numbering, for the CUDA launches that run over those cells only.
 struct LayerBox {
   int nz, ny, nx;
   int zt, zb, yt, yb, xl,

@@ -385,9 +385,10 @@ TEST(Adjoint, ZfpStoreTakesItsBytesAndKeepsTheValuesToItsRate) {
 TEST(Adjoint, StoreSlotsFollowStoreCell) {
   // save_slot's row-wise copies, store_cell's per-element map and StoreCells' (used by the
   // GPU) agree;
-  // a boundary slot holds every layer cell and the shell around the model region, nothing of
-  // the model region; a full slot holds the model region too. Layers narrower than the
-  // stencil (2) widen the slot to the shell.
+  // a boundary slot holds every cell outside the CPML interior (the layers and the model
+  // cells next to them) and the shell around the interior, nothing of the interior; a full
+  // slot holds the interior too; a shell slot the shell alone, which holds every model cell
+  // outside the interior. Layers narrower than the stencil (2) widen the slot to the shell.
   for (int dim : kDims)
     for (int pml : {7, 2}) {
       const Model m = test_model(dim);
@@ -401,7 +402,7 @@ TEST(Adjoint, StoreSlotsFollowStoreCell) {
         for (std::size_t i = 0; i < grid.size(); ++i) grid[i] = double(i);
         cpu::save_slot(p, grid.data(), 1);
         const double* slot = p.store + p.store_step_size();
-        long model = 0, layers = 0, shell = 0;
+        long interior = 0, outside = 0, model_outside = 0, shell = 0;
         const StoreCells cells = StoreCells::of(p);
         ASSERT_EQ(long(cells.first[cells.n]), p.store_step_size());
         for (long k = 0; k < p.store_step_size(); ++k) {
@@ -414,26 +415,28 @@ TEST(Adjoint, StoreSlotsFollowStoreCell) {
           cells.point(k, cz, cy, cx);
           ASSERT_TRUE(cz == z && cy == y && cx == x) << "storage " << storage << " element " << k;
           ASSERT_EQ(cells.cell(k), g);
-          const int inside =
-              (z >= p.mz0() && z < p.mz1()) + (y >= p.my0() && y < p.my1()) + (x >= p.mx0() && x < p.mx1());
-          model += inside == 3;
-          layers += p.layer_point(z, y, x);
-          shell += inside == 2 && std::max({p.mz0() - z, z - p.mz1() + 1, p.my0() - y, y - p.my1() + 1, p.mx0() - x,
-                                            x - p.mx1() + 1}) <= p.halo;
+          const bool on_grid = z >= 0 && z < p.nz && y >= 0 && y < p.ny && x >= 0 && x < p.nx;
+          interior += p.interior_point(z, y, x);
+          outside += on_grid && !p.interior_point(z, y, x);
+          model_outside += !p.layer_point(z, y, x) && on_grid && !p.interior_point(z, y, x);
+          shell += !p.interior_point(z, y, x) && std::max({p.iz0() - z, z - p.iz1() + 1, p.iy0() - y, y - p.iy1() + 1,
+                                                           p.ix0() - x, x - p.ix1() + 1}) <= p.halo;
         }
         const std::string what =
             std::to_string(dim) + "-D, PML " + std::to_string(pml) + ", storage " + std::to_string(storage);
-        const bool shell_only = storage == ShotProblem<double>::kStoreShell;
-        if (shell_only) {
+        const long interior_cells = long(p.iz1() - p.iz0()) * (p.iy1() - p.iy0()) * (p.ix1() - p.ix0());
+        const long model_rim = p.model_cells() - interior_cells;
+        EXPECT_GT(model_rim, 0) << what << ": the CPML regions reach into the model";
+        if (storage == ShotProblem<double>::kStoreShell) {
           EXPECT_EQ(shell, p.store_step_size()) << what << ": the shell alone";
         } else {
-          EXPECT_EQ(layers, long(p.nz) * p.ny * p.nx - p.model_cells()) << what << ": every layer cell";
+          EXPECT_EQ(outside, long(p.nz) * p.ny * p.nx - interior_cells) << what << ": every cell outside the interior";
         }
-        const long shell_cells = 2L * p.halo * (p.model_cells() / (p.mz1() - p.mz0())) +
-                                 (dim == 3 ? 2L * p.halo * (p.model_cells() / (p.my1() - p.my0())) : 0) +
-                                 2L * p.halo * (p.model_cells() / (p.mx1() - p.mx0()));
-        EXPECT_EQ(shell, shell_cells) << what << ": the whole shell";
-        EXPECT_EQ(model, storage == ShotProblem<double>::kStoreFull ? p.model_cells() : 0) << what;
+        const long box =
+            long(p.iz1() - p.iz0() + 2 * p.halo) * (p.iy1() - p.iy0() + 2 * p.yhalo) * (p.ix1() - p.ix0() + 2 * p.halo);
+        EXPECT_EQ(shell, box - interior_cells) << what << ": the whole shell";
+        EXPECT_EQ(model_outside, model_rim) << what << ": every model cell outside the interior";
+        EXPECT_EQ(interior, storage == ShotProblem<double>::kStoreFull ? interior_cells : 0) << what;
       }
     }
 }

@@ -177,7 +177,8 @@ void mirror(const ShotProblem<T>& p, T* u_grid) {
       stencil::mirror_free_surface(u_grid + p.origin(), p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
-/// The layers' share of step m's imaging (ShotProblem::layer_term): at every layer cell,
+/// The share of step m's imaging outside the CPML interior (ShotProblem::layer_term): at every
+/// stored cell there,
 /// acc += μ[m+1] (u[m+1] − 2u[m] + u[m−1]), the forward field from store slots m + 1, m
 /// and m − 1 (for m = 0, u[−1]: the initial state's, or zero); `acc` and `mu` are grid
 /// allocations.
@@ -235,9 +236,9 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held
   for_slot_runs(p, [&](long g, long k, long n, int z, int y, int x0) {
     if (z < 0 || z >= p.nz || y < 0 || y >= p.ny) return;                     // guard planes or rows
     const int lo = std::max(0, -x0), hi = int(std::min<long>(n, p.nx - x0));  // columns of the grid
-    if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1()) {         // a model row: its layer columns
-      run(g, k, lo, std::min(hi, p.mx0() - x0));
-      run(g, k, std::max(lo, p.mx1() - x0), hi);
+    if (p.interior_row(z, y)) {                                               // its columns outside the interior
+      run(g, k, lo, std::min(hi, p.ix0() - x0));
+      run(g, k, std::max(lo, p.ix1() - x0), hi);
     } else {
       run(g, k, lo, hi);
     }
@@ -351,8 +352,9 @@ void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& ro
 /// u[m+1] and mu = μ[m+1] (grid allocations), lap = L u[m]:
 ///   corr += μ[m+1] lap,  illum += u[m]²  (accumulators in the grid's layout), and when
 ///   `recreate`, u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² lap  (the source term is added by
-///   the caller). Aligned whole vectors over the model columns; corr and u_next keep their
-///   values in the lanes outside them, and illum's there are never read. With p.isic, then
+///   the caller), at the CPML interior's cells (ShotGrid::iz0()) alone; illum at every model
+///   cell. Aligned whole vectors over the model columns; corr and u_next keep their values in
+///   the lanes outside the interior, and illum's outside the model are never read. With p.isic, then
 ///   corr += ∇u[m]·∇μ[m+1] (as the CUDA image launch adds it: after μ·lap); with `receiver`
 ///   (the model region's Σμ², row-major), += μ[m+1]².
 template <int Order, typename T>
@@ -363,6 +365,8 @@ void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, con
   constexpr int W = S::W;
   const long o = p.origin() + p.row_offset(z, y), s = p.plane, sy = p.three_d() ? p.stride : 0;
   const int x0 = p.mx0(), x1 = p.mx1();
+  // Only the CPML interior's cells are imaged by μ·∇²u and re-created here (ShotGrid::iz0()).
+  const int i0 = p.interior_row(z, y) ? p.ix0() : 0, i1 = p.interior_row(z, y) ? p.ix1() : 0;
   const T* __restrict uz = u + o;
   T* __restrict un = u_next + o;
   const T* __restrict lz = mu + o;
@@ -375,13 +379,13 @@ void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, con
   for (int k = 0; k < W; ++k) lane[k] = k;
   for (int x = x0 / W * W; x < x1; x += W) {
     const typename S::mask at = lane + typename S::ivec(x);
-    const auto inside = at >= typename S::ivec(x0) && at < typename S::ivec(x1);
+    const auto inside = at >= typename S::ivec(i0) && at < typename S::ivec(i1);
     const V c = S::load(uz + x);
     const V lap = detail::laplacian_vec<Order>(uz + x, s, sy, cz, cy, cx);
     const V corr_old = S::load(cr + x);
     V corr_new = corr_old + S::load(lz + x) * lap;
     if (isic) corr_new += detail::gradient_dot_vec<Order>(uz + x, lz + x, s, sy, cz, cy, cx);
-    S::store(cr + x, inside ? corr_new : corr_old);  // the layer lanes hold layer_term sums
+    S::store(cr + x, inside ? corr_new : corr_old);  // the other lanes hold layer_term sums
     S::store(il + x, S::load(il + x) + c * c);
     if (recreate) {
       const V old = S::load(un + x);
@@ -423,7 +427,7 @@ void add_source_terms(const ShotProblem<T>& p, int m, const T* mu, T* corr, T* u
   for (int j = 0; j < p.nsrc; ++j) {
     int z, y, x;
     p.cell_of(p.source_node[j], z, y, x);
-    if (p.layer_point(z, y, x)) continue;
+    if (!p.interior_point(z, y, x)) continue;
     const long i = o + p.source_node[j];
     corr[i] += mu[i] * (p.source_weight[j] * p.source[m]);
   }
@@ -465,8 +469,8 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     mirror(p, mu);
     // The sums start from the caller's values, as the CUDA launches add to them step by step:
     // the same bits whatever they hold (a sum that ends at −0 stays −0).
-    for_model_cells(p, [&](long k, long i, int, int, int) {
-      corr[i] = correlation[k];
+    for_model_cells(p, [&](long k, long i, int z, int y, int x) {
+      corr[i] = p.interior_point(z, y, x) ? correlation[k] : T(0);  // outside: layer_term sums
       illum[i] = illumination[k] + u_next[i] * u_next[i];
     });
   }
@@ -485,7 +489,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
       if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1())
         image_row<Order>(p, z, y, u, u_next, mu, corr, illum, receiver, recreate);
     });
-    if (p.layer_share()) image_layers(p, mu, corr, m, held);
+    image_layers(p, mu, corr, m, held);
     add_source_terms(p, m, mu, corr, recreate ? u_next : nullptr);
     if (recreate) {
       mirror(p, u_next);
@@ -504,11 +508,11 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   if (lo > 0) return;
   if (p.adjoint_end) save_state(p, mu, mu_next, p.adjoint_end);  // μ[0], μ[1], α, β
   for_model_cells(p, [&](long k, long i, int z, int y, int x) {
-    correlation[k] = corr[i];
+    if (p.interior_point(z, y, x)) correlation[k] = corr[i];  // else the caller's value, plus:
     illumination[k] = illum[i];
     T fold;
-    if (p.layer_share() && p.edge_fold(corr + o, z, y, x, fold))
-      correlation[k] += fold;  // the layers copying this cell
+    if (p.edge_fold(corr + o, z, y, x, p.layer_share(), fold))
+      correlation[k] += fold;  // the cells outside the interior that set this cell's term
   });
 }
 

@@ -76,12 +76,13 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
     b.cells.cell(t, z, y, x);
     const long i = p.row_offset(z, y) + x;
     const T* u = b.u + i;
+    b.illum[t] += u[0] * u[0];
+    if (b.receiver) b.receiver[t] += b.a.u[i] * b.a.u[i];
+    if (!p.interior_point(z, y, x)) return;  // stored and imaged by its time difference
     const T lap = stencil::laplacian<Order>(u, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
     b.corr[t] += b.a.u[i] * lap;
     if (p.isic)
       b.corr[t] += stencil::gradient_dot<Order>(u, b.a.u + i, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
-    b.illum[t] += u[0] * u[0];
-    if (b.receiver) b.receiver[t] += b.a.u[i] * b.a.u[i];
     const T v = b.a.vdt2[i];
     if (recreate) b.u_next[i] = T(2) * u[0] - b.u_next[i] + v * lap;
     const int j = p.source_at(i, z * p.ny + y);
@@ -108,7 +109,7 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   t -= b.ring;
   int z, y, x;
   b.stored.point(t, z, y, x);
-  if (!p.layer_point(z, y, x)) return;
+  if (p.interior_point(z, y, x)) return;
   const long i = long(z) * b.stored.zstep + long(y) * b.stored.ystep + x;
   const StoreCells& sc = b.stored;
   // u[−1] at step 0: the initial state's (its second grid), or zero.
@@ -198,7 +199,7 @@ BackwardStep<T> backward_base(const ShotProblem<T>& p, const T* residual, T* cor
   base.layer_cells = stencil::make_step_args(p, p.u0(), p.u1()).layer_cells();
   base.slot = p.store_step_size();
   base.ring = base.full ? 0 : base.slot;
-  base.layers = p.layer_share() ? base.slot : 0;
+  base.layers = base.slot;
   base.acc = acc;
   return base;
 }
@@ -246,7 +247,7 @@ void issue_edge_fold(const BackwardStep<T>& base, const ShotProblem<T>& p, Exec&
         int z, y, x;
         cells.cell(t, z, y, x);
         T fold;
-        if (p.edge_fold(acc, z, y, x, fold)) corr[t] += fold;
+        if (p.edge_fold(acc, z, y, x, p.layer_share(), fold)) corr[t] += fold;
       },
       base.model_cells);
 }
@@ -344,7 +345,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
   }
-  if (lo == 0 && p.layer_share()) issue_edge_fold(base, p, ex);
+  if (lo == 0) issue_edge_fold(base, p, ex);
   if (lo == 0 && p.adjoint_end) save_state(p, mu, mu_next, p.adjoint_end, "adjoint end", ex);  // μ[0], μ[1], α, β
   return ex.ok();
 }

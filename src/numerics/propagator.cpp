@@ -194,29 +194,39 @@ Medium<T> medium_layout(const Model& m, const NumericalOptions& o) {
   Medium<T> med;
   ShotProblem<T>& p = med.layout;
   const int w = o.pml_width;
-  p.pml_top = o.free_surface ? 0 : o.pml_side(0);
-  p.pml_bottom = o.pml_side(1);
-  p.pml_front = m.three_d() ? o.pml_side(2) : 0;
-  p.pml_back = m.three_d() ? o.pml_side(3) : 0;
-  p.pml_left = o.pml_side(4);
-  p.pml_right = o.pml_side(5);
-  const double cells =
-      double(m.nz + p.pml_top + p.pml_bottom) * (m.ny + p.pml_front + p.pml_back) * (m.nx + p.pml_left + p.pml_right);
+  const int top = o.free_surface ? 0 : o.pml_side(0), bottom = o.pml_side(1);
+  const int front = m.three_d() ? o.pml_side(2) : 0, back = m.three_d() ? o.pml_side(3) : 0;
+  const int left = o.pml_side(4), right = o.pml_side(5);
+  const double cells = double(m.nz + top + bottom) * (m.ny + front + back) * (m.nx + left + right);
   if (!(cells < 2147483648.0)) {
     std::ostringstream os;
     os << "the model " << m.shape_text() << " with its absorbing layers (--pml-width " << w << ") has " << cells
        << " cells, more than 2^31: this version propagates smaller grids only";
     throw InputError(os.str());
   }
-  p.set_grid(m.nz + p.pml_top + p.pml_bottom, m.ny + p.pml_front + p.pml_back, m.nx + p.pml_left + p.pml_right,
-             stencil::radius(o.order), m.dim);
+  const int radius = stencil::radius(o.order);
+  p.set_grid(m.nz + top + bottom, m.ny + front + back, m.nx + left + right, radius, m.dim);
+  // Each CPML region reaches `inset` cells into the model (ShotGrid::inset): the stencil's
+  // radius, or less where a dimension with layers has under two radii of model cells.
+  int inset = radius;
+  if (top > 0 || bottom > 0) inset = std::min(inset, m.nz / 2);
+  if (front > 0 || back > 0) inset = std::min(inset, m.ny / 2);
+  if (left > 0 || right > 0) inset = std::min(inset, m.nx / 2);
+  p.inset = inset;
+  auto region = [&](int width) { return width > 0 ? width + inset : 0; };
+  p.pml_top = region(top);
+  p.pml_bottom = region(bottom);
+  p.pml_front = region(front);
+  p.pml_back = region(back);
+  p.pml_left = region(left);
+  p.pml_right = region(right);
   p.free_surface = o.free_surface;
   p.dz = T(m.dz);
   p.dy = m.three_d() ? T(m.dy) : T(1);
   p.dx = T(m.dx);
-  med.model_top = p.pml_top;
-  med.model_front = p.pml_front;
-  med.model_left = p.pml_left;
+  med.model_top = p.mz0();
+  med.model_front = p.my0();
+  med.model_left = p.mx0();
   return med;
 }
 
@@ -234,11 +244,11 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   T* vdt2 = med.buffer.data() + p.origin();
   const double dt2 = ts.dt * ts.dt;
   for (int z = 0; z < p.nz; ++z) {
-    const int mz = std::clamp(z - p.pml_top, 0, m.nz - 1);  // edge replication into the layers
+    const int mz = std::clamp(z - p.mz0(), 0, m.nz - 1);  // edge replication into the layers
     for (int y = 0; y < p.ny; ++y) {
-      const int my = std::clamp(y - p.pml_front, 0, m.ny - 1);
+      const int my = std::clamp(y - p.my0(), 0, m.ny - 1);
       for (int x = 0; x < p.nx; ++x) {
-        const int mx = std::clamp(x - p.pml_left, 0, m.nx - 1);
+        const int mx = std::clamp(x - p.mx0(), 0, m.nx - 1);
         const double v = m.at(mz, my, mx);
         vdt2[p.row_offset(z, y) + x] = T(v * v * dt2);
       }
@@ -251,6 +261,7 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
   T* a_y = b_x + p.nx;
   T* b_y = a_y + p.ny;
   const double vmax = o.pml_velocity > 0 ? o.pml_velocity : m.vmax();
+  // lo, hi: the layers' widths; the CPML regions' first `inset` cells keep a = b = 0.
   auto fill = [&](T* a, T* b, int n, int lo, int hi, double h) {
     for (int i = 0; i < n; ++i) {
       double d = 0;
@@ -265,9 +276,9 @@ Medium<T> build_medium(const Model& m, const NumericalOptions& o, const TimeStep
       b[i] = T(bi);
     }
   };
-  fill(a_z, b_z, p.nz, p.pml_top, p.pml_bottom, m.dz);
-  fill(a_x, b_x, p.nx, p.pml_left, p.pml_right, m.dx);
-  if (m.three_d()) fill(a_y, b_y, p.ny, p.pml_front, p.pml_back, m.dy);
+  fill(a_z, b_z, p.nz, p.mz0(), p.nz - p.mz1(), m.dz);
+  fill(a_x, b_x, p.nx, p.mx0(), p.nx - p.mx1(), m.dx);
+  if (m.three_d()) fill(a_y, b_y, p.ny, p.my0(), p.ny - p.my1(), m.dy);
   return med;
 }
 
