@@ -78,6 +78,17 @@ def reduction_receives(shots, nodes, contiguous):
     return max(received), cross_depth
 
 
+def calibration_options(o):
+    """The numerical options the calibration's runs were made with (its `options` file, one line of
+    starwave options; none when absent): the projected runs take them too, so that their tasks have
+    the sizes that were measured."""
+    path = os.path.join(o.calibration, "options")
+    if not os.path.isfile(path):
+        return []
+    with open(path) as f:
+        return f.read().split()
+
+
 def plan(o, shots, extra):
     """starwave plan gradient on the reference case of `shots` shots; its output's lines."""
     with tempfile.TemporaryDirectory(prefix="starwave-project.") as work:
@@ -85,7 +96,7 @@ def plan(o, shots, extra):
                        ["--write", work, str(o.steps), str(shots)], check=True, stdout=subprocess.DEVNULL)
         command = [os.path.join(o.build, "bin", "starwave"), "plan", "gradient", "--model", work + "/model.h5",
                    "--data", work + "/data.h5", "--calibration", o.calibration, "--host", o.host,
-                   "--simulator", os.path.join(o.sim_build, "bin", "starwave-sim")] + extra
+                   "--simulator", os.path.join(o.sim_build, "bin", "starwave-sim")] + calibration_options(o) + extra
         r = subprocess.run(command, capture_output=True, text=True)
     if r.returncode != 0:
         fail("starwave plan failed: %s" % (r.stderr.strip().splitlines() or ["(no message)"])[-1])

@@ -217,7 +217,10 @@ void add_numerical_options(po::options_description& desc, NumericalOptions& o, N
   desc.add_options()("order", po::value<int>(&o.order)->default_value(d.order),
                      "finite-difference order: 2, 4, 6 or 8")(
       "pml-width", po::value<int>(&o.pml_width)->default_value(d.pml_width), "absorbing-layer width (cells)")(
-      "free-surface", po::bool_switch(&o.free_surface), "free surface on the first model row (no top layer)")(
+      "pml-inset", po::value<int>(&o.pml_inset)->default_value(d.pml_inset),
+      "model cells next to each layer that read its memory variables (-1 = the stencil's radius; 0 stores "
+      "less and reflects more at the model's edges)")("free-surface", po::bool_switch(&o.free_surface),
+                                                      "free surface on the first model row (no top layer)")(
       "precision", po::value<std::string>(&text.precision)->default_value("single"), "single or double")(
       "storage", po::value<std::string>(&text.storage),
       "forward wavefield kept for the adjoint: boundary (the field outside the model each step; gradient, fwi "

@@ -337,6 +337,37 @@ TEST(Adjoint, CompressedStoreGradientsAreCloseToTheExactOne) {
     }
 }
 
+TEST(Adjoint, ThinModelsKeepACpmlInteriorAndEveryStoreBlock) {
+  // A model of under two stencil radii in z: the CPML regions reach fewer cells into it
+  // (ShotGrid::inset), so the interior keeps a plane and no store block is empty (a ZFP
+  // store codes each block as a field of its extents); the ZFP store's gradient stays close.
+  for (int nz : {8, 9, 3}) {
+    Model m = test::constant_model(nz, 44, 10, 1);
+    for (int z = 0; z < m.nz; ++z)
+      for (int x = 0; x < m.nx; ++x) m.at(z, 0, x) = 1800 + 10.0 * z + 3.0 * x;
+    const NumericalOptions o = gradient_options(2, false);
+    const std::string what = "nz " + std::to_string(nz);
+    const Survey sv =
+        nz > 5 ? test_survey(m, false) : test::point_survey({10, 170}, {{20, 100}, {20, 300}}, 15, 2e-3, 0.36);
+    for (int storage : {ShotProblem<double>::kStoreBoundary, ShotProblem<double>::kStoreShell}) {
+      Shot<double> s(m, sv, o, storage);
+      const ShotProblem<double>& p = s.p();
+      EXPECT_GT(p.iz1(), p.iz0()) << what;
+      EXPECT_GT(p.inset, 0) << what;
+      typename ShotProblem<double>::StoreBlock b[ShotProblem<double>::kMaxStoreBlocks];
+      const int n = p.store_blocks(b);
+      for (int i = 0; i < n; ++i) EXPECT_GT(b[i].size(), 0) << what << ", storage " << storage << ", block " << i;
+    }
+    std::vector<double> obs(test::run_shot<double>(m, sv, o).size(), 0.0);
+    std::vector<double> exact, zfp;
+    misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &exact);
+    misfit(m, sv, o, obs, ShotProblem<double>::kStoreBoundary, &zfp, pack16::kZfp16);
+    const double e = test::diff_norm(zfp, exact) / test::norm(exact);
+    EXPECT_GT(test::norm(exact), 0) << what;
+    EXPECT_LT(e, 1e-3) << what;
+  }
+}
+
 TEST(Adjoint, ZfpStoreTakesItsBytesAndKeepsTheValuesToItsRate) {
   // Each block's stream takes the bytes ShotProblem counts for it (ZFP's fixed rate); a slot
   // is a header and those streams, about rate/32 of the values; decoded, every slot is within

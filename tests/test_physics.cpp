@@ -170,8 +170,8 @@ TEST(Physics, PmlReflectionOfASourceBesideALayer) {
   // A source and a receiver on the model's first row, next to the top layer, whose stencil
   // reaches into it (docs/design.md §2, the CPML regions): against a model large enough that
   // nothing comes back within the record, in double so that rounding does not hide it.
-  // Layers of 10 cells: 0.053 % (0.142 % without the CPML regions' model cells; with 20 and
-  // 40 cells both near the 0.046 % that the low frequencies leave).
+  // Layers of 10 cells: 0.053 %; 0.43 % with --pml-inset 0 (the CPML regions without the model's
+  // cells).
   const double v = 2000, f = 10, h = 10, dt = 1e-3, t_max = 0.8;
   NumericalOptions o;
   o.order = 8;
@@ -186,8 +186,13 @@ TEST(Physics, PmlReflectionOfASourceBesideALayer) {
   const std::vector<double> a = run_shot<double>(small, s_small, o);
   const std::vector<double> b = run_shot<double>(big, s_big, o);
   const double ratio = reflected_fraction(a, b);
-  std::printf("PML (10 cells) reflection, source beside the layer: %.4f%% of the direct wave\n", 100 * ratio);
+  NumericalOptions no_inset = o;  // --pml-inset 0: the layers' memory variables read in the layers only
+  no_inset.pml_inset = 0;
+  const double ratio0 = reflected_fraction(run_shot<double>(small, s_small, no_inset), b);
+  std::printf("PML (10 cells) reflection, source beside the layer: %.4f%% of the direct wave (--pml-inset 0: %.4f%%)\n",
+              100 * ratio, 100 * ratio0);
   EXPECT_LT(ratio, 0.0008);
+  EXPECT_GT(ratio0, 2 * ratio);
   EXPECT_GT(max_abs(b), 0);
 }
 
@@ -320,7 +325,7 @@ TEST(Physics3D, PmlReflectionBelowATenthOfAPercentOfDirectWave) {
   unbounded.pml_width = 0;
   const std::vector<double> b = run_shot<double>(big, s_big, unbounded);
   const double ratio = reflected_fraction(a, b);
-  // 0.007 % (0.62 % without the CPML regions' model cells, docs/design.md §2).
+  // 0.007 % (0.035 % with --pml-inset 0: the CPML regions without the model's cells, docs/design.md §2).
   std::printf("3-D PML (20 cells) reflection: %.3f%% of the direct wave\n", 100 * ratio);
   EXPECT_LT(ratio, 0.001);
   EXPECT_GT(max_abs(b), 0);

@@ -26,6 +26,10 @@ void NumericalOptions::validate() const {
     if (w < 0 || w > 1000)
       throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
   }
+  if (pml_inset < -1 || pml_inset > stencil::radius(order))
+    throw InputError("--pml-inset: must be between 0 and the stencil's radius, " +
+                     std::to_string(stencil::radius(order)) + " at order " + std::to_string(order) + " (got " +
+                     std::to_string(pml_inset) + ")");
   if (internal_dt < 0 || !std::isfinite(internal_dt))
     throw InputError("--internal-dt: must be positive (or 0 for automatic)");
   if (pml_velocity < 0 || !std::isfinite(pml_velocity))
@@ -206,12 +210,14 @@ Medium<T> medium_layout(const Model& m, const NumericalOptions& o) {
   }
   const int radius = stencil::radius(o.order);
   p.set_grid(m.nz + top + bottom, m.ny + front + back, m.nx + left + right, radius, m.dim);
-  // Each CPML region reaches `inset` cells into the model (ShotGrid::inset): the stencil's
-  // radius, or less where a dimension with layers has under two radii of model cells.
-  int inset = radius;
-  if (top > 0 || bottom > 0) inset = std::min(inset, m.nz / 2);
-  if (front > 0 || back > 0) inset = std::min(inset, m.ny / 2);
-  if (left > 0 || right > 0) inset = std::min(inset, m.nx / 2);
+  // Each CPML region reaches `inset` cells into the model (ShotGrid::inset): --pml-inset, the
+  // stencil's radius by default, or less where a dimension with layers has under two radii of
+  // model cells, so that the CPML interior keeps a cell in every dimension (no store block is
+  // empty).
+  int inset = o.pml_inset >= 0 ? std::min(o.pml_inset, radius) : radius;
+  if (top > 0 || bottom > 0) inset = std::min(inset, (m.nz - 1) / 2);
+  if (front > 0 || back > 0) inset = std::min(inset, (m.ny - 1) / 2);
+  if (left > 0 || right > 0) inset = std::min(inset, (m.nx - 1) / 2);
   p.inset = inset;
   auto region = [&](int width) { return width > 0 ? width + inset : 0; };
   p.pml_top = region(top);

@@ -41,6 +41,9 @@ struct NumericalOptions {
   // pml_width (Python's pml_width=[…]; the top's is 0 with a free surface).
   std::array<int, 6> pml_sides{-1, -1, -1, -1, -1, -1};
   bool free_surface = false;  // no layer on top; u = 0 on the first model row
+  // Model cells next to each layer in its CPML region (a = b = 0: they read the layer's ∂ψ);
+  // −1: the stencil's radius (docs/design.md §2). 0 stores less and absorbs less at the edges.
+  int pml_inset = -1;
   Precision precision = Precision::kSingle;
   double internal_dt = 0;  // s; 0 = choose from the stability bound
   double pml_reflection = 1e-3;

@@ -110,6 +110,8 @@ std::vector<Setting> made_with(const Model& m, const Survey& s, const NumericalO
   auto add = [&](const char* key, const char* label, const std::string& value) { out.push_back({key, label, value}); };
   add("order", "--order", std::to_string(o.order));
   add("pml_width", "--pml-width", std::to_string(o.pml_width));
+  if (o.pml_inset >= 0)  // recorded when set, so that states made without it still resume
+    add("pml_inset", "--pml-inset", std::to_string(o.pml_inset));
   add("free_surface", "--free-surface", o.free_surface ? "on" : "off");
   add("precision", "--precision", o.precision == Precision::kDouble ? "double" : "single");
   add("storage", "--storage", storage_name(o.storage));
