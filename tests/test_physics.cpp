@@ -144,23 +144,32 @@ TEST_P(SpaceConvergence, MeasuredOrderIsCloseToNominal) {
 
 INSTANTIATE_TEST_SUITE_P(Orders, SpaceConvergence, ::testing::Values(2, 4, 6, 8));
 
+/// What the layers reflect of a 10 Hz source at `src` seen at `rec` (positions in m) in a
+/// 61 × 61 model at 10 m, 2000 m/s: reflected_fraction() against the same points in a model
+/// 100 cells larger on every side, where nothing comes back within the 0.8 s record.
+/// `unbounded` gets the large model's traces.
+double reflection_2d(Position src, std::vector<Position> rec, const NumericalOptions& o,
+                     std::vector<double>* unbounded = nullptr) {
+  const double v = 2000, f = 10, h = 10, dt = 1e-3, t_max = 0.8;
+  const int pad = 100;
+  const std::vector<double> a = run_shot<double>(constant_model(61, 61, h, v), point_survey(src, rec, f, dt, t_max), o);
+  auto shifted = [&](Position p) { return Position{p.z + pad * h, p.y, p.x + pad * h}; };
+  for (Position& r : rec) r = shifted(r);
+  const std::vector<double> b = run_shot<double>(constant_model(61 + 2 * pad, 61 + 2 * pad, h, v),
+                                                 point_survey(shifted(src), rec, f, dt, t_max), o);
+  if (unbounded) *unbounded = b;
+  return reflected_fraction(a, b);
+}
+
 TEST(Physics, PmlReflectionBelowOnePercentOfDirectWave) {
   // A small model whose edges are 150 m from the receiver, against a model large enough
   // that nothing comes back within the record: the difference is what the PML reflects.
-  const double v = 2000, f = 10, h = 10, dt = 1e-3, t_max = 0.8;
   NumericalOptions o;
   o.order = 8;
   o.precision = Precision::kDouble;
   o.pml_width = 20;
-  const Model small = constant_model(61, 61, h, v);
-  const Survey s_small = point_survey({300, 300}, {{300, 450}, {150, 300}}, f, dt, t_max);
-  const int pad = 100;
-  const Model big = constant_model(61 + 2 * pad, 61 + 2 * pad, h, v);
-  const Survey s_big = point_survey({300 + pad * h, 300 + pad * h},
-                                    {{300 + pad * h, 450 + pad * h}, {150 + pad * h, 300 + pad * h}}, f, dt, t_max);
-  const std::vector<double> a = run_shot<double>(small, s_small, o);
-  const std::vector<double> b = run_shot<double>(big, s_big, o);
-  const double ratio = reflected_fraction(a, b);
+  std::vector<double> b;
+  const double ratio = reflection_2d({300, 300}, {{300, 450}, {150, 300}}, o, &b);
   std::printf("PML (20 cells) reflection: %.3f%% of the direct wave\n", 100 * ratio);
   EXPECT_LT(ratio, 0.01);
   EXPECT_GT(max_abs(b), 0);
@@ -168,27 +177,18 @@ TEST(Physics, PmlReflectionBelowOnePercentOfDirectWave) {
 
 TEST(Physics, PmlReflectionOfASourceBesideALayer) {
   // A source and a receiver on the model's first row, next to the top layer, whose stencil
-  // reaches into it (docs/design.md §2, the CPML regions): against a model large enough that
-  // nothing comes back within the record, in double so that rounding does not hide it.
-  // Layers of 10 cells: 0.053 %; 0.43 % with --pml-inset 0 (the CPML regions without the model's
-  // cells).
-  const double v = 2000, f = 10, h = 10, dt = 1e-3, t_max = 0.8;
+  // reaches into it (docs/design.md §2, the CPML regions), in double so that rounding does
+  // not hide it. Layers of 10 cells: 0.053 %; 0.43 % with --pml-inset 0 (the CPML regions
+  // without the model's cells).
   NumericalOptions o;
   o.order = 8;
   o.precision = Precision::kDouble;
   o.pml_width = 10;
-  const Model small = constant_model(61, 61, h, v);
-  const Survey s_small = point_survey({0, 300}, {{0, 450}, {300, 300}}, f, dt, t_max);
-  const int pad = 100;
-  const Model big = constant_model(61 + 2 * pad, 61 + 2 * pad, h, v);
-  const Survey s_big =
-      point_survey({pad * h, 300 + pad * h}, {{pad * h, 450 + pad * h}, {300 + pad * h, 300 + pad * h}}, f, dt, t_max);
-  const std::vector<double> a = run_shot<double>(small, s_small, o);
-  const std::vector<double> b = run_shot<double>(big, s_big, o);
-  const double ratio = reflected_fraction(a, b);
+  std::vector<double> b;
+  const double ratio = reflection_2d({0, 300}, {{0, 450}, {300, 300}}, o, &b);
   NumericalOptions no_inset = o;  // --pml-inset 0: the layers' memory variables read in the layers only
   no_inset.pml_inset = 0;
-  const double ratio0 = reflected_fraction(run_shot<double>(small, s_small, no_inset), b);
+  const double ratio0 = reflection_2d({0, 300}, {{0, 450}, {300, 300}}, no_inset);
   std::printf("PML (10 cells) reflection, source beside the layer: %.4f%% of the direct wave (--pml-inset 0: %.4f%%)\n",
               100 * ratio, 100 * ratio0);
   EXPECT_LT(ratio, 0.0008);
