@@ -90,9 +90,10 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   T* final_state = nullptr;  // 2 × grid_size(): u[nsteps], then u[nsteps − 1]
   T* checkpoints = nullptr;  // checkpoints_size() values
   // A propagation that starts from a given state and hands on its last one (Python's initial and
-  // final wavefields), each checkpoint_size() values in a checkpoint's layout (u, u_prev, the layer
-  // arrays): `initial_state` holds u[0], u[−1] and the layers' ψ, ζ to start from (null: at rest),
-  // `end_state` receives u[nsteps], u[nsteps − 1] and the layers' arrays after the last step.
+  // final wavefields), each checkpoint_size() values in a checkpoint's layout (u, u_prev, the
+  // layers' ψ, ζ: kernels/shot_state.hpp): `initial_state` holds u[0], u[−1] and the layers' ψ, ζ
+  // to start from (null: at rest), `end_state` receives u[nsteps], u[nsteps − 1] and the
+  // layers' ψ, ζ after the last step.
   const T* initial_state = nullptr;
   T* end_state = nullptr;
   // The adjoint of such a propagation (each optional; kernels/shot_state.hpp converts): the
@@ -117,9 +118,38 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   }
   /// Whether the backward sweep re-runs the forward from checkpoints (a ring, not split).
   SW_HD bool reruns() const { return !split_store && intervals() > 1; }
-  /// A checkpoint: u, u_prev, then the layer arrays (cpml_z1() … cpml_y2(), contiguous).
+  /// The layer arrays of p.work (cpml_z1() … cpml_y2(), contiguous after u0() and u1()).
+  SW_HD std::size_t layer_arrays_size() const { return 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size(); }
+  /// A kept state (a checkpoint, an initial or end state; kernels/shot_state.hpp lays it out):
+  /// the values a propagation's state holds that need not be zero — u and u_prev at the
+  /// grid's cells (state_field(): with a free surface, its mirror planes too), then ψ and ζ
+  /// along each axis at the cells of that axis's CPML regions (state_region_cells()).
   SW_HD std::size_t checkpoint_size() const {
-    return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size();
+    return 2 * state_field() + 2 * (state_region_cells(0) + state_region_cells(1) + state_region_cells(2));
+  }
+  /// A state's planes of u: the grid's, after a free surface's `halo` mirror planes.
+  SW_HD int state_guard_planes() const { return this->free_surface ? this->halo : 0; }
+  SW_HD std::size_t state_field() const {
+    return std::size_t(this->nz + state_guard_planes()) * std::size_t(this->ny) * std::size_t(this->nx);
+  }
+  /// Index of cell (z, y, x) of the grid or of a free surface's mirror planes in a state's u
+  /// (in its u_prev: + state_field()); −1 at other guard cells, which a state holds as zero.
+  SW_HD long state_cell(int z, int y, int x) const {
+    if (z < -state_guard_planes() || z >= this->nz || y < 0 || y >= this->ny || x < 0 || x >= this->nx) return -1;
+    return (long(z + state_guard_planes()) * this->ny + y) * this->nx + x;
+  }
+  /// Cells [0, lo) and [hi, n) of a dimension (all n where they meet): how many, and the k-th.
+  SW_HD static int region_count(int lo, int hi, int n) { return lo >= hi ? n : lo + (n - hi); }
+  SW_HD static int region_at(int k, int lo, int hi) { return lo >= hi || k < lo ? k : hi + (k - lo); }
+  /// The cells of the CPML regions along axis 0 (z), 1 (y; 3-D) or 2 (x), where ψ and ζ of
+  /// that axis live.
+  SW_HD std::size_t state_region_cells(int axis) const {
+    const std::size_t cz = std::size_t(this->nz), cy = std::size_t(this->ny), cx = std::size_t(this->nx);
+    if (axis == 0) return std::size_t(region_count(this->pml_top, this->nz - this->pml_bottom, this->nz)) * cy * cx;
+    if (axis == 1)
+      return this->dim == 3 ? cz * std::size_t(region_count(this->pml_front, this->ny - this->pml_back, this->ny)) * cx
+                            : 0;
+    return cz * cy * std::size_t(region_count(this->pml_left, this->nx - this->pml_right, this->nx));
   }
   SW_HD std::size_t checkpoints_size() const { return reruns() ? std::size_t(intervals() - 1) * checkpoint_size() : 0; }
   /// Whether the forward keeps its state after step m (m = jL − 1, 1 ≤ j < intervals()).

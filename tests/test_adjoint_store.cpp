@@ -2,6 +2,10 @@
 // boundary and full storage, every CPU level, tiles in y, checkpoints, 16-bit and ZFP stores,
 // the store's slots (tests/test_adjoint.cpp: the dot-product and Taylor tests; the same
 // executable, the helpers of tests/adjoint_fixture.hpp).
+#include <limits>
+
+#include "kernels/cpu/propagate.hpp"  // save_state, load_state
+#include "kernels/shot_state.hpp"
 #include "tests/adjoint_fixture.hpp"
 
 namespace starwave::test {
@@ -335,6 +339,60 @@ TEST(Adjoint, CompressedStoreGradientsAreCloseToTheExactOne) {
       EXPECT_LT(e16, e8) << what;
       EXPECT_LE(e8, 1e-2) << what;
     }
+}
+
+TEST(Adjoint, KeptStatesHoldEveryValueAPropagationLeavesAndNothingElse) {
+  // A forward stopped mid-way, its state kept (kernels/shot_state.hpp) and loaded into work
+  // arrays spoiled with NaN: every array value the propagation left is back, bit for bit —
+  // u and u_prev at the grid's cells and a free surface's mirror planes, ψ and ζ in their
+  // CPML regions, zero everywhere else — and the GPU's one-index-at-a-time map (locate)
+  // names the same places as the CPU's runs; 2-D and 3-D, free surface, a model thinner
+  // than the layers' reach (z layers merged).
+  struct Case {
+    int dim, nz;
+    bool fs;
+  };
+  for (const Case c : {Case{2, 0, false}, Case{2, 0, true}, Case{3, 0, false}, Case{3, 0, true}, Case{2, 6, false}}) {
+    Model m = test_model(c.dim);
+    if (c.nz > 0) {
+      m = test::constant_model(c.nz, 44, 10, 1);
+      for (int x = 0; x < m.nx; ++x) m.at(c.nz / 2, 0, x) = 2000;
+    }
+    NumericalOptions o;
+    o.pml_width = c.dim == 3 ? 5 : 8;
+    o.free_surface = c.fs;
+    const std::string what = std::to_string(c.dim) + "-D" + (c.fs ? ", free surface" : "") +
+                             (c.nz > 0 ? ", nz " + std::to_string(c.nz) : "");
+    auto ps = test::prepare_shot<float>(m, test_survey(m, c.fs), o);
+    const ShotProblem<float>& p = ps->p;
+    const int steps = p.nsteps / 2 + 1;  // odd: u[steps] in u1
+    cpu::forward_steps<8, float>(p, 0, steps);
+    float* u = p.u1();
+    float* up = p.u0();
+    const std::size_t live = 2 * p.grid_size() + p.layer_arrays_size();  // u0, u1, the layer arrays
+    const std::vector<float> before(p.work, p.work + live);
+    std::size_t nonzero = 0;
+    for (float v : before) nonzero += v != 0.0f;
+    std::vector<float> kept(p.checkpoint_size());
+    cpu::save_state(p, u, up, kept.data());
+    std::fill(p.work, p.work + live, std::numeric_limits<float>::quiet_NaN());
+    cpu::load_state(p, u, up, kept.data());
+    EXPECT_GT(nonzero, std::size_t(0)) << what;
+    EXPECT_LT(kept.size(), live) << what;
+    EXPECT_TRUE(test::same_bits(before.data(), p.work, live)) << what;
+    std::size_t runs = 0, differ = 0;
+    state::for_each_run(p, [&](std::size_t k, int array, long offset, int n, int, int, int, int) {
+      for (int j = 0; j < n; ++j) {
+        int a;
+        long at;
+        state::locate(p, k + std::size_t(j), a, at);
+        differ += a != array || at != offset + j;
+      }
+      runs += std::size_t(n);
+    });
+    EXPECT_EQ(runs, kept.size()) << what;
+    EXPECT_EQ(differ, std::size_t(0)) << what;
+  }
 }
 
 TEST(Adjoint, ThinModelsKeepACpmlInteriorAndEveryStoreBlock) {

@@ -189,8 +189,10 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held
   const T* prev = m >= 1 ? slot_for_reading(p, m - 1, held) : nullptr;
   const T* mo = mu + p.origin();
   T* ao = acc + p.origin();
-  const T* before = m == 0 && p.initial_state ? p.initial_state + p.grid_size() + p.origin() : nullptr;  // u[−1]
-  auto run = [&](long g, long k, int from, int to) {
+  // u[−1] at step 0 from a state: its u_prev (kernels/shot_state.hpp), `b` + j the index of
+  // column x0 + j of a run's row.
+  const T* before = m == 0 && p.initial_state ? p.initial_state + p.state_field() : nullptr;
+  auto run = [&](long g, long k, int from, int to, long b) {
     T* __restrict a = ao + g;
     const T* __restrict l = mo + g;
     if (before) {  // step 0 from a state: u[−1] from the grid, the slots as below
@@ -203,7 +205,7 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held
           n1 = next[k + j];
           n0 = now[k + j];
         }
-        a[j] = ShotProblem<T>::layer_term(a[j], l[j], n1, n0, before[g + j]);
+        a[j] = ShotProblem<T>::layer_term(a[j], l[j], n1, n0, before[b + j]);
       }
       return;
     }
@@ -236,11 +238,12 @@ void image_layers(const ShotProblem<T>& p, const T* mu, T* acc, int m, int* held
   for_slot_runs(p, [&](long g, long k, long n, int z, int y, int x0) {
     if (z < 0 || z >= p.nz || y < 0 || y >= p.ny) return;                     // guard planes or rows
     const int lo = std::max(0, -x0), hi = int(std::min<long>(n, p.nx - x0));  // columns of the grid
-    if (p.interior_row(z, y)) {                                               // its columns outside the interior
-      run(g, k, lo, std::min(hi, p.ix0() - x0));
-      run(g, k, std::max(lo, p.ix1() - x0), hi);
+    const long b = p.state_cell(z, y, 0) + x0;
+    if (p.interior_row(z, y)) {  // its columns outside the interior
+      run(g, k, lo, std::min(hi, p.ix0() - x0), b);
+      run(g, k, std::max(lo, p.ix1() - x0), hi, b);
     } else {
-      run(g, k, lo, hi);
+      run(g, k, lo, hi, b);
     }
   });
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/shot.hpp"
+#include "kernels/shot_state.hpp"
 
 namespace starwave::cpu {
 
@@ -34,22 +35,25 @@ template <int Order, typename T>
 void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,
                T* du_prev_next, const T* scatter, T source_value, T* row);
 
-/// A state in a checkpoint's layout (ShotProblem::checkpoint_size()): u and up (grid
-/// allocations), then the layer arrays of p.work, saved into `to` or loaded from `from`.
+/// A state in a checkpoint's layout (ShotProblem::checkpoint_size(); kernels/shot_state.hpp:
+/// for_each_run()) from u and up (grid allocations) and the layer arrays of p.work, saved into
+/// `to`; or loaded from `from`, everything it does not hold zeroed first.
 /// Internal linkage: each instruction-set level's copy stays its own (tests/check_levels.sh).
 template <typename T>
 static void save_state(const ShotProblem<T>& p, const T* u, const T* up, T* to) {
-  const std::size_t G = p.grid_size();
-  std::memcpy(to, u, G * sizeof(T));
-  std::memcpy(to + G, up, G * sizeof(T));
-  std::memcpy(to + 2 * G, p.cpml_z1(), (p.checkpoint_size() - 2 * G) * sizeof(T));
+  state::for_each_run(p, [&](std::size_t k, int array, long offset, int n, int, int, int, int) {
+    std::memcpy(to + k, state::array_base(p, const_cast<T*>(u), const_cast<T*>(up), array) + offset,
+                std::size_t(n) * sizeof(T));
+  });
 }
 template <typename T>
 static void load_state(const ShotProblem<T>& p, T* u, T* up, const T* from) {
-  const std::size_t G = p.grid_size();
-  std::memcpy(u, from, G * sizeof(T));
-  std::memcpy(up, from + G, G * sizeof(T));
-  std::memcpy(p.cpml_z1(), from + 2 * G, (p.checkpoint_size() - 2 * G) * sizeof(T));
+  std::memset(u, 0, p.grid_size() * sizeof(T));
+  std::memset(up, 0, p.grid_size() * sizeof(T));
+  std::memset(p.cpml_z1(), 0, p.layer_arrays_size() * sizeof(T));
+  state::for_each_run(p, [&](std::size_t k, int array, long offset, int n, int, int, int, int) {
+    std::memcpy(state::array_base(p, u, up, array) + offset, from + k, std::size_t(n) * sizeof(T));
+  });
 }
 /// Keeps the state after step m (p.checkpoint_after(m)): u = u[m], up = u[m−1].
 template <typename T>

@@ -112,10 +112,9 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
   if (p.interior_point(z, y, x)) return;
   const long i = long(z) * b.stored.zstep + long(y) * b.stored.ystep + x;
   const StoreCells& sc = b.stored;
-  // u[−1] at step 0: the initial state's (its second grid), or zero.
-  const T before = m >= 1            ? sc.load(p.store, m - 1, t)
-                   : p.initial_state ? p.initial_state[long(p.grid_size()) + p.origin() + i]
-                                     : T(0);
+  // u[−1] at step 0: the initial state's (its u_prev: kernels/shot_state.hpp), or zero.
+  const long s0 = p.initial_state && m == 0 ? p.state_cell(z, y, x) : -1;
+  const T before = m >= 1 ? sc.load(p.store, m - 1, t) : s0 >= 0 ? p.initial_state[long(p.state_field()) + s0] : T(0);
   b.acc[i] = ShotProblem<T>::layer_term(b.acc[i], b.a.u[i], sc.load(p.store, m + 1, t), sc.load(p.store, m, t), before);
 }
 

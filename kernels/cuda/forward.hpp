@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/launch.hpp"
 #include "kernels/cuda/march.hpp"
+#include "kernels/shot_state.hpp"
 
 namespace starwave::cuda_bodies {
 
@@ -153,21 +154,26 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
       "forward update", [=] SW_LAMBDA(long t) { update_body<Order>(a, p, in, step, t); }, in.threads + a.layer_cells());
 }
 
-/// A forward state (ShotProblem::checkpoint_size()): u, up, then p.work's layer arrays, saved
-/// into `to` (save_state) or loaded from `from` (load_state); `name` names the copies.
+/// A forward state (ShotProblem::checkpoint_size(); kernels/shot_state.hpp: for_each_run()):
+/// u, up and p.work's layer arrays, saved into `to` (save_state), or loaded from `from`
+/// (load_state: u, up and the layer arrays zeroed first), a value a thread; `name` names the
+/// launches.
 template <typename T, typename Exec>
 void save_state(const ShotProblem<T>& p, const T* u, const T* up, T* to, const char* name, Exec& ex) {
-  const std::size_t G = p.grid_size(), L = p.checkpoint_size() - 2 * G;
-  copy_grid(name, u, to, G, ex);
-  copy_grid(name, up, to + G, G, ex);
-  copy_grid(name, p.cpml_z1(), to + 2 * G, L, ex);
+  T* const uu = const_cast<T*>(u);
+  T* const pp = const_cast<T*>(up);
+  ex.sweep1d(
+      name, [=] SW_LAMBDA(long k) { to[k] = state::state_value(p, uu, pp, std::size_t(k)); },
+      long(p.checkpoint_size()));
 }
 template <typename T, typename Exec>
 void load_state(const ShotProblem<T>& p, T* u, T* up, const T* from, const char* name, Exec& ex) {
-  const std::size_t G = p.grid_size(), L = p.checkpoint_size() - 2 * G;
-  copy_grid(name, from, u, G, ex);
-  copy_grid(name, from + G, up, G, ex);
-  copy_grid(name, from + 2 * G, p.cpml_z1(), L, ex);
+  ex.zero(u, p.grid_size());
+  ex.zero(up, p.grid_size());
+  ex.zero(p.cpml_z1(), p.layer_arrays_size());
+  ex.sweep1d(
+      name, [=] SW_LAMBDA(long k) { state::state_value(p, u, up, std::size_t(k)) = from[k]; },
+      long(p.checkpoint_size()));
 }
 
 /// Steps lo … hi − 1 of one shot as a sequence of launches (kernels/cpu/propagate.cpp's
