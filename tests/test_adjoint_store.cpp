@@ -2,6 +2,7 @@
 // boundary and full storage, every CPU level, tiles in y, checkpoints, 16-bit and ZFP stores,
 // the store's slots (tests/test_adjoint.cpp: the dot-product and Taylor tests; the same
 // executable, the helpers of tests/adjoint_fixture.hpp).
+#include <array>
 #include <limits>
 
 #include "kernels/cpu/propagate.hpp"  // save_state, load_state
@@ -347,25 +348,35 @@ TEST(Adjoint, KeptStatesHoldEveryValueAPropagationLeavesAndNothingElse) {
   // u and u_prev at the grid's cells and a free surface's mirror planes, ψ and ζ in their
   // CPML regions, zero everywhere else — and the GPU's one-index-at-a-time map (locate)
   // names the same places as the CPU's runs; 2-D and 3-D, free surface, a model thinner
-  // than the layers' reach (z layers merged).
+  // than the layers' reach (z layers merged) and one narrower (x layers merged), layers of a
+  // width a side with a side of none.
   struct Case {
-    int dim, nz;
+    int dim, nz, nx;  // nz, nx > 0: a 2-D model of that size
     bool fs;
+    std::array<int, 6> sides;
   };
-  for (const Case c : {Case{2, 0, false}, Case{2, 0, true}, Case{3, 0, false}, Case{3, 0, true}, Case{2, 6, false}}) {
+  const std::array<int, 6> even{-1, -1, -1, -1, -1, -1};
+  for (const Case c : {Case{2, 0, 0, false, even}, Case{2, 0, 0, true, even}, Case{3, 0, 0, false, even},
+                       Case{3, 0, 0, true, even}, Case{2, 6, 44, false, even}, Case{2, 20, 6, false, even},
+                       Case{2, 0, 0, false, {6, 3, -1, -1, 0, 9}}, Case{3, 0, 0, false, {5, 4, 0, 6, 3, 5}}}) {
     Model m = test_model(c.dim);
+    Survey sv = test_survey(m, c.fs);
     if (c.nz > 0) {
-      m = test::constant_model(c.nz, 44, 10, 1);
+      m = test::constant_model(c.nz, c.nx, 10, 1);
       for (int x = 0; x < m.nx; ++x) m.at(c.nz / 2, 0, x) = 2000;
+      const double xs = 10.0 * (c.nx / 2);
+      sv = test::point_survey({10, xs}, {{20, xs - 10}, {20, xs + 10}}, 15, 2e-3, 0.36);
     }
     NumericalOptions o;
     o.pml_width = c.dim == 3 ? 5 : 8;
+    o.pml_sides = c.sides;
     o.free_surface = c.fs;
-    const std::string what = std::to_string(c.dim) + "-D" + (c.fs ? ", free surface" : "") +
-                             (c.nz > 0 ? ", nz " + std::to_string(c.nz) : "");
-    auto ps = test::prepare_shot<float>(m, test_survey(m, c.fs), o);
+    std::string what = std::to_string(c.dim) + "-D" + (c.fs ? ", free surface" : "") +
+                       (c.nz > 0 ? ", " + std::to_string(c.nz) + " × " + std::to_string(c.nx) : "");
+    for (int w : c.sides) what += " " + std::to_string(w);
+    auto ps = test::prepare_shot<float>(m, sv, o);
     const ShotProblem<float>& p = ps->p;
-    const int steps = p.nsteps / 2 + 1;  // odd: u[steps] in u1
+    const int steps = (p.nsteps / 2) | 1;  // odd: u[steps] in u1
     cpu::forward_steps<8, float>(p, 0, steps);
     float* u = p.u1();
     float* up = p.u0();
