@@ -2,6 +2,8 @@
 // the number of CPU workers and the scheduler, equal to the kernel run directly, and
 // bounded submission with many more shots than workers; the buffers StarPU allocates.
 #include <gtest/gtest.h>
+#include <hwloc.h>
+#include <starpu.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -118,6 +120,43 @@ TEST(Runtime, IdleWorkersRestBeforeAndBetweenGraphsAndWakeForTheNext) {
   ASSERT_EQ(second.size(), first.size());
   EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
   EXPECT_LT(cpu_while_sleeping(sleep), 0.2 * sleep) << "after a second graph";
+}
+
+/// Whether hwloc finds PCI devices on this machine with I/O discovery on (the important ones,
+/// as StarPU asks).
+bool machine_has_pci() {
+  hwloc_topology_t t;
+  if (hwloc_topology_init(&t) != 0) return false;
+  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  const bool found = hwloc_topology_load(t) == 0 && hwloc_get_next_pcidev(t, nullptr) != nullptr;
+  hwloc_topology_destroy(t);
+  return found;
+}
+
+bool starpu_topology_has_pci() { return hwloc_get_next_pcidev(starpu_get_hwloc_topology(), nullptr) != nullptr; }
+
+TEST(Runtime, StartsWithoutHwlocsIoDiscoveryWhereNoGpuIsAndGivesItsVariableBack) {
+  // StarPU places CUDA workers by the PCI devices hwloc finds; without a GPU that discovery
+  // (slow sysfs reads on a virtual machine) is left out of its start, and HWLOC_COMPONENTS is
+  // as it was after; a value the user set stands and leaves the discovery on.
+  unsetenv("HWLOC_COMPONENTS");
+  const bool pci = machine_has_pci();
+  RuntimeOptions ro;
+  ro.ncpus = 1;
+  {
+    Runtime rt(ro);
+    const bool gpus = rt.cuda_workers() > 0;
+    EXPECT_EQ(std::getenv("HWLOC_COMPONENTS"), nullptr);
+    EXPECT_EQ(starpu_topology_has_pci(), gpus && pci) << (gpus ? "a GPU, " : "no GPU, ") << "PCI devices " << pci;
+  }
+  setenv("HWLOC_COMPONENTS", "-gl", 1);  // the user's
+  {
+    Runtime rt(ro);
+    ASSERT_NE(std::getenv("HWLOC_COMPONENTS"), nullptr);
+    EXPECT_STREQ(std::getenv("HWLOC_COMPONENTS"), "-gl");
+    EXPECT_EQ(starpu_topology_has_pci(), pci);
+  }
+  unsetenv("HWLOC_COMPONENTS");
 }
 
 TEST(Runtime, TheMemoryPlanKnowsTheMainMemoryStarPUCounts) {

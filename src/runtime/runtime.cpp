@@ -23,8 +23,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "graph/data.hpp"
 #include "codelets/failure.hpp"
+#include "graph/data.hpp"
 #include "graph/resting.hpp"
 #include "kernels/cpu/levels.hpp"
 #include "src/base/error.hpp"
@@ -187,8 +187,8 @@ void note_memory() {
 
 /// The choices made before StarPU starts whatever the machine: the CPU kernels' level (the
 /// best this CPU runs, or STARWAVE_CPU_ISA's), StarPU's environment checked, its home
-/// repaired (a note each).
-void prepare_process() {
+/// repaired (a note each). Returns the GPUs the CUDA runtime counts.
+int prepare_process() {
   if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) throw InputError(why);
   check_starpu_environment();
   int gpus = 0;  // as StarPU counts them for its bus files: every device, whatever ncuda
@@ -197,6 +197,7 @@ void prepare_process() {
 #endif
   for (const std::string& note : starpu_home::prepare(gpus))
     std::fputs((mpi::prefix() + note_prefix() + printable(note) + "\n").c_str(), stderr);
+  return gpus;
 }
 
 /// StarPU's configuration for `o`, and the environment StarPU reads as it starts: no FxT
@@ -265,13 +266,35 @@ class SwapHidden {
   bool had_ = false;
 };
 
+/// hwloc's discovery of I/O devices left out of the topology StarPU loads as it starts, when
+/// `off`, unless the user set HWLOC_COMPONENTS; the variable given back after. StarPU places
+/// CUDA workers near their GPU by it; with no GPU it serves nothing, and reading the PCI
+/// devices' configuration from sysfs takes ~8 ms of every process's start on a virtual machine
+/// (docs/benchmarks.md, "Start-up").
+class IoDiscoveryOff {
+ public:
+  explicit IoDiscoveryOff(bool off) : set_(off && std::getenv("HWLOC_COMPONENTS") == nullptr) {
+    if (set_) setenv("HWLOC_COMPONENTS", "-pci,-linuxio", 1);
+  }
+  ~IoDiscoveryOff() {
+    if (set_) unsetenv("HWLOC_COMPONENTS");
+  }
+  IoDiscoveryOff(const IoDiscoveryOff&) = delete;
+  IoDiscoveryOff& operator=(const IoDiscoveryOff&) = delete;
+
+ private:
+  bool set_;
+};
+
 }  // namespace
 
 Runtime::Runtime(const RuntimeOptions& o) {
-  prepare_process();
+  const int gpus = prepare_process();
   const int per_gpu = workers_per_gpu(o);
   struct starpu_conf conf = starpu_configuration(o, per_gpu);
   const SwapHidden swap_hidden;
+  // Not with MPI ranks: their library may place its network by the devices hwloc finds.
+  const IoDiscoveryOff io_off(gpus == 0 && (o.alone || mpi::launched_ranks() <= 1));
   bool running = false;
   try {
     start_starpu(conf, o, per_gpu);
