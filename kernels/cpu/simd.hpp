@@ -3,7 +3,9 @@
 // x-derivatives, and the interior row update (the subnormal guard: subnormals.hpp).
 #pragma once
 
-#include <immintrin.h>
+#ifdef __AVX512F__
+#include <immintrin.h>  // the __v16si, __v8di types of Simd::window
+#endif
 
 #include <cstdint>
 #include <cstring>
