@@ -157,7 +157,133 @@ struct starpu_codelet* forward_interval_codelet() {
   return &cl;
 }
 
+/// A batch's buffers: the medium, the scratch, then each shot's nodes, signals and traces.
+constexpr int kBatchShared = 2, kBatchPerShot = 3;
+
+/// Shot b of a batch task: its layout `p` with the task's buffers.
+template <typename T>
+ShotProblem<T> unpack_batch_shot(void* buffers[], ShotProblem<T> p, int b) {
+  using codelets::vector_ptr;
+  void** shot = buffers + kBatchShared + kBatchPerShot * b;
+  p.attach_medium(vector_ptr<const T>(buffers[0]));
+  p.attach_nodes(vector_ptr<const long>(shot[0]));
+  p.attach_signals(vector_ptr<const T>(shot[1]));
+  p.traces = vector_ptr<T>(shot[2]);
+  p.work = vector_ptr<T>(buffers[1]) + b * p.batch_stride();
+  return p;
+}
+
+/// A batch task's values in precision T: its ShotArgs, then the shots' layouts; calls
+/// f(args, layouts). (StarPU reads as many values as it is given pointers, up to a null one.)
+template <typename T, typename F>
+void with_batch_layouts(void* cl_arg, F&& f) {
+  int is_double = 0, n = 0;
+  codelets::ShotArgs<T> a;
+  starpu_codelet_unpack_args(cl_arg, &is_double, &a, &n, nullptr);
+  std::vector<ShotProblem<T>> layouts(std::size_t(n > 0 ? n : 0));
+  starpu_codelet_unpack_args(cl_arg, &is_double, &a, &n, layouts.data());
+  f(a, layouts);
+}
+template <typename F>
+void with_batch_args(void* cl_arg, F&& f) {
+  int is_double = 0;
+  starpu_codelet_unpack_args(cl_arg, &is_double, nullptr);
+  if (is_double)
+    with_batch_layouts<double>(cl_arg, f);
+  else
+    with_batch_layouts<float>(cl_arg, f);
+}
+
+template <typename T>
+void forward_batch_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l) {
+  codelets::with_order(a, "forward_batch", [&](auto o) {
+    for (int b = 0; b < int(l.size()) && !codelets::failed(); ++b) {
+      ShotProblem<T> p = unpack_batch_shot(buffers, l[std::size_t(b)], b);
+      p.work = codelets::vector_ptr<T>(buffers[1]);  // one shot at a time: the first shot's arrays
+      cpu::forward<decltype(o)::value, T>(p);
+    }
+  });
+}
+
+void forward_batch_cpu(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
+  if (codelets::must_skip("forward_batch")) return;
+  with_batch_args(cl_arg, [&](const auto& a, const auto& l) { forward_batch_cpu_typed(buffers, a, l); });
+}
+
+#ifdef STARWAVE_USE_CUDA
+template <typename T>
+void forward_batch_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l) {
+  std::vector<ShotProblem<T>> shots;
+  for (int b = 0; b < int(l.size()); ++b) {
+    shots.push_back(unpack_batch_shot(buffers, l[std::size_t(b)], b));
+    shots.back().column_planes = codelets::cuda_column_planes();
+    shots.back().march_planes = codelets::cuda_march_planes();
+  }
+  if (shots.empty()) return;
+  if (codelets::device_fault_requested("forward")) return cuda::provoke_device_fault(starpu_cuda_get_local_stream());
+  // The layouts the launches read, after the shots' work arrays (ShotProblem::batch_work_size).
+  auto* table = reinterpret_cast<ShotProblem<T>*>(codelets::vector_ptr<T>(buffers[1]) +
+                                                  std::size_t(shots.size()) * std::size_t(shots[0].batch_stride()));
+  cuda::Status st;
+  codelets::with_order(a, "forward_batch", [&](auto o) {
+    st = cuda::forward_batch<decltype(o)::value, T>(shots.data(), int(shots.size()), table,
+                                                    starpu_cuda_get_local_stream());
+  });
+  codelets::check_cuda(st, codelets::describe("forward_batch", a));
+}
+
+void forward_batch_cuda(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
+  if (codelets::must_skip("forward_batch")) return;
+  with_batch_args(cl_arg, [&](const auto& a, const auto& l) { forward_batch_cuda_typed(buffers, a, l); });
+}
+#endif
+
+/// `forward_batch`: the forwards of a batch of shots (insert_forward_batch); buffers and
+/// their modes given per task; its own perf model.
+struct starpu_codelet* forward_batch_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_forward_batch");
+  static struct starpu_codelet cl = codelets::wave_codelet(
+      forward_batch_cpu, "forward_batch_cpu", STARWAVE_CUDA_FUNCTION(forward_batch_cuda), &model, "forward_batch");
+  return &cl;
+}
+
 }  // namespace
+
+template <typename T>
+void insert_forward_batch(starpu_data_handle_t medium, starpu_data_handle_t work,
+                          const std::vector<BatchShotHandles>& shots, const std::vector<ShotProblem<T>>& problems,
+                          int order) {
+  if (shots.size() != problems.size() || shots.empty())
+    throw graph::Refused("forward_batch: " + std::to_string(shots.size()) + " shots' handles for " +
+                         std::to_string(problems.size()) + " layouts");
+  std::vector<ShotProblem<T>> l(problems);
+  for (ShotProblem<T>& p : l) {
+    p.store = p.final_state = p.checkpoints = p.end_state = nullptr;
+    p.initial_state = nullptr;
+    p.checkpoint_every = 0;
+  }
+  std::vector<struct starpu_data_descr> data = {{medium, STARPU_R}, {work, STARPU_SCRATCH}};
+  for (const BatchShotHandles& h : shots) {
+    data.push_back({h.nodes, STARPU_R});
+    data.push_back({h.signals, STARPU_R});
+    data.push_back({h.traces, STARPU_W});
+  }
+  const codelets::ShotArgs<T> a = codelets::shot_args(l[0], order, codelets::Keeps::kTraces);
+  const int n = int(l.size());
+  codelets::with_shot_values(a, [&](auto... values) {
+    codelets::submit_with_modes(forward_batch_codelet(), "forward_batch", data, 0, values..., STARPU_VALUE, &n,
+                                sizeof n, STARPU_VALUE, l.data(), l.size() * sizeof(ShotProblem<T>));
+  });
+}
+
+template void insert_forward_batch<float>(starpu_data_handle_t, starpu_data_handle_t,
+                                          const std::vector<BatchShotHandles>&, const std::vector<ShotProblem<float>>&,
+                                          int);
+template void insert_forward_batch<double>(starpu_data_handle_t, starpu_data_handle_t,
+                                           const std::vector<BatchShotHandles>&,
+                                           const std::vector<ShotProblem<double>>&, int);
 
 template <typename T>
 void insert_forward_interval(const ForwardHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {

@@ -3,6 +3,8 @@
 
 #include <starpu.h>
 
+#include <vector>
+
 #include "kernels/shot.hpp"
 
 namespace starwave {
@@ -25,6 +27,22 @@ struct ForwardHandles {
 /// Submits forward(s) with the grid/time layout of the run (pointers are ignored).
 template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order);
+
+/// One shot of a batch (insert_forward_batch): its nodes and signals (R) and traces (W), as
+/// in ForwardHandles.
+struct BatchShotHandles {
+  starpu_data_handle_t nodes, signals, traces;
+};
+
+/// Submits one forward task for the shots of a batch (docs/design.md §3, "Shot batches"):
+/// shots of one layout that keep their traces alone, `problems[b]` shot b's layout with its
+/// point counts (pointers ignored); `work` a scratch of problems[0].batch_work_size(n)
+/// values. A CPU worker runs the shots one after another, a CUDA worker each pass of them
+/// all in one launch; every shot's traces are those its own forward task computes.
+template <typename T>
+void insert_forward_batch(starpu_data_handle_t medium, starpu_data_handle_t work,
+                          const std::vector<BatchShotHandles>& shots, const std::vector<ShotProblem<T>>& problems,
+                          int order);
 
 /// Submits forward interval j of a shot with a split store (layout.split_store): steps
 /// [interval_begin(j), interval_end(j)) from the state in `work` (the shot's own, W for

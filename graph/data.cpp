@@ -51,6 +51,23 @@ std::vector<int> interleaved_shots(int nshots) {
   return order;
 }
 
+std::vector<std::vector<int>> interleaved_batches(int nshots, int batch) {
+  batch = std::max(1, batch);
+  std::vector<std::vector<std::vector<int>>> blocks(static_cast<std::size_t>(size()));
+  for (int shot = 0; shot < nshots; ++shot) {
+    std::vector<std::vector<int>>& b = blocks[std::size_t(owner(shot, nshots))];
+    if (b.empty() || int(b.back().size()) == batch) b.emplace_back();
+    b.back().push_back(shot);
+  }
+  std::vector<std::vector<int>> order;
+  std::size_t most = 0;
+  for (const auto& b : blocks) most = std::max(most, b.size());
+  for (std::size_t k = 0; k < most; ++k)
+    for (const auto& b : blocks)
+      if (k < b.size()) order.push_back(b[k]);
+  return order;
+}
+
 LocalScope::LocalScope() { ++g_local_scopes; }
 LocalScope::~LocalScope() { --g_local_scopes; }
 

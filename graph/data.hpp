@@ -43,6 +43,10 @@ inline bool mine(int shot, int nshots) { return owner(shot, nshots) == rank(); }
 /// each rank's block, then the second of each, …; shot order with one process. A workflow that
 /// waits on its shots in submission order (rank 0 writing modeled data) submits them so.
 std::vector<int> interleaved_shots(int nshots);
+/// The same order in batches (docs/design.md §3, "Shot batches"): each rank's block cut into
+/// runs of at most `batch` consecutive shots, the first batch of each rank, then the second
+/// of each, …; batches of one are interleaved_shots().
+std::vector<std::vector<int>> interleaved_batches(int nshots, int batch);
 
 /// Within its lifetime, graphs are built for this process alone (rank 0 of 1): for work
 /// that only one rank does (rank 0's pictures), which must not advance the shared tags.

@@ -303,6 +303,13 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   SW_HD std::size_t work_size() const {
     return 2 * grid_size() + 2 * zlayer_size() + 2 * xlayer_size() + 2 * ylayer_size() + kAlign + zfp_values_size();
   }
+  /// A batch of n shots' scratch (kernels/cuda/forward.hpp, ShotBatch): shot b's work arrays
+  /// at b × batch_stride(), then room for the n problems the batch's CUDA launches read.
+  SW_HD long batch_stride() const { return round_up(long(work_size())); }
+  SW_HD std::size_t batch_work_size(int n) const {
+    const long problems = long((std::size_t(n) * sizeof(ShotProblem) + sizeof(T) - 1) / sizeof(T));
+    return std::size_t(n) * std::size_t(batch_stride()) + std::size_t(round_up(problems));
+  }
   SW_HD std::size_t zfp_values_size() const {
     return pack16::zfp_rate(compression) > 0 ? std::size_t(round_up(store_step_size())) : 0;
   }

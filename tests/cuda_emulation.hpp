@@ -50,6 +50,21 @@ struct EmulatedExec {
   void sweep_wide(const char* name, F f, long n) {
     sweep1d(name, f, n);
   }
+  /// A launch over `shots` shots (blockIdx.y): each shot's blocks and threads as sweep1d's.
+  template <typename F>
+  void sweep_shots(const char* name, F f, long n, int shots) {
+    using namespace cuda_bodies;
+    if (n <= 0 || shots <= 0 || !launch(name)) return;
+    const long g = (n + kBlock1D - 1) / kBlock1D;
+    for (int s = 0; s < shots; ++s)
+      for (long b = 0; b < g; ++b)
+        for (long t = 0; t < kBlock1D; ++t)
+          if (b * kBlock1D + t < n) f(s, b * kBlock1D + t);
+  }
+  template <typename F>
+  void sweep_wide_shots(const char* name, F f, long n, int shots) {
+    sweep_shots(name, f, n, shots);
+  }
   /// A March's blocks one after another; in a block, each phase over every thread in
   /// turn (the barriers between them), the threads' registers and the shared tile kept
   /// between phases. The tile is filled with NaN before each plane's loads, so a cell

@@ -422,24 +422,28 @@ Case imaging_case() {
 }
 
 /// Modeled data, a gradient, an RTM image, Born data and LSRTM's normal product through StarPU
-/// on CPU workers only, on CUDA workers only (one and four per GPU), and on both: the same bits.
+/// on CPU workers only, on CUDA workers only (one and four per GPU; the modelling's shots in the
+/// plan's batches, in batches of 3, and one a task), and on both: the same bits.
 TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
   SKIP_WITHOUT_DEVICE();
   Case c = imaging_case();
   struct Workers {
     int ncpus, ncuda, per_gpu;
     const char* name;
+    const char* batch;  // STARWAVE_SHOT_BATCH (null: the plan's; with CUDA workers, several shots a task)
   };
-  const std::vector<Workers> mixes{{2, 0, 1, "CPU only"},
-                                   {0, 1, 1, "CUDA only"},
-                                   {0, 1, 4, "CUDA only, 4 workers per GPU"},
-                                   {3, 1, 2, "CPU + CUDA"}};
+  const std::vector<Workers> mixes{{2, 0, 1, "CPU only", "1"},
+                                   {0, 1, 1, "CUDA only", nullptr},
+                                   {0, 1, 4, "CUDA only, 4 workers per GPU", nullptr},
+                                   {3, 1, 2, "CPU + CUDA", nullptr},
+                                   {0, 1, 1, "CUDA only, batches of 3 shots", "3"},
+                                   {0, 1, 1, "CUDA only, one shot a task", "1"}};
   for (bool dbl : {false, true}) {
     NumericalOptions o;
     o.precision = dbl ? Precision::kDouble : Precision::kSingle;
-    std::vector<float> data[4];
-    std::vector<double> born[4];
-    ImagingResult grad[4], rtm[4], normal[4];
+    std::vector<float> data[6];
+    std::vector<double> born[6];
+    ImagingResult grad[6], rtm[6], normal[6];
     std::vector<double> dv(c.truth.vp.size());
     for (std::size_t i = 0; i < dv.size(); ++i) dv[i] = c.truth.vp[i] - c.model.vp[i];
     for (std::size_t k = 0; k < mixes.size(); ++k) {
@@ -449,7 +453,12 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
       ro.workers_per_gpu = mixes[k].per_gpu;
       ro.scheduler = "eager";  // every worker takes shots, whatever the perf models say
       Runtime rt(ro);
+      if (mixes[k].batch)
+        setenv("STARWAVE_SHOT_BATCH", mixes[k].batch, 1);
+      else
+        unsetenv("STARWAVE_SHOT_BATCH");
       data[k] = model_shots(c.truth, c.survey, o, nullptr);
+      unsetenv("STARWAVE_SHOT_BATCH");
       c.survey.data = data[k];
       grad[k] = misfit_gradient(c.model, c.survey, o);
       rtm[k] = rtm_stack(c.model, c.survey, o);  // ISIC's sums and the receiver illumination

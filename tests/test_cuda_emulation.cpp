@@ -468,6 +468,83 @@ TEST(CudaEmulation, InteriorRunsAndLayerCellsCoverEachCellOnce) {
           }
 }
 
+/// A batch of shots of one geometry (cuda_bodies::run_batch): each shot's traces the CPU
+/// kernel's bits for that shot alone, with one launch a pass for all of them (the same
+/// launches as one shot's); sources and receivers off the nodes, in the layers and under a
+/// free surface; a batch that keeps a store runs its shots one by one, the same bits.
+template <typename T, int Order>
+void expect_batch_matches_shots(int dim, bool free_surface) {
+  const bool three = dim == 3;
+  Model m = three ? constant_model_3d(13, 9, 17, 10, 1800) : constant_model(29, 41, 10, 1800);
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1800 + 21 * z + 4 * x + 6 * y;
+  auto at = [&](double z, double y, double x) { return three ? Position{z, y, x} : Position{z, x}; };
+  Survey s = point_survey(at(41.3, 40, 63.4), {}, 15, 1e-3, 0.1 * kRecordShare + 0.05, three);
+  s.sources = {at(41.3, 40, 63.4), at(3.1, 11.5, 7.2), at(90, 70, 155), at(55, 33.3, 100.5)};
+  s.receivers = {{at(12.6, 33.3, 13.1), at(0, 40, 100), at(80, 40, 100)},
+                 {at(3.4, 5.5, 150.2), at(60.5, 20, 60), at(60.5, 20, 60)},
+                 {at(0, 0, 0), at(120, 80, 160), at(30.7, 44.4, 88.8)},
+                 {at(20, 40, 20), at(21, 41, 21), at(22, 42, 22)}};
+  s.counts = {3, 3, 2, 3};
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = 5;
+  o.free_surface = free_surface;
+  o.precision = precision_of<T>();
+  const std::string context =
+      std::to_string(dim) + "-D, order " + std::to_string(Order) + ", free surface " + std::to_string(free_surface);
+  const int shots = s.nshots();
+  std::vector<std::unique_ptr<PreparedShot<T>>> alone, together;
+  std::vector<ShotProblem<T>> table;
+  for (int b = 0; b < shots; ++b) {
+    alone.push_back(prepare_shot<T>(m, s, o, b));
+    cpu::forward<Order, T>(alone.back()->p);
+    together.push_back(prepare_shot<T>(m, s, o, b));
+    table.push_back(together.back()->p);
+  }
+  ASSERT_GE(table[0].nsteps, 2 * cuda_bodies::kChunkSteps) << "the replayed steps are part of the test";
+  const long stride = cuda_bodies::ShotBatch<T>::stride_of(table[0]);
+  aligned_vector<T> work(std::size_t(stride) * std::size_t(shots), T(7));
+  for (int b = 0; b < shots; ++b) table[std::size_t(b)].work = work.data() + b * stride;
+  const cuda_bodies::ShotBatch<T> batch{table.data(), table.data(), shots};
+  ASSERT_TRUE(batch.together()) << context;
+  EmulatedExec ex, one;
+  const cpu::detail::FlushSubnormals<T> as_on_the_device;
+  ASSERT_TRUE((cuda_bodies::run_batch<Order>(batch, ex))) << context;
+  ASSERT_TRUE((cuda_bodies::run_shot<Order>(alone[0]->p, one))) << context;
+  EXPECT_EQ(ex.launches.size(), one.launches.size()) << "one launch a pass for every shot, " << context;
+  for (int b = 0; b < shots; ++b) {
+    const auto& want = alone[std::size_t(b)]->traces;
+    const auto& got = together[std::size_t(b)]->traces;
+    ASSERT_GT(norm(std::vector<double>(want.begin(), want.end())), 0) << context;
+    EXPECT_TRUE(same_bits(want, got)) << "shot " << b << ", " << context << ", first difference at "
+                                      << first_difference(want, got);
+  }
+  // A batch whose shots keep a store: one after another, each its own bits.
+  std::vector<aligned_vector<T>> stores(std::size_t(shots), aligned_vector<T>{});
+  for (int b = 0; b < shots; ++b) {
+    std::fill(together[std::size_t(b)]->traces.begin(), together[std::size_t(b)]->traces.end(), T(0));
+    table[std::size_t(b)].storage = ShotProblem<T>::kStoreShell;
+    stores[std::size_t(b)].assign(table[std::size_t(b)].store_size(), T(0));
+    table[std::size_t(b)].store = stores[std::size_t(b)].data();
+  }
+  ASSERT_FALSE(batch.together());
+  ASSERT_TRUE((cuda_bodies::run_batch<Order>(batch, ex))) << context;
+  for (int b = 0; b < shots; ++b)
+    EXPECT_TRUE(same_bits(alone[std::size_t(b)]->traces, together[std::size_t(b)]->traces))
+        << "shot " << b << " one by one, " << context;
+}
+
+TEST(CudaEmulation, ShotBatchesGiveEachShotItsOwnBits) {
+  for (bool fs : {false, true}) {
+    expect_batch_matches_shots<float, 8>(2, fs);
+    expect_batch_matches_shots<double, 4>(2, fs);
+    expect_batch_matches_shots<float, 8>(3, fs);
+  }
+  expect_batch_matches_shots<double, 2>(3, true);
+}
+
 /// The launches of one shot's forward and adjoint for `steps` internal steps, by name.
 std::pair<std::vector<std::string>, std::vector<std::string>> launches(int steps, bool free_surface, int dim = 2,
                                                                        int march = 0) {

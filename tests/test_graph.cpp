@@ -125,6 +125,39 @@ TEST(ShotOwners, BlocksOfConsecutiveShotsWhoseReductionCrossesRanksRarely) {
   }
 }
 
+TEST(ShotOwners, BatchesAreRunsOfOneRanksConsecutiveShotsInTheInterleavedOrder) {
+  for (int ranks = 1; ranks <= 5; ++ranks) {
+    const PretendWorld world(ranks);
+    for (int shots = 1; shots <= 40; ++shots)
+      for (int batch : {1, 2, 3, 8, 64}) {
+        const auto batches = graph::interleaved_batches(shots, batch);
+        std::vector<int> flat;
+        for (const auto& b : batches) {
+          ASSERT_FALSE(b.empty());
+          ASSERT_LE(int(b.size()), batch);
+          for (std::size_t i = 0; i < b.size(); ++i) {
+            ASSERT_EQ(graph::owner(b[i], shots), graph::owner(b[0], shots)) << "a batch across ranks";
+            if (i > 0) {
+              ASSERT_EQ(b[i], b[i - 1] + 1) << "a batch of shots not consecutive";
+            }
+          }
+          flat.insert(flat.end(), b.begin(), b.end());
+        }
+        std::vector<int> sorted = flat;
+        std::sort(sorted.begin(), sorted.end());
+        for (int s = 0; s < shots; ++s) ASSERT_EQ(sorted[std::size_t(s)], s) << "every shot once";
+        // Each rank's block is cut into full batches but its last.
+        std::vector<int> partial(std::size_t(ranks), 0);
+        for (const auto& b : batches)
+          if (int(b.size()) < batch) ++partial[std::size_t(graph::owner(b[0], shots))];
+        for (int r = 0; r < ranks; ++r) EXPECT_LE(partial[std::size_t(r)], 1);
+        if (batch == 1) {
+          EXPECT_EQ(flat, graph::interleaved_shots(shots));
+        }
+      }
+  }
+}
+
 /// Every position 0 … count − 1 of a layout holds one part.
 void expect_each_position_once(const codelets::ShotBuffers& b, const std::string& context) {
   std::vector<int> seen(std::size_t(b.count), 0);

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "codelets/failure.hpp"
+#include "src/base/error.hpp"
 #include "src/memory/plan.hpp"
 #include "src/runtime/host_memory.hpp"
 #include "src/runtime/runtime.hpp"
@@ -77,6 +78,53 @@ TEST(Runtime, TracesBitForBitAcrossWorkersAndSchedulers) {
     EXPECT_EQ(std::memcmp(d.data(), ref.data(), ref.size() * sizeof(float)), 0)
         << ncpus << " CPU workers, scheduler " << sched;
   }
+}
+
+/// For the duration of a test, STARWAVE_SHOT_BATCH = `batch`.
+struct ShotBatchSet {
+  explicit ShotBatchSet(const char* batch) { setenv("STARWAVE_SHOT_BATCH", batch, 1); }
+  ~ShotBatchSet() { unsetenv("STARWAVE_SHOT_BATCH"); }
+};
+
+TEST(Runtime, ShotBatchesGiveEveryShotItsOwnBits) {
+  const Case c = small_case(false);
+  const std::vector<float> ref = run_with(c, 1, "eager");
+  for (const char* batch : {"3", "7", "16"})  // 7 shots: batches of 3, 3 and 1; one of all; fewer shots than asked
+    for (const auto& [ncpus, sched] : std::vector<std::pair<int, std::string>>{{1, "eager"}, {2, "dmda"}}) {
+      const ShotBatchSet set(batch);
+      const std::vector<float> d = run_with(c, ncpus, sched);
+      ASSERT_EQ(d.size(), ref.size());
+      EXPECT_EQ(std::memcmp(d.data(), ref.data(), ref.size() * sizeof(float)), 0)
+          << "batches of " << batch << ", " << ncpus << " CPU workers, scheduler " << sched;
+    }
+  const Case d = small_case(true);
+  const ShotBatchSet set("4");
+  const std::vector<float> in_double = run_with(d, 2, "dmda");
+  const std::vector<double> direct = run_shot<double>(d.model, d.survey, d.options, 5);
+  const std::size_t per_shot = std::size_t(d.survey.nrec()) * std::size_t(d.survey.nt);
+  for (std::size_t i = 0; i < per_shot; ++i) ASSERT_EQ(in_double[5 * per_shot + i], float(direct[i])) << i;
+}
+
+TEST(MemoryPlan, ShotBatchesOnlyWhereAGpuGainsAndWithinTheRoom) {
+  const std::uint64_t gib = std::uint64_t(1) << 30;
+  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 16 * gib, 0), 1);  // CPU workers alone
+  EXPECT_EQ(shot_batch(32, 8, 8, 1 << 20, 16 * gib, 0), 4);   // the shots shared out over the workers
+  EXPECT_EQ(shot_batch(1000, 8, 8, 1 << 20, 16 * gib, 0), kMostBatched);
+  EXPECT_EQ(shot_batch(3, 8, 8, 1 << 20, 16 * gib, 0), 1);
+  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 8, 4 * gib, 0), 1);  // 8 workers × 1 × 128 MiB is a quarter of 4 GiB
+  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 16, 4 * gib, 0), 2);
+  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 16 * gib, 5), 5);  // asked
+  for (const char* bad : {"0", "-2", "two", "3x", "1025"}) {
+    const ShotBatchSet set(bad);
+    try {
+      shot_batch_asked();
+      ADD_FAILURE() << "STARWAVE_SHOT_BATCH=" << bad << " taken";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("STARWAVE_SHOT_BATCH=" + std::string(bad)), std::string::npos) << e.what();
+    }
+  }
+  const ShotBatchSet set("12");
+  EXPECT_EQ(shot_batch_asked(), 12);
 }
 
 TEST(Runtime, TaskResultEqualsDirectKernelRunInDouble) {

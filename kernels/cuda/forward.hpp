@@ -176,6 +176,25 @@ void load_state(const ShotProblem<T>& p, T* u, T* up, const T* from, const char*
       long(p.checkpoint_size()));
 }
 
+/// Steps lo … lo + 2·kChunkSteps·replays − 1 as one CUDA graph of 2·kChunkSteps steps replayed
+/// `replays` times (issue_step(exec, step, false) issues a step's launches), the step numbers
+/// read from `clocks` (set to lo first).
+template <typename Exec>
+void set_clock(int* clocks, int lo, Exec& ex) {
+  ex.sweep1d(
+      "forward clock", [=] SW_LAMBDA(long) { clocks[0] = lo; }, 1);
+}
+template <typename Exec, typename Issue>
+void replay_steps(int* clocks, int lo, int replays, Issue& issue_step, Exec& ex) {
+  if (replays <= 0) return;
+  set_clock(clocks, lo, ex);
+  ex.replay("forward steps (replayed)", replays, [&](Exec& e) {
+    for (int chunk = 0; chunk < 2; ++chunk)
+      for (int j = 0; j < kChunkSteps; ++j)
+        issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
+  });
+}
+
 /// Steps lo … hi − 1 of one shot as a sequence of launches (kernels/cpu/propagate.cpp's
 /// forward_steps(): lo = 0 starts, hi = nsteps ends, the state kept in p.work between
 /// calls). `Exec` provides zero(ptr, count), sweep1d(name, body, n) and sweep_wide (the
@@ -210,15 +229,7 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
     issue_forward_step<Order>(saving, sc, up, u, ex, Step{nullptr, nullptr, lo - 1, 0}, true);
   }
   const int replays = checkpoints ? 0 : (hi - lo) / (2 * kChunkSteps);
-  if (replays > 0) {
-    ex.sweep1d(
-        "forward clock", [=] SW_LAMBDA(long) { clocks[0] = lo; }, 1);
-    ex.replay("forward steps (replayed)", replays, [&](Exec& e) {
-      for (int chunk = 0; chunk < 2; ++chunk)
-        for (int j = 0; j < kChunkSteps; ++j)
-          issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, j, 1}, false);
-    });
-  }
+  replay_steps(clocks, lo, replays, issue_step, ex);
   if (lo == 0 && checkpoints && p.checkpoint_after(0)) save_state(p, u, up, p.checkpoints, "forward checkpoint", ex);
   for (int m = lo + 2 * kChunkSteps * replays; m < hi && ex.ok(); ++m) {
     issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
@@ -244,6 +255,105 @@ bool run_shot_steps(const ShotProblem<T>& p, int lo, int hi, Exec& ex) {
 template <int Order, typename T, typename Exec>
 bool run_shot(const ShotProblem<T>& p, Exec& ex) {
   return run_shot_steps<Order>(p, 0, p.nsteps, ex);
+}
+
+/// A batch of shots of one geometry (docs/design.md §3, "Shot batches"): B problems that
+/// differ only in their points, signals, traces and work arrays, `shots` on the host and
+/// `table` where the launches read them (device memory on a GPU, the same array when
+/// emulated); shot b's work arrays at shots[0].work + b × stride (batch_stride()).
+template <typename T>
+struct ShotBatch {
+  const ShotProblem<T>* shots = nullptr;
+  const ShotProblem<T>* table = nullptr;
+  int size = 0;
+
+  /// The values between two shots' work arrays (ShotProblem::batch_stride()).
+  static long stride_of(const ShotProblem<T>& p) { return p.batch_stride(); }
+  /// Whether one launch a pass covers every shot: shots that keep only their traces (no
+  /// store, states or checkpoints), 1-D launches (not marching), at one stride. Other
+  /// batches run their shots one after another.
+  bool together() const {
+    if (size < 2) return false;
+    const ShotProblem<T>& p = shots[0];
+    if (p.store || p.final_state || p.checkpoints || p.initial_state || p.end_state || marches(p)) return false;
+    for (int b = 1; b < size; ++b)
+      if (shots[b].work != p.work + b * stride_of(p)) return false;
+    return true;
+  }
+};
+
+/// Shot b's step arguments in a batch: shot 0's, its work arrays `d` values further on.
+template <typename T>
+SW_HD stencil::StepArgs<T> shifted(stencil::StepArgs<T> a, long d) {
+  a.u += d;
+  a.u_prev_next += d;
+  a.cpml_z1 += d;
+  a.cpml_z2 += d;
+  a.cpml_x1 += d;
+  a.cpml_x2 += d;
+  a.cpml_y1 += d;
+  a.cpml_y2 += d;
+  return a;
+}
+
+/// Step `step`'s launches for every shot of a batch (issue_forward_step()'s, each one launch
+/// for all the shots, shot b = blockIdx.y), shot 0's u = u[m] and up = u[m−1]; `most`: the
+/// most receivers a shot has.
+template <int Order, typename T, typename Exec>
+void issue_batch_step(const ShotBatch<T>& batch, long most, const T* u, T* up, Exec& e, Step step, bool last) {
+  const ShotProblem<T>& p = batch.shots[0];
+  const ShotProblem<T>* table = batch.table;
+  const long stride = ShotBatch<T>::stride_of(p);
+  const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
+  const long npsi = last ? 0 : a.layer_cells();
+  e.sweep_shots(
+      "forward side (psi, traces), shots together",
+      [=] SW_LAMBDA(int b, long t) {
+        const ShotProblem<T>& q = table[b];
+        if (t < npsi + q.nrec) side_body<Order>(shifted(a, b * stride), q, StoreCells{}, npsi, step, t);
+      },
+      npsi + most, batch.size);
+  if (last) return;
+  const InteriorRuns in = InteriorRuns::of(a, interior_run(p));
+  const Step others{step.clock, nullptr, step.offset, step.advance};  // shot 0 moves the clock on
+  e.sweep_wide_shots(
+      "forward update, shots together",
+      [=] SW_LAMBDA(int b, long t) {
+        update_body<Order>(shifted(a, b * stride), table[b], in, b == 0 ? step : others, t);
+      },
+      in.threads + a.layer_cells(), batch.size);
+}
+
+/// The forward of every shot of a batch (run_shot()'s launches, each pass one launch for all
+/// the shots: `Exec` also provides sweep_shots(name, body, n, shots) and sweep_wide_shots,
+/// bodies of (shot, thread)). Each shot's operations are its own run's, so its bits are too.
+/// Returns ok().
+template <int Order, typename T, typename Exec>
+bool run_batch(const ShotBatch<T>& batch, Exec& ex) {
+  if (!batch.together()) {
+    for (int b = 0; b < batch.size; ++b)
+      if (!run_shot<Order>(batch.shots[b], ex)) return false;
+    return ex.ok();
+  }
+  const ShotProblem<T>& p = batch.shots[0];
+  if (!ex.zero(p.work, std::size_t(ShotBatch<T>::stride_of(p)) * std::size_t(batch.size))) return false;
+  long most = 0;
+  for (int b = 0; b < batch.size; ++b) most = batch.shots[b].nrec > most ? batch.shots[b].nrec : most;
+  T* u = p.u0();
+  T* up = p.u1();
+  auto issue_step = [&](Exec& e, Step step, bool last) {
+    issue_batch_step<Order>(batch, most, u, up, e, step, last);
+    if (last) return;
+    T* tmp = u;
+    u = up;
+    up = tmp;
+  };
+  const int replays = p.nsteps / (2 * kChunkSteps);
+  replay_steps(p.clocks(), 0, replays, issue_step, ex);
+  for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m)
+    issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
+  issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
+  return ex.ok();
 }
 
 /// The re-run of interval j of a checkpointed store (kernels/cpu/adjoint.cpp's

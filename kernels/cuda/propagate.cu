@@ -30,6 +30,18 @@ __global__ void __launch_bounds__(kBlock1D, 4) sweep_wide_kernel(F f, long n) {
   if (t < n) f(t);
 }
 
+// A launch over several shots of a batch: shot blockIdx.y (kernels/cuda/forward.hpp, run_batch).
+template <typename F>
+__global__ void __launch_bounds__(kBlock1D, 8) shots_kernel(F f, long n) {
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < n) f(int(blockIdx.y), t);
+}
+template <typename F>
+__global__ void __launch_bounds__(kBlock1D, 4) shots_wide_kernel(F f, long n) {
+  const long t = long(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t < n) f(int(blockIdx.y), t);
+}
+
 // A March (kernels/cuda/march.hpp): its phases between the block's barriers, the plane's
 // tile in shared memory.
 template <typename B>
@@ -78,6 +90,22 @@ struct DeviceExec {
     sweep_wide_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
     check(name, cudaGetLastError());
   }
+  template <typename F>
+  void sweep_shots(const char* name, F f, long n, int shots) {
+    if (status.code != 0 || n <= 0 || shots <= 0) return;
+    const long blocks = (n + kBlock1D - 1) / kBlock1D;
+    if (blocks > 0x7fffffffL || shots > 65535) return check(name, cudaErrorInvalidConfiguration);
+    shots_kernel<<<dim3(unsigned(blocks), unsigned(shots)), kBlock1D, 0, stream>>>(f, n);
+    check(name, cudaGetLastError());
+  }
+  template <typename F>
+  void sweep_wide_shots(const char* name, F f, long n, int shots) {
+    if (status.code != 0 || n <= 0 || shots <= 0) return;
+    const long blocks = (n + kBlock1D - 1) / kBlock1D;
+    if (blocks > 0x7fffffffL || shots > 65535) return check(name, cudaErrorInvalidConfiguration);
+    shots_wide_kernel<<<dim3(unsigned(blocks), unsigned(shots)), kBlock1D, 0, stream>>>(f, n);
+    check(name, cudaGetLastError());
+  }
   template <typename B>
   void march(const char* name, const B& b) {
     if (status.code != 0 || b.g.blocks <= 0) return;
@@ -111,6 +139,16 @@ template <int Order, typename T>
 Status forward(const ShotProblem<T>& p, void* stream) {
   DeviceExec ex{static_cast<cudaStream_t>(stream)};
   run_shot<Order>(p, ex);
+  return ex.status;
+}
+
+template <int Order, typename T>
+Status forward_batch(const ShotProblem<T>* shots, int n, ShotProblem<T>* table, void* stream) {
+  DeviceExec ex{static_cast<cudaStream_t>(stream)};
+  if (n > 1)
+    ex.check("copy of the batch's shots",
+             cudaMemcpyAsync(table, shots, std::size_t(n) * sizeof(ShotProblem<T>), cudaMemcpyHostToDevice, ex.stream));
+  if (ex.ok()) run_batch<Order>(ShotBatch<T>{shots, table, n}, ex);
   return ex.status;
 }
 
@@ -153,6 +191,7 @@ const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaE
 
 #define STARWAVE_INSTANTIATE(O, T)                                                               \
   template Status forward<O, T>(const ShotProblem<T>&, void*);                                   \
+  template Status forward_batch<O, T>(const ShotProblem<T>*, int, ShotProblem<T>*, void*);       \
   template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);                 \
   template Status forward_steps<O, T>(const ShotProblem<T>&, int, int, void*);                   \
   template Status adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, void*); \

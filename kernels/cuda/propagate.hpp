@@ -21,6 +21,13 @@ struct Status {
 template <int Order, typename T>
 Status forward(const ShotProblem<T>& p, void* stream);
 
+/// Runs the forwards of `n` shots of one geometry (a batch, kernels/cuda/forward.hpp
+/// ShotBatch: shot b's work arrays at shots[0].work + b × ShotBatch<T>::stride_of(shots[0]))
+/// on the GPU, each pass one launch for every shot; `shots` on the host, `table` device
+/// memory for n problems (copied there first). Each shot's traces are its forward()'s.
+template <int Order, typename T>
+Status forward_batch(const ShotProblem<T>* shots, int n, ShotProblem<T>* table, void* stream);
+
 /// Runs one shot's adjoint on the GPU (cpu::adjoint's contract, device pointers, no source
 /// adjoint): back-propagates `residual` and adds to `correlation` and `illumination`.
 template <int Order, typename T>

@@ -88,6 +88,26 @@ memory::MemoryRoom starpu_room(const memory::MemoryRoom& have) {
   return r;
 }
 
+int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t room, int asked) {
+  if (asked >= 1) return asked;
+  if (cuda_workers <= 0 || shots <= 1) return 1;
+  int batch = std::min(kMostBatched, std::max(1, shots / std::max(1, workers)));
+  while (batch > 1 && times(times(work_bytes, std::uint64_t(batch)), std::uint64_t(std::max(1, workers))) > room / 4)
+    --batch;
+  return batch;
+}
+
+int shot_batch_asked() {
+  const char* v = std::getenv("STARWAVE_SHOT_BATCH");
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > 1024)
+    throw InputError("STARWAVE_SHOT_BATCH=" + std::string(v) +
+                     ": the shots a forward task runs together must be a whole number from 1 to 1024");
+  return int(n);
+}
+
 int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state) {
   int best = std::max(nsteps, 1);
   std::uint64_t least = kMax;

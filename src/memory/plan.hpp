@@ -93,6 +93,19 @@ void set_starpu_main_memory(std::uint64_t bytes);
 /// min(L + 2, nsteps + 1) slots and ⌈nsteps / L⌉ − 1 states take the fewest bytes (the longest
 /// such L; kernels/shot.hpp, ShotProblem::checkpoint_every).
 int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state);
+/// The most shots a forward task runs together where the plan chooses (docs/design.md §3,
+/// "Shot batches").
+inline constexpr int kMostBatched = 16;
+/// The shots one modelling task runs together: `asked` where it is ≥ 1 (STARWAVE_SHOT_BATCH,
+/// shot_batch_asked()); else 1 without CUDA workers (a CPU worker runs a batch's shots one
+/// after another: nothing to gain), and with them the rank's `shots` shared out over its
+/// `workers`, at most kMostBatched, fewer while the workers' scratch (`work_bytes` a shot,
+/// each worker holding a batch's) would take over a quarter of `room`.
+int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t room, int asked);
+/// STARWAVE_SHOT_BATCH: 0 where unset or empty, else the shots it names (1 … 1024); any other
+/// value refused (InputError naming the variable).
+int shot_batch_asked();
+
 /// One line for the user before a run starts: "one shot in flight holds 45.1 MB, of which
 /// the boundary store 30.2 MB (the whole wavefield would be 5.3 GB); 4 shots in flight",
 /// with GPUs "…; 16 shots in flight (16 on the GPU, none on the 8 CPU workers: …)".

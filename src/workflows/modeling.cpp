@@ -49,6 +49,8 @@ class Modeling {
     const graph::Resting resting;  // the workers run this graph, and rest once it is done
     const ShotProblem<T>& layout = run_.layout;
     const int nshots = s_.nshots();
+    states_ = out.states;
+    batch_ = choose_batch();
     const int window = plan_window();
     graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
     graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
@@ -56,7 +58,6 @@ class Modeling {
     graph::Data scatter_data;
     if (dv_) scatter_data = graph::per_rank_vector(scatter.data(), scatter.size(), sizeof(T));
     graph::Data work = graph::scratch_vector(work_size(), sizeof(T));
-    states_ = out.states;
     if (states_) end_states_.assign(std::size_t(nshots), {});
     Handing hand(*this, out);
     graph::InOrder<InFlight> in_flight(window, [&](InFlight& f) { hand.on(f); });
@@ -64,9 +65,16 @@ class Modeling {
     // 0 hands the traces on in this order; in shot order it would wait on its own block first).
     bool stopped = false;
     int submitted = 0;
-    for (const int shot : graph::interleaved_shots(nshots)) {
-      if (submitted++ > 0 && (stopped = interrupted())) break;
-      in_flight.add(submit(shot, medium, scatter_data, work));
+    if (batch_ > 1) {
+      for (const std::vector<int>& batch : graph::interleaved_batches(nshots, batch_)) {
+        if (submitted++ > 0 && (stopped = interrupted())) break;
+        for (InFlight& f : submit_batch(batch, medium, work)) in_flight.add(std::move(f));
+      }
+    } else {
+      for (const int shot : graph::interleaved_shots(nshots)) {
+        if (submitted++ > 0 && (stopped = interrupted())) break;
+        in_flight.add(submit(shot, medium, scatter_data, work));
+      }
     }
     in_flight.drain();
     for (graph::Data* h : {&medium, &scatter_data, &work})
@@ -124,8 +132,22 @@ class Modeling {
     int done = 0;
   };
 
-  /// A worker's scratch: a forward's work arrays, or a born task's (two fields and a grid).
-  std::size_t work_size() const { return dv_ ? born_work_size(run_.layout) : run_.layout.work_size(); }
+  /// A worker's scratch: a forward's work arrays, a batch's, or a born task's (two fields and a grid).
+  std::size_t work_size() const {
+    if (dv_) return born_work_size(run_.layout);
+    return batch_ > 1 ? run_.layout.batch_work_size(batch_) : run_.layout.work_size();
+  }
+
+  /// The shots a forward task runs together (shot_batch, docs/design.md §3): forwards that
+  /// keep their traces alone; one a task for J and for runs from states.
+  int choose_batch() const {
+    const int asked = shot_batch_asked();
+    if (dv_ || states_) return 1;
+    int mine = 0;
+    for (int shot = 0; shot < s_.nshots(); ++shot) mine += graph::mine(shot, s_.nshots()) ? 1 : 0;
+    return shot_batch(mine, graph::workers(), graph::cuda_workers(), sizeof(T) * run_.layout.batch_stride(),
+                      room_for_buffers().bytes, asked);
+  }
 
   /// Shots in flight: 2 × workers per rank, fewer if memory is short.
   int plan_window() const {
@@ -173,6 +195,29 @@ class Modeling {
     return f;
   }
 
+  /// A batch's shots (consecutive shots of one rank) and their one forward task.
+  std::vector<InFlight> submit_batch(const std::vector<int>& shots, graph::Data& medium, graph::Data& work) {
+    std::vector<graph::ForwardShot> data;
+    std::vector<BatchShotHandles> handles;
+    std::vector<ShotProblem<T>> layouts;
+    for (const int shot : shots) {
+      const int owner = graph::owner(shot, s_.nshots());
+      const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
+      graph::ShotReads<T> reads;
+      if (owner == graph::rank()) reads = {x.inputs.nodes.data(), x.inputs.signals.data()};
+      data.push_back(graph::forward_shot<T>(owner, x.problem, reads));
+      handles.push_back({data.back().nodes, data.back().signals, data.back().traces});
+      layouts.push_back(x.problem);
+    }
+    insert_forward_batch<T>(medium, work, handles, layouts, o_.order);
+    std::vector<InFlight> flights;
+    for (std::size_t b = 0; b < shots.size(); ++b) {
+      graph::send_to(data[b].traces, 0);
+      flights.push_back(InFlight{shots[b], std::move(data[b].traces), {}});
+    }
+    return flights;
+  }
+
   /// Shot `shot`'s end state, home, into states_->end as dense arrays.
   void hand_on_state(int shot) const {
     std::vector<T>& end = end_states_[std::size_t(shot)];
@@ -186,6 +231,7 @@ class Modeling {
   const std::vector<double>* dv_;
   const ShotRun<T> run_;
   ShotStates* states_ = nullptr;
+  int batch_ = 1;                                   // shots a forward task runs together
   mutable std::vector<std::vector<T>> end_states_;  // each shot's end state until it is handed on
 };
 
