@@ -1,40 +1,91 @@
 #!/usr/bin/env bash
-# bench/device.sh — the GPU checks and figures of docs/gpu.md in one call on a machine with a GPU
-# (issue 61's device run): the CUDA tests, then the 2-D and 3-D reference cases' forward with shot
-# batches against one shot a task (STARWAVE_SHOT_BATCH=1: the A/B row), the gradients, and every CPU
-# core beside the GPU. Prints each command before its output; stops at the first failing test.
+# bench/device.sh — the GPU checks and figures of docs/gpu.md in one call on a machine with a GPU:
+# the CUDA tests, the 2-D and 3-D reference cases' forward with shot batches against one shot a task
+# (STARWAVE_SHOT_BATCH=1: the A/B row) and with the 3-D march (STARWAVE_CUDA_MARCH_PLANES) against
+# the interior runs, the gradients, every CPU core beside the GPU, the out-of-core 3-D gradient from
+# the GPU, and the simulation's GPU validation rows. Prints each command before its output; stops
+# at the first failure.
 #
-#   bench/device.sh RUN [quick]
+#   bench/device.sh BUILD [SECTION...]
 #
-# RUN runs a program of the build by name: `.device/run` for a bundle made by ../shared/gpu/pack
-# (the device machine has none of our libraries); elsewhere a wrapper that runs build/tests/NAME or
-# build/bench/NAME with its arguments.
-# `quick`: one repetition, 300 3-D steps, no CPU+GPU row (a device call with little time left).
+# BUILD: a bundle made by ../shared/gpu/pack (its `run` starts the programs: the device machine
+# has none of our libraries), or a build folder. SECTIONs, in the order given (default: tests
+# forward gradient mixed): tests, forward, gradient, mixed (every core + the GPU), field3d
+# (bench/field3d.sh's `whole disk`, 100³ × 1000 steps), validation (bench/gpu_validation.sh
+# measure into BUILD/validation), quick (tests, then forward and gradient with one repetition).
 set -euo pipefail
 
-run="${1:?usage: bench/device.sh RUN [quick]  (RUN: .device/run, or a wrapper that runs the build programs)}"
-quick="${2:-}"
-reps=3 steps2=2000 steps3=1000
-if [ "$quick" = quick ]; then reps=1 steps3=300; fi
+here="$(cd "$(dirname "$0")" && pwd)"
 export STARPU_SILENT=1
+reps=3
+build=
 
+run() {  # run NAME ARGS...: the build's program NAME
+  if [ -x "$build/run" ]; then
+    "$build/run" "$@"
+  else
+    local p
+    for p in "$build/tests/$1" "$build/bench/$1" "$build/bin/$1"; do
+      if [ -x "$p" ]; then
+        shift
+        "$p" "$@"
+        return
+      fi
+    done
+    echo "bench/device.sh: $build: no program $1" >&2
+    return 2
+  fi
+}
 step() {
   echo
   echo "### $*"
   "$@"
 }
 
-step "$run" test_cuda_device
-# 2-D reference case, 32 shots: batches (the plan's: 32 shots over 1 or 8 CUDA workers → 16 or 4 a
-# task) against one shot a task; then every core beside the GPU (its last line).
-step env STARWAVE_SHOT_BATCH=1 "$run" bench_forward "$steps2" "$reps" 32 --gpu-only 1,8
-step "$run" bench_forward "$steps2" "$reps" 32 --gpu-only 1,8
-step env STARWAVE_SHOT_BATCH=8 "$run" bench_forward "$steps2" "$reps" 32 --gpu-only 1,4
-# 3-D reference case (160³ + PML 20), 4 shots.
-step env STARPU_NCPU=2 STARWAVE_SHOT_BATCH=1 "$run" bench_forward --3d "$steps3" "$reps" 4 --gpu-only 1,4
-step env STARPU_NCPU=2 "$run" bench_forward --3d "$steps3" "$reps" 4 --gpu-only 1,4
-# Gradients (one shot a task: the gradient's chain is not batched), 2-D and 3-D.
-step "$run" bench_gradient "$steps2" "$reps" 32 --gpu-only
-step env STARPU_NCPU=2 "$run" bench_gradient --3d 100 "$reps" 4 --gpu-only
-# Every CPU core beside the GPU, modelling with the plan's batches.
-if [ "$quick" != quick ]; then step "$run" bench_forward "$steps2" "$reps" 32; fi
+tests() { step run test_cuda_device; }
+forward() {
+  # 2-D, 32 shots: one shot a task, then the plan's batches (32 shots over 1 or 8 CUDA workers:
+  # 16 or 4 a task), then 8 a task on 4 workers.
+  step env STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_forward 2000 "$reps" 32 --gpu-only 1,8
+  step "$0" --run "$build" bench_forward 2000 "$reps" 32 --gpu-only 1,8
+  step env STARWAVE_SHOT_BATCH=8 "$0" --run "$build" bench_forward 2000 "$reps" 32 --gpu-only 4
+  # 3-D (160³ + PML 20), 4 shots: one a task; batches; batches with the interior marching.
+  step env STARPU_NCPU=2 STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_forward --3d 1000 "$reps" 4 --gpu-only 1,4
+  step env STARPU_NCPU=2 "$0" --run "$build" bench_forward --3d 1000 "$reps" 4 --gpu-only 1,4
+  step env STARPU_NCPU=2 STARWAVE_CUDA_MARCH_PLANES=16 "$0" --run "$build" bench_forward --3d 1000 "$reps" 4 \
+    --gpu-only 1,4
+}
+gradient() {
+  step "$0" --run "$build" bench_gradient 2000 "$reps" 32 --gpu-only
+  step env STARPU_NCPU=2 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
+  step env STARPU_NCPU=2 STARWAVE_CUDA_MARCH_PLANES=16 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
+}
+mixed() { step "$0" --run "$build" bench_forward 2000 "$reps" 32; }
+field3d() { step env STARPU_NCPU=0 STARWAVE_BENCH_LIMIT=cuda bash "$here/field3d.sh" "$build" 100 1000 "whole disk"; }
+validation() { step bash "$here/gpu_validation.sh" measure "$build" "$build/validation"; }
+
+if [ "${1:-}" = --run ]; then  # internal: `env VAR=… bench/device.sh --run BUILD NAME ARGS…`
+  build="$2"
+  shift 2
+  run "$@"
+  exit
+fi
+build="${1:?usage: bench/device.sh BUILD [tests|forward|gradient|mixed|field3d|validation|quick ...]}"
+shift
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(tests forward gradient mixed)
+for s in "${sections[@]}"; do
+  case "$s" in
+    tests | forward | gradient | mixed | field3d | validation) "$s" ;;
+    quick)
+      reps=1
+      tests
+      forward
+      gradient
+      ;;
+    *)
+      echo "bench/device.sh: no section '$s' (tests forward gradient mixed field3d validation quick)" >&2
+      exit 2
+      ;;
+  esac
+done

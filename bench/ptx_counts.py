@@ -37,7 +37,7 @@ def demangle(names):
 def what(pretty):
     """A short name: the launcher's function, its lambda's instance, the body kind."""
     kind = re.search(r"(sweep1d_kernel|sweep_wide_kernel|shots_kernel|shots_wide_kernel|march_kernel)", pretty)
-    fn = re.search(r"(issue_forward_step|issue_batch_step|run_shot_steps|issue_rerun|run_adjoint_steps|copy_grid|copy_state|"
+    fn = re.search(r"(issue_forward_step|issue_batch_step|issue_mu|run_shot_steps|issue_rerun|run_adjoint_steps|copy_grid|copy_state|"
                    r"issue_step|run_adjoint)[^(]*\(", pretty)
     # The kernel's body: its chain of lambdas, as c++filt writes them ({lambda(long)#3}), once each.
     chain = []

@@ -100,8 +100,8 @@ TEST(CudaEmulation, EveryLayerWidthAndGridSizeGivesTheCpusBits) {
 /// thinner than, as wide as and wider than the stencil (shared arrays when the model is
 /// thinner than two radii), with and without a free surface.
 template <typename T, int Order>
-void compare_3d(int ny, int pml, bool free_surface, LaunchShape shape = {}, int nx = 13) {
-  Model m = constant_model_3d(9, ny, nx, 10, 2000);
+void compare_3d(int ny, int pml, bool free_surface, LaunchShape shape = {}, int nx = 13, int nz = 9) {
+  Model m = constant_model_3d(nz, ny, nx, 10, 2000);
   for (int z = 0; z < m.nz; ++z)
     for (int y = 0; y < m.ny; ++y)
       for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1900 + 20 * z + 11 * y + 7 * x;
@@ -113,10 +113,10 @@ void compare_3d(int ny, int pml, bool free_surface, LaunchShape shape = {}, int 
   o.pml_width = pml;
   o.free_surface = free_surface;
   o.precision = precision_of<T>();
-  const std::string context = "3-D, ny " + std::to_string(ny) + ", PML " + std::to_string(pml) + ", free surface " +
-                              std::to_string(free_surface) + ", nx " + std::to_string(nx) + ", column runs of " +
-                              std::to_string(shape.column_planes) + " planes, marching " +
-                              std::to_string(shape.march_planes);
+  const std::string context = "3-D, nz " + std::to_string(nz) + ", ny " + std::to_string(ny) + ", PML " +
+                              std::to_string(pml) + ", free surface " + std::to_string(free_surface) + ", nx " +
+                              std::to_string(nx) + ", column runs of " + std::to_string(shape.column_planes) +
+                              " planes, marching " + std::to_string(shape.march_planes);
   expect_emulation_matches_cpu<T, Order>(m, s, o, context, shape);
   // The layers' share (boundary) always; the whole store or the rim alone in turn (each
   // 3-D geometry runs with and without a free surface).
@@ -416,6 +416,13 @@ TEST(CudaEmulation, MarchingTilesGiveTheSameBits) {
   compare_3d<double, 4>(20, 3, true, {0, 5}, 40);
   compare_3d<float, 2>(17, 1, false, {0, 3}, 35);
   compare_3d<double, 6>(16, 9, false, {0, 16}, 31);
+  // Models deep and wide enough that the cells out of the rim's reach (μ's march) are a box of
+  // their own (9 × 6 × 17 at order 8 with layers of 3 + 4): the μ launches' march as well.
+  for (bool fs : {false, true}) {
+    compare_3d<float, 8>(22, 3, fs, {0, 4}, 33, 25);
+    compare_3d<double, 8>(22, 3, fs, {0, 16}, 33, 25);
+  }
+  compare_3d<float, 4>(19, 2, true, {0, 7}, 37, 21);
 }
 
 /// Every cell of a grid, once: the interior runs' cells and then the layer cells of a
@@ -549,8 +556,8 @@ TEST(CudaEmulation, ShotBatchesGiveEachShotItsOwnBits) {
 std::pair<std::vector<std::string>, std::vector<std::string>> launches(int steps, bool free_surface, int dim = 2,
                                                                        int march = 0) {
   const bool three = dim == 3;
-  Model m = three ? constant_model_3d(12, 9, 14, 10, 2000) : constant_model(30, 40, 10, 2000);
-  auto at = [&](double z, double x) { return three ? Position{z, 40, x} : Position{z, x}; };
+  Model m = three ? constant_model_3d(20, 18, 22, 10, 2000) : constant_model(30, 40, 10, 2000);
+  auto at = [&](double z, double x) { return three ? Position{z, 60, x} : Position{z, x}; };
   Survey s = point_survey(at(60, 70), {at(10, 50), at(10, 100), at(10, 100)}, 15, 1e-3, 1e-3 * steps, three);
   NumericalOptions o;
   o.pml_width = three ? 4 : 10;
@@ -583,49 +590,67 @@ TEST(CudaEmulation, FusedPassesLaunchesPerTimeStep) {
         const auto [f40, a40] = launches(40, fs, dim, march);
         const auto [f90, a90] = launches(90, fs, dim, march);
         const long f1 = long(f40.size()), a1 = long(a40.size()), f2 = long(f90.size()), a2 = long(a90.size());
-        EXPECT_EQ(f2 - f1, 2 * 50) << "forward: 2 launches per step, " << context;
-        EXPECT_EQ(a2 - a1, 3 * 50) << "adjoint: 3 launches per step, " << context;
-        EXPECT_LE(f1, 2 * 40 + 4) << "forward: a few launches outside the steps, " << context;
-        EXPECT_LE(a1, 3 * 40 + 6) << "adjoint: a few launches outside the steps, " << context;
-        // Asked to, the 3-D u and μ launches march; the 2-D ones stay the interior runs' 1-D launches.
+        // Asked to, the 3-D u and μ launches march (the interior; the layer or rim cells in a
+        // launch of their own); the 2-D ones stay the interior runs' 1-D launches.
         const bool marching = dim == 3 && march > 0;
+        const long f = marching ? 3 : 2, a = marching ? 4 : 3;  // (these grids' rims leave a μ box to march)
+        EXPECT_EQ(f2 - f1, f * 50) << "forward: " << f << " launches per step, " << context;
+        EXPECT_EQ(a2 - a1, a * 50) << "adjoint: " << a << " launches per step, " << context;
+        EXPECT_LE(f1, f * 40 + 4) << "forward: a few launches outside the steps, " << context;
+        EXPECT_LE(a1, a * 40 + 6) << "adjoint: a few launches outside the steps, " << context;
         EXPECT_EQ(count(f90, "forward update (marching)"), marching ? 90 : 0) << context;
+        EXPECT_EQ(count(f90, "forward update (layer cells)"), marching ? 90 : 0) << context;
         EXPECT_EQ(count(f90, "forward update"), marching ? 0 : 90) << context;
         EXPECT_EQ(count(a90, "adjoint mu (marching)"), marching ? 90 : 0) << context;
+        EXPECT_EQ(count(a90, "adjoint mu (rim cells)"), marching ? 90 : 0) << context;
         EXPECT_EQ(count(a90, "adjoint mu"), marching ? 0 : 90) << context;
       }
 }
 
-/// Every cell of an nz × ny × nx grid, once, over the blocks and threads of a March of
-/// chunks of `planes` planes.
-void expect_marching_covers_each_cell_once(int nz, int ny, int nx, int planes) {
-  const std::string context = "grid " + std::to_string(nz) + " × " + std::to_string(ny) + " × " + std::to_string(nx) +
-                              ", chunks of " + std::to_string(planes);
+/// Every cell inside `box`'s layers, once, and no other cell of its grid, over the blocks and
+/// threads of a March of chunks of `planes` planes.
+void expect_marching_covers_the_box_once(const stencil::LayerBox& box, int planes) {
+  const std::string context = "grid " + std::to_string(box.nz) + " × " + std::to_string(box.ny) + " × " +
+                              std::to_string(box.nx) + ", box from (" + std::to_string(box.zt) + ", " +
+                              std::to_string(box.yt) + ", " + std::to_string(box.xl) + "), chunks of " +
+                              std::to_string(planes);
   const auto none = [] SW_LAMBDA(int, int, int, int) {};
   using M = cuda_bodies::March<8, float, decltype(none)>;
-  const M march{cuda_bodies::MarchGrid::of(nz, ny, nx, planes), nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, {}, none};
-  std::vector<int> seen(std::size_t(nz) * ny * nx, 0);
+  const M march{cuda_bodies::MarchGrid::inside(box, planes), nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, {}, none};
+  std::vector<int> seen(std::size_t(box.nz) * box.ny * box.nx, 0);
   for (long b = 0; b < march.g.blocks; ++b) {
     int z, zend, y0, x0;
     march.g.block(b, z, zend, y0, x0);
     ASSERT_LT(z, zend) << context << ", block " << b;
     for (int t = 0; t < M::kThreads; ++t) {
       const int y = y0 + t / cuda_bodies::kMarchX, x = x0 + t % cuda_bodies::kMarchX;
-      if (y >= ny || x >= nx) continue;
-      for (int k = z; k < zend; ++k) ++seen[(std::size_t(k) * ny + y) * nx + x];
+      if (!march.g.holds(y, x)) continue;
+      ASSERT_TRUE(y < box.ny && x < box.nx) << context;
+      for (int k = z; k < zend; ++k) ++seen[(std::size_t(k) * box.ny + y) * box.nx + x];
     }
   }
-  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << context << ", cell " << i;
+  for (int z = 0; z < box.nz; ++z)
+    for (int y = 0; y < box.ny; ++y)
+      for (int x = 0; x < box.nx; ++x) {
+        const bool inside = z >= box.zt && z < box.zb && y >= box.yt && y < box.yb && x >= box.xl && x < box.xr;
+        ASSERT_EQ(seen[(std::size_t(z) * box.ny + y) * box.nx + x], inside ? 1 : 0)
+            << context << ", cell (" << z << ", " << y << ", " << x << ")";
+      }
 }
 
 TEST(CudaEmulation, MarchingBlocksCoverEachCellOnce) {
-  // The 3-D reference case (160³ + layers of 20): 7 × 13 tiles, 13 chunks of 16 planes.
-  const cuda_bodies::MarchGrid ref = cuda_bodies::MarchGrid::of(200, 200, 200, 16);
-  EXPECT_EQ(ref.blocks, 7L * 13 * 13);
+  // The 3-D reference case (160³ + layers of 20): its interior in 5 × 10 tiles, 10 chunks of 16 planes.
+  stencil::LayerBox ref{200, 200, 200, 20, 180, 20, 180, 20, 180};
+  EXPECT_EQ(cuda_bodies::MarchGrid::inside(ref, 16).blocks, 5L * 10 * 10);
+  EXPECT_EQ(cuda_bodies::MarchGrid::of(200, 200, 200, 16).blocks, 7L * 13 * 13);
   for (int nz : {1, 5, 33})
     for (int ny : {1, 16, 17, 40})
       for (int nx : {1, 32, 45})
-        for (int planes : {1, 4, 16, 100}) expect_marching_covers_each_cell_once(nz, ny, nx, planes);
+        for (int planes : {1, 4, 16, 100})
+          for (int pml : {0, 2}) {  // the whole grid; a box inside layers of 2 (none where the grid is too thin)
+            const int pz = nz > 2 * pml ? pml : 0, py = ny > 2 * pml ? pml : 0, px = nx > 2 * pml ? pml : 0;
+            expect_marching_covers_the_box_once({nz, ny, nx, pz, nz - pz, py, ny - py, px, nx - px}, planes);
+          }
 }
 
 TEST(CudaEmulation, RefusedLaunchStopsTheShotAndIsNamed) {

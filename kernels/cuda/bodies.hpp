@@ -266,6 +266,33 @@ void issue_source_gradient(const BackwardStep<T>& b, const ShotProblem<T>& p, Ex
       1);
 }
 
+/// Backward step b.step's μ launch: interior runs out of the rim's reach (`in`), then the
+/// rim's cells; in 3-D with ShotProblem::march_planes, the cells out of the rim's reach
+/// marching down z, then the rim's cells in a launch of their own.
+template <int Order, typename T, typename Exec>
+void issue_mu(const BackwardStep<T>& b, const ShotProblem<T>& p, const InteriorRuns& in, const stencil::LayerBox& rim,
+              Exec& e) {
+  if (marches(p)) {
+    e.march("adjoint mu (marching)",
+            march_inside<Order>(b.a, rim, p.march_planes, b.step, [=] SW_LAMBDA(int m, int z, int y, int x) {
+              mu_cell<Order>(b, p, false, true, sample_at(p, m), z, y, x);
+            }));
+    e.sweep_wide(  // a rim cell a thread, whole; both launches move the clock on (either may be empty)
+        "adjoint mu (rim cells)",
+        [=] SW_LAMBDA(long t) {
+          const int m = b.step.m();
+          if (t == 0) b.step.move_on(m);
+          int z, y, x;
+          rim.layer_cell(t, z, y, x);
+          mu_cell<Order>(b, p, true, true, sample_at(p, m), z, y, x);
+        },
+        rim.layer_cells());
+    return;
+  }
+  e.sweep_wide(
+      "adjoint mu", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, true, in, rim, t); }, in.threads + rim.layer_cells());
+}
+
 /// One shot's backward steps hi − 1 … lo as a sequence of launches, the same operations as
 /// cpu::adjoint_steps(): `p` as there (store and final state from run_shot, work of
 /// adjoint_work_size(), the state kept there between calls; hi = nsteps starts, lo = 0
@@ -290,7 +317,6 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   // The μ launches: interior runs out of the rim's reach, then the rim's cells.
   const stencil::LayerBox rim = stencil::make_step_args(p, mu_next, mu).widened(p.halo);
   const InteriorRuns in = InteriorRuns::of(rim, interior_run(p));
-  const long mu_threads = in.threads + rim.layer_cells();
   if (begin) issue_adjoint_start<Order>(base, p, mu_next, mu, u_next, u, in, rim, ex);
   // Backward step `step`'s launches; `recreate`: whether its m ≥ 1 re-creates u[m−1].
   auto issue_step = [&](Exec& e, Step step, bool recreate) {
@@ -307,15 +333,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
     if (p.source_gradient) issue_source_gradient(b, p, e);  // before the μ launch moves the clock on
-    if (marches(p))  // 3-D: every cell in tiles marching down z, each with its rim's terms
-      e.march("adjoint mu (marching)",
-              march_over<Order>(b.a, p.march_planes, step, [=] SW_LAMBDA(int m, int z, int y, int x) {
-                stencil::add_rim_corrections<Order>(b.a, z, y, x);
-                mu_cell<Order>(b, p, false, true, sample_at(p, m), z, y, x);
-              }));
-    else
-      e.sweep_wide(
-          "adjoint mu", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, true, in, rim, t); }, mu_threads);
+    issue_mu<Order>(b, p, in, rim, e);
     if (recreate) {
       T* t = u;
       u = u_next;

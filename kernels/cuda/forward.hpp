@@ -141,12 +141,23 @@ void issue_forward_step(const ShotProblem<T>& p, const StoreCells& sc, const T* 
   const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
   issue_side<Order>(a, p, sc, e, step, last);
   if (last) return;
-  if (marches(p)) {  // 3-D: every cell in tiles marching down z, each with its layers' terms
+  if (marches(p)) {  // 3-D: the cells outside the layers in tiles marching down z, then the layer cells
     e.march("forward update (marching)",
-            march_over<Order>(a, p.march_planes, step, [=] SW_LAMBDA(int m, int z, int y, int x) {
-              stencil::add_layer_corrections<Order>(a, z, y, x);
+            march_inside<Order>(a, a, p.march_planes, step, [=] SW_LAMBDA(int m, int z, int y, int x) {
               update_cell<Order>(a, p, m, false, z, y, x);
             }));
+    // A layer cell a thread, whole. Both launches move a replayed chunk's clock on (the same
+    // value, read by the next chunk alone): either may be empty.
+    e.sweep_wide(
+        "forward update (layer cells)",
+        [=] SW_LAMBDA(long t) {
+          const int m = step.m();
+          if (t == 0) step.move_on(m);
+          int z, y, x;
+          a.layer_cell(t, z, y, x);
+          update_cell<Order>(a, p, m, true, z, y, x);
+        },
+        a.layer_cells());
     return;
   }
   const InteriorRuns in = InteriorRuns::of(a, interior_run(p));

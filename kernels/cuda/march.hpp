@@ -3,9 +3,11 @@
 // column's z line in registers (a sliding window of Order + 1 values, one new value read a
 // plane) and the block holds the current plane's tile, with the stencil's reach around it,
 // in shared memory, so the y and x neighbours are read from there rather than once per
-// cell through the cache. Each cell then gets its per-cell finishing (the layers' or the
-// rim's corrections, sources, free surface) from the same functions as the 1-D launches:
-// the CPU kernel's operations on the same values (docs/design.md §3).
+// cell through the cache. A march covers the cells outside the layers (the u launch) or
+// outside the rim (the μ launch), so its cells carry the stencil and their finishing alone
+// (sources, free surface, from the same functions as the 1-D launches); the layer or rim
+// cells follow in a 1-D launch of their own, one a thread, whole: the CPU kernel's operations
+// on the same values (docs/design.md §3).
 //
 // A marching body is written as phases between the block's barriers, so that the host's
 // launch emulation (tests/cuda_emulation.hpp) runs it block by block, each phase over every
@@ -36,36 +38,51 @@ SW_HD bool marches(const ShotProblem<T>& p) {
   return p.three_d() && p.march_planes > 0;
 }
 
-/// The blocks of a marching launch over the cells [0, nz) × [0, ny) × [0, nx): block b →
-/// tile column tx (fastest), tile row ty, chunk c of `planes` planes.
+/// The blocks of a marching launch over a box of cells [z0, z0 + nz) × [y0, y0 + ny) ×
+/// [x0, x0 + nx) of a grid of `grid_ny` rows and `grid_nx` columns (whose guard cells lie
+/// around them): block b → tile column tx (fastest), tile row ty, chunk c of `planes` planes.
 struct MarchGrid {
-  int nz = 0, ny = 0, nx = 0, planes = 1, tiles_x = 0, tiles_y = 0;
+  int z0 = 0, y0 = 0, x0 = 0, nz = 0, ny = 0, nx = 0, grid_ny = 0, grid_nx = 0, planes = 1, tiles_x = 0, tiles_y = 0;
   long blocks = 0;
-  static MarchGrid of(int nz, int ny, int nx, int planes) {
+  /// The whole grid of nz × ny × nx cells.
+  static MarchGrid of(int nz, int ny, int nx, int planes) { return box(0, 0, 0, nz, ny, nx, ny, nx, planes); }
+  /// The cells outside `a`'s layers (a LayerBox: the u launch's, or the μ launch's rim).
+  static MarchGrid inside(const stencil::LayerBox& a, int planes) {
+    return box(a.zt, a.yt, a.xl, a.zb - a.zt, a.yb - a.yt, a.xr - a.xl, a.ny, a.nx, planes);
+  }
+  static MarchGrid box(int z0, int y0, int x0, int nz, int ny, int nx, int grid_ny, int grid_nx, int planes) {
     MarchGrid g;
     if (nz <= 0 || ny <= 0 || nx <= 0) return g;
+    g.z0 = z0;
+    g.y0 = y0;
+    g.x0 = x0;
     g.nz = nz;
     g.ny = ny;
     g.nx = nx;
+    g.grid_ny = grid_ny;
+    g.grid_nx = grid_nx;
     g.planes = planes < 1 ? 1 : planes < nz ? planes : nz;
     g.tiles_x = (nx + kMarchX - 1) / kMarchX;
     g.tiles_y = (ny + kMarchY - 1) / kMarchY;
     g.blocks = long(g.tiles_x) * g.tiles_y * ((nz + g.planes - 1) / g.planes);
     return g;
   }
-  /// Block b's first plane z, its end zend, and its tile's first row y and column x.
+  /// Block b's first plane z, its end zend, and its tile's first row y and column x (grid
+  /// coordinates).
   SW_HD void block(long b, int& z, int& zend, int& y, int& x) const {
     const long r = b / tiles_x;
-    x = int(b - r * tiles_x) * kMarchX;
+    x = x0 + int(b - r * tiles_x) * kMarchX;
     const long c = r / tiles_y;
-    y = int(r - c * tiles_y) * kMarchY;
-    z = int(c) * planes;
-    zend = z + planes < nz ? z + planes : nz;
+    y = y0 + int(r - c * tiles_y) * kMarchY;
+    z = z0 + int(c) * planes;
+    zend = z + planes < z0 + nz ? z + planes : z0 + nz;
   }
+  /// Whether cell (y, x) of a tile lies in the box.
+  SW_HD bool holds(int y, int x) const { return y < y0 + ny && x < x0 + nx; }
 };
 
-/// The interior update of one step at every cell of the grid, marching (see the top of
-/// this file), each cell then finished by `finish(m, z, y, x)` (step m, after the cell's
+/// The interior update of one step at every cell of a box (MarchGrid), marching (see the top
+/// of this file), each cell then finished by `finish(m, z, y, x)` (step m, after the cell's
 /// interior update, in the thread that made it). `u` is read only; `out` holds the previous field and
 /// receives the new one at each cell (stencil::interior_point).
 template <int Order, typename T, typename Finish>
@@ -107,7 +124,9 @@ struct March {
 
   /// Whether tile position (ry, rx) of the tile at (y0, x0) holds a cell that is read: in
   /// the grid or its guard cells.
-  SW_HD bool in_reach(int y0, int x0, int ry, int rx) const { return y0 - h + ry < g.ny + h && x0 - h + rx < g.nx + h; }
+  SW_HD bool in_reach(int y0, int x0, int ry, int rx) const {
+    return y0 - h + ry < g.grid_ny + h && x0 - h + rx < g.grid_nx + h;
+  }
 
   /// The loads for plane z, issued a plane ahead so that they are in flight while the
   /// block computes the plane before.
@@ -130,7 +149,7 @@ struct March {
     s.y = y0 + ty;
     s.x = x0 + tx;
     s.column = long(s.y) * stride + s.x;
-    s.active = s.y < g.ny && s.x < g.nx;
+    s.active = g.holds(s.y, s.x);
     s.centre_at = !s.active && in_reach(y0, x0, ty + h, tx + h) ? (ty + h) * kWidth + tx + h : -1;
     int ry = -1, rx = -1;
     if (t < 2 * h * kMarchX) {
@@ -186,10 +205,11 @@ struct March {
   }
 };
 
-/// A March over the whole grid of step `a` at `step`, blocks of `planes` planes.
+/// A March over the cells outside `box`'s layers of step `a` at `step`, blocks of `planes` planes.
 template <int Order, typename T, typename Finish>
-March<Order, T, Finish> march_over(const stencil::StepArgs<T>& a, int planes, Step step, Finish finish) {
-  return March<Order, T, Finish>{MarchGrid::of(a.nz, a.ny, a.nx, planes),
+March<Order, T, Finish> march_inside(const stencil::StepArgs<T>& a, const stencil::LayerBox& box, int planes, Step step,
+                                     Finish finish) {
+  return March<Order, T, Finish>{MarchGrid::inside(box, planes),
                                  a.u,
                                  a.u_prev_next,
                                  a.vdt2,
