@@ -2,7 +2,8 @@
 // scattered field δu stepped together (kernels/cpu/propagate.cpp's born_step and
 // kernels/cpu/born.cpp's born_steps: the same operations on each value, in the same order).
 // A step is u's side launch (ψ, its trace sample if recorded, its store slot: the forward's),
-// δu's side launch (ψ, the Born trace sample), and one update launch, a cell a thread.
+// δu's side launch (ψ, the Born trace sample), and one update launch, a cell a thread (its cell
+// from host-prepared divisors); runs of steps are replayed as one graph, as the forward's.
 #pragma once
 
 #include "kernels/cuda/forward.hpp"
@@ -67,14 +68,16 @@ void issue_born_step(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* 
   issue_side<Order>(a, background, sc, e, step, last);
   issue_side<Order>(b, scattered, sc, e, step, last);
   if (last) return;
-  const long plane = long(p.ny) * p.nx, cells = long(p.nz) * plane;
-  const int nx = p.nx;
+  const long cells = long(p.nz) * p.ny * p.nx;
   const T* s = scatter + p.origin();  // at cell (0, 0, 0), as the fields
   e.sweep_wide(
       "born update",
       [=] SW_LAMBDA(long t) {
-        const int z = int(t / plane), y = int(t % plane / nx), x = int(t % nx);
-        born_cell<Order>(a, b, p, s, step.m(), z, y, x);
+        const int m = step.m();
+        if (t == 0) step.move_on(m);
+        const unsigned z = a.by_plane_cells.div(unsigned(t)), r = unsigned(t) - z * a.by_plane_cells.d;
+        const unsigned y = a.by_nx.div(r);
+        born_cell<Order>(a, b, p, s, m, int(z), int(y), int(r - y * a.by_nx.d));
       },
       cells);
 }
@@ -82,7 +85,8 @@ void issue_born_step(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* 
 /// Steps lo … hi − 1 of one shot's Born modelling (cpu::born_steps: lo = 0 starts, hi =
 /// nsteps ends, the state kept in p.work and d.work between calls): u's traces (p.traces, if
 /// set), store, checkpoints and final state as run_shot_steps keeps them, the Born traces in
-/// d.traces. Steps are issued one by one (no replayed runs). Returns ok().
+/// d.traces. Without checkpoints, runs of 2 × kChunkSteps steps are replayed as one graph
+/// (run_shot_steps's); with them, steps are issued one by one. Returns ok().
 template <int Order, typename T, typename Exec>
 bool run_born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatter, int lo, int hi, Exec& ex) {
   if (lo == 0 && (!ex.zero(p.work, p.work_size()) || !ex.zero(d.work, d.work_size()))) return false;
@@ -98,11 +102,16 @@ bool run_born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* s
     x = y;
     y = tmp;
   };
-  if (lo == 0 && checkpoints && p.checkpoint_after(0)) save_state(p, u, up, p.checkpoints, "born checkpoint", ex);
-  for (int m = lo; m < hi && ex.ok(); ++m) {
-    issue_born_step<Order>(p, d, scatter, sc, u, up, du, dup, ex, Step{nullptr, nullptr, m, 0}, false);
+  auto issue_step = [&](Exec& e, Step step, bool last) {
+    issue_born_step<Order>(p, d, scatter, sc, u, up, du, dup, e, step, last);
     swap(u, up);  // u, δu now hold u[m+1], δu[m+1]
     swap(du, dup);
+  };
+  const int replays = checkpoints ? 0 : (hi - lo) / (2 * kChunkSteps);
+  replay_steps(p.clocks(), lo, replays, issue_step, ex);
+  if (lo == 0 && checkpoints && p.checkpoint_after(0)) save_state(p, u, up, p.checkpoints, "born checkpoint", ex);
+  for (int m = lo + 2 * kChunkSteps * replays; m < hi && ex.ok(); ++m) {
+    issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
     if (checkpoints && p.checkpoint_after(m + 1))
       save_state(p, u, up, p.checkpoints + std::size_t((m + 2) / p.checkpoint_every - 1) * p.checkpoint_size(),
                  "born checkpoint", ex);
