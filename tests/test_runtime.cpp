@@ -107,13 +107,19 @@ TEST(Runtime, ShotBatchesGiveEveryShotItsOwnBits) {
 
 TEST(MemoryPlan, ShotBatchesOnlyWhereAGpuGainsAndWithinTheRoom) {
   const std::uint64_t gib = std::uint64_t(1) << 30;
-  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 16 * gib, 0), 1);  // CPU workers alone
-  EXPECT_EQ(shot_batch(32, 8, 8, 1 << 20, 16 * gib, 0), 4);   // the shots shared out over the workers
-  EXPECT_EQ(shot_batch(1000, 8, 8, 1 << 20, 16 * gib, 0), kMostBatched);
-  EXPECT_EQ(shot_batch(3, 8, 8, 1 << 20, 16 * gib, 0), 1);
-  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 8, 4 * gib, 0), 1);  // 8 workers × 1 × 128 MiB is a quarter of 4 GiB
-  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 16, 4 * gib, 0), 2);
-  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 16 * gib, 5), 5);  // asked
+  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 2 * gib, 0), 1);  // CPU workers alone
+  EXPECT_EQ(shot_batch(32, 8, 8, 1 << 20, 2 * gib, 0), 4);   // the shots shared out over the workers
+  EXPECT_EQ(shot_batch(1000, 8, 8, 1 << 20, 2 * gib, 0), kMostBatched);
+  EXPECT_EQ(shot_batch(3, 8, 8, 1 << 20, 2 * gib, 0), 1);
+  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 8, gib / 2, 0), 1);  // one shot's 128 MiB is a quarter of 512 MiB
+  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 16, gib / 2, 0), 2);
+  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 2 * gib, 5), 5);  // asked
+  // A worker's room: main memory's over all workers, or a GPU's over its own, the least.
+  const memory::MemoryRoom host{16 * gib, "test"};
+  EXPECT_EQ(batch_worker_room(host, 8, {}), 2 * gib);
+  EXPECT_EQ(batch_worker_room(host, 10, {GpuRoom{{8 * gib, "GPU 0"}, 8}}), gib);
+  EXPECT_EQ(batch_worker_room(host, 10, {GpuRoom{{80 * gib, "GPU 0"}, 8}, GpuRoom{{8 * gib, "GPU 1"}, 2}}),
+            8 * gib / 5);
   for (const char* bad : {"0", "-2", "two", "3x", "1025"}) {
     const ShotBatchSet set(bad);
     try {

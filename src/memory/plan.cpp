@@ -88,13 +88,20 @@ memory::MemoryRoom starpu_room(const memory::MemoryRoom& have) {
   return r;
 }
 
-int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t room, int asked) {
+int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t worker_room,
+               int asked) {
   if (asked >= 1) return asked;
   if (cuda_workers <= 0 || shots <= 1) return 1;
   int batch = std::min(kMostBatched, std::max(1, shots / std::max(1, workers)));
-  while (batch > 1 && times(times(work_bytes, std::uint64_t(batch)), std::uint64_t(std::max(1, workers))) > room / 4)
-    --batch;
+  while (batch > 1 && times(work_bytes, std::uint64_t(batch)) > worker_room / 4) --batch;
   return batch;
+}
+
+std::uint64_t batch_worker_room(const memory::MemoryRoom& host, int workers, const std::vector<GpuRoom>& gpus) {
+  std::uint64_t least = host.bytes / std::uint64_t(std::max(1, workers));
+  for (const GpuRoom& g : gpus)
+    if (g.workers > 0) least = std::min(least, g.room.bytes / std::uint64_t(g.workers));
+  return least;
 }
 
 int shot_batch_asked() {

@@ -99,9 +99,14 @@ inline constexpr int kMostBatched = 16;
 /// The shots one modelling task runs together: `asked` where it is ≥ 1 (STARWAVE_SHOT_BATCH,
 /// shot_batch_asked()); else 1 without CUDA workers (a CPU worker runs a batch's shots one
 /// after another: nothing to gain), and with them the rank's `shots` shared out over its
-/// `workers`, at most kMostBatched, fewer while the workers' scratch (`work_bytes` a shot,
-/// each worker holding a batch's) would take over a quarter of `room`.
-int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t room, int asked);
+/// `workers`, at most kMostBatched, fewer while a batch's scratch (`work_bytes` a shot) would
+/// take over a quarter of a worker's share of the room (`worker_room`: the least of main
+/// memory's and each GPU's room over their workers, batch_worker_room()).
+int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t worker_room,
+               int asked);
+/// A worker's share of the room for a batch's scratch: main memory's `host` over `workers`,
+/// each GPU's over its CUDA workers, the least of them.
+std::uint64_t batch_worker_room(const memory::MemoryRoom& host, int workers, const std::vector<GpuRoom>& gpus);
 /// STARWAVE_SHOT_BATCH: 0 where unset or empty, else the shots it names (1 … 1024); any other
 /// value refused (InputError naming the variable).
 int shot_batch_asked();

@@ -146,7 +146,7 @@ class Modeling {
     int mine = 0;
     for (int shot = 0; shot < s_.nshots(); ++shot) mine += graph::mine(shot, s_.nshots()) ? 1 : 0;
     return shot_batch(mine, graph::workers(), graph::cuda_workers(), sizeof(T) * run_.layout.batch_stride(),
-                      room_for_buffers().bytes, asked);
+                      batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
   }
 
   /// Shots in flight: 2 × workers per rank, fewer if memory is short.
