@@ -4,6 +4,7 @@
 // the fused passes' launch counts; a refused launch reported with its name.
 #include <gtest/gtest.h>
 #include <algorithm>
+#include <array>
 
 #include <type_traits>
 
@@ -24,6 +25,17 @@
 namespace starwave::test {
 namespace {
 
+/// The options of a shot of order `Order` in T's precision, layers of `pml` cells.
+template <typename T, int Order>
+NumericalOptions options_for(int pml, bool free_surface) {
+  NumericalOptions o;
+  o.order = Order;
+  o.pml_width = pml;
+  o.free_surface = free_surface;
+  o.precision = precision_of<T>();
+  return o;
+}
+
 template <typename T, int Order>
 void compare(bool free_surface, int column_planes = 0) {
   // Odd sizes so no dimension is a multiple of the block shape; a heterogeneous model; two
@@ -33,11 +45,7 @@ void compare(bool free_surface, int column_planes = 0) {
     for (int x = 0; x < m.nx; ++x) m.at(z, x) = 1800 + 25 * z + 3 * x;
   Survey s = point_survey({60, 170}, {{10, 0}, {10, 260}, {360, 520}, {200, 100}, {10, 260}, {0, 300}}, 15, 1e-3,
                           0.4 * kRecordShare);
-  NumericalOptions o;
-  o.order = Order;
-  o.pml_width = 7;
-  o.free_surface = free_surface;
-  o.precision = precision_of<T>();
+  const NumericalOptions o = options_for<T, Order>(7, free_surface);
   const std::string context =
       "free surface " + std::to_string(free_surface) + ", column runs of " + std::to_string(column_planes) + " planes";
   expect_emulation_matches_cpu<T, Order>(m, s, o, context, column_planes);
@@ -137,16 +145,23 @@ TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
     for (int ny : {3, 10}) compare_3d<float, 8>(ny, pml, pml == 5);
 }
 
+/// A model at 10 m whose velocity ramps from 1800 m/s by `g` (z, y, x) m/s a cell: nz × ny × nx
+/// cells in 3-D, nz2 × nx2 in 2-D.
+Model ramp_model(bool three, int nz, int ny, int nx, std::array<double, 3> g, int nz2, int nx2) {
+  Model m = three ? constant_model_3d(nz, ny, nx, 10, 1800) : constant_model(nz2, nx2, 10, 1800);
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1800 + g[0] * z + g[2] * x + g[1] * y;
+  return m;
+}
+
 /// Points off the nodes (Hicks' weights): a source and receivers whose windows cross the
 /// free surface (folded weights) and reach into the side layer, two receivers whose
 /// windows overlap (their adjoint sources add up cell by cell in entry order).
 template <typename T, int Order>
 void compare_off_grid(int dim, bool free_surface, double record = kRecordShare) {
   const bool three = dim == 3;
-  Model m = three ? constant_model_3d(19, 9, 23, 10, 1800) : constant_model(37, 53, 10, 1800);
-  for (int z = 0; z < m.nz; ++z)
-    for (int y = 0; y < m.ny; ++y)
-      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1800 + 25 * z + 3 * x + 5 * y;
+  const Model m = ramp_model(three, 19, 9, 23, {25, 5, 3}, 37, 53);
   auto at = [&](double z, double y, double x) { return three ? Position{z, y, x} : Position{z, x}; };
   const Survey s = point_survey(
       at(21.3, 41.7, 63.4),
@@ -482,10 +497,7 @@ TEST(CudaEmulation, InteriorRunsAndLayerCellsCoverEachCellOnce) {
 template <typename T, int Order>
 void expect_batch_matches_shots(int dim, bool free_surface) {
   const bool three = dim == 3;
-  Model m = three ? constant_model_3d(13, 9, 17, 10, 1800) : constant_model(29, 41, 10, 1800);
-  for (int z = 0; z < m.nz; ++z)
-    for (int y = 0; y < m.ny; ++y)
-      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1800 + 21 * z + 4 * x + 6 * y;
+  const Model m = ramp_model(three, 13, 9, 17, {21, 6, 4}, 29, 41);
   auto at = [&](double z, double y, double x) { return three ? Position{z, y, x} : Position{z, x}; };
   Survey s = point_survey(at(41.3, 40, 63.4), {}, 15, 1e-3, 0.1 * kRecordShare + 0.05, three);
   s.sources = {at(41.3, 40, 63.4), at(3.1, 11.5, 7.2), at(90, 70, 155), at(55, 33.3, 100.5)};
@@ -494,11 +506,7 @@ void expect_batch_matches_shots(int dim, bool free_surface) {
                  {at(0, 0, 0), at(120, 80, 160), at(30.7, 44.4, 88.8)},
                  {at(20, 40, 20), at(21, 41, 21), at(22, 42, 22)}};
   s.counts = {3, 3, 2, 3};
-  NumericalOptions o;
-  o.order = Order;
-  o.pml_width = 5;
-  o.free_surface = free_surface;
-  o.precision = precision_of<T>();
+  const NumericalOptions o = options_for<T, Order>(5, free_surface);
   const std::string context =
       std::to_string(dim) + "-D, order " + std::to_string(Order) + ", free surface " + std::to_string(free_surface);
   const int shots = s.nshots();

@@ -74,37 +74,44 @@ struct DeviceExec {
     if (status.code == 0) check("memset of the work arrays", cudaMemsetAsync(p, 0, n * sizeof(T), stream));
     return status.code == 0;
   }
+  /// The blocks of a launch of n threads (a shot), or 0 when there is nothing to launch or it
+  /// cannot be launched (recorded).
+  unsigned blocks_for(const char* name, long n, int shots = 1) {
+    if (status.code != 0 || n <= 0 || shots <= 0) return 0;
+    const long blocks = (n + kBlock1D - 1) / kBlock1D;
+    if (blocks > 0x7fffffffL || shots > 65535) {
+      check(name, cudaErrorInvalidConfiguration);
+      return 0;
+    }
+    return unsigned(blocks);
+  }
   template <typename F>
   void sweep1d(const char* name, F f, long n) {
-    if (status.code != 0 || n <= 0) return;
-    const long blocks = (n + kBlock1D - 1) / kBlock1D;
-    if (blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
-    sweep1d_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
-    check(name, cudaGetLastError());
+    if (const unsigned g = blocks_for(name, n)) {
+      sweep1d_kernel<<<g, kBlock1D, 0, stream>>>(f, n);
+      check(name, cudaGetLastError());
+    }
   }
   template <typename F>
   void sweep_wide(const char* name, F f, long n) {
-    if (status.code != 0 || n <= 0) return;
-    const long blocks = (n + kBlock1D - 1) / kBlock1D;
-    if (blocks > 0x7fffffffL) return check(name, cudaErrorInvalidConfiguration);
-    sweep_wide_kernel<<<unsigned(blocks), kBlock1D, 0, stream>>>(f, n);
-    check(name, cudaGetLastError());
+    if (const unsigned g = blocks_for(name, n)) {
+      sweep_wide_kernel<<<g, kBlock1D, 0, stream>>>(f, n);
+      check(name, cudaGetLastError());
+    }
   }
   template <typename F>
   void sweep_shots(const char* name, F f, long n, int shots) {
-    if (status.code != 0 || n <= 0 || shots <= 0) return;
-    const long blocks = (n + kBlock1D - 1) / kBlock1D;
-    if (blocks > 0x7fffffffL || shots > 65535) return check(name, cudaErrorInvalidConfiguration);
-    shots_kernel<<<dim3(unsigned(blocks), unsigned(shots)), kBlock1D, 0, stream>>>(f, n);
-    check(name, cudaGetLastError());
+    if (const unsigned g = blocks_for(name, n, shots)) {
+      shots_kernel<<<dim3(g, unsigned(shots)), kBlock1D, 0, stream>>>(f, n);
+      check(name, cudaGetLastError());
+    }
   }
   template <typename F>
   void sweep_wide_shots(const char* name, F f, long n, int shots) {
-    if (status.code != 0 || n <= 0 || shots <= 0) return;
-    const long blocks = (n + kBlock1D - 1) / kBlock1D;
-    if (blocks > 0x7fffffffL || shots > 65535) return check(name, cudaErrorInvalidConfiguration);
-    shots_wide_kernel<<<dim3(unsigned(blocks), unsigned(shots)), kBlock1D, 0, stream>>>(f, n);
-    check(name, cudaGetLastError());
+    if (const unsigned g = blocks_for(name, n, shots)) {
+      shots_wide_kernel<<<dim3(g, unsigned(shots)), kBlock1D, 0, stream>>>(f, n);
+      check(name, cudaGetLastError());
+    }
   }
   template <typename B>
   void march(const char* name, const B& b) {
