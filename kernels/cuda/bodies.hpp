@@ -332,7 +332,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
     e.sweep1d(
         "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
         b.layer_cells + (b.full ? p.store_step_size() : 0));
-    if (p.source_gradient) issue_source_gradient(b, p, e);  // before the μ launch moves the clock on
+    if (p.source_gradient) issue_source_gradient(b, p, e);
     issue_mu<Order>(b, p, in, rim, e);
     if (recreate) {
       T* t = u;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 
 #include "codelets/born.hpp"
@@ -18,6 +19,7 @@
 #include "graph/window.hpp"
 #include "kernels/shot_state.hpp"
 #include "src/base/error.hpp"
+#include "src/runtime/mpi.hpp"
 #include "src/workflows/shot_run.hpp"
 
 namespace starwave {
@@ -52,7 +54,8 @@ class Modeling {
     states_ = out.states;
     batch_ = choose_batch();
     const int window = plan_window();
-    graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
+    batch_ = agreed(std::min(batch_, window));  // no batch larger than the window of shots
+    graph::take_shots_on(true, true);           // a modeled shot keeps no store: small on any worker
     graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
     std::vector<T> scatter = dv_ ? born_scatter(layout, m_, *dv_, o_.perturb_layers) : std::vector<T>{};
     graph::Data scatter_data;
@@ -139,14 +142,26 @@ class Modeling {
   }
 
   /// The shots a forward task runs together (shot_batch, docs/design.md §3): forwards that
-  /// keep their traces alone; one a task for J and for runs from states.
+  /// keep their traces alone; one a task for J and for runs from states. No more than the
+  /// largest rank's block of shots, and a scratch a StarPU vector holds (< 2^32 values).
   int choose_batch() const {
     const int asked = shot_batch_asked();
     if (dv_ || states_) return 1;
-    int mine = 0;
-    for (int shot = 0; shot < s_.nshots(); ++shot) mine += graph::mine(shot, s_.nshots()) ? 1 : 0;
-    return shot_batch(mine, graph::workers(), graph::cuda_workers(), sizeof(T) * run_.layout.batch_stride(),
-                      batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
+    const int block = (s_.nshots() + graph::size() - 1) / graph::size();
+    int batch = shot_batch(block, graph::workers(), graph::cuda_workers(), sizeof(T) * run_.layout.batch_stride(),
+                           batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
+    batch = std::max(1, std::min(batch, block));
+    while (batch > 1 && run_.layout.batch_work_size(batch) > std::size_t(UINT32_MAX)) --batch;
+    return batch;
+  }
+
+  /// Rank 0's batch on every rank: each rank registers the same handles in the same order
+  /// (graph/data.hpp), and the batches set that order.
+  static int agreed(int batch) {
+    if (!graph::distributed()) return batch;
+    std::vector<double> value{double(batch)};
+    mpi::broadcast(value);
+    return int(value[0]);
   }
 
   /// Shots in flight: 2 × workers per rank, fewer if memory is short.
@@ -158,7 +173,8 @@ class Modeling {
         sizeof(T) * (per_shot + std::uint64_t(run_.time.nsteps)) + points_bytes<T>(layout, most_point_nodes(m_, s_));
     need.per_worker = sizeof(T) * work_size();
     need.shared = sizeof(T) * (run_.medium.buffer.size() + (dv_ ? layout.grid_size() : 0)) + sizeof(float) * per_shot;
-    return shots_in_window(need, std::max(2, 2 * graph::workers() * graph::size()),
+    // Two tasks a worker in flight: with batches, two batches' shots.
+    return shots_in_window(need, std::max(2, 2 * graph::workers() * graph::size()) * batch_,
                            "a smaller model, a shorter record, or fewer workers with STARPU_NCPU");
   }
 
