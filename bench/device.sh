@@ -13,6 +13,11 @@
 # forward gradient mixed): tests, forward, gradient, mixed (every core + the GPU), field3d
 # (bench/field3d.sh's `whole disk`, 100³ × 1000 steps), validation (bench/gpu_validation.sh
 # measure into BUILD/validation), quick (tests, then forward and gradient with one repetition).
+# A bundle holds three programs within the 64 MiB a call carries (measured 2026-11-30: 56 MiB,
+# the working tree 3.5 MiB more), from `cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release
+# -DSTARWAVE_USE_MPI=OFF -DSTARWAVE_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real`:
+#   pack --only 'test_cuda_device bench_forward bench_gradient' build-device .device   tests … quick
+#   pack --only 'starwave bench_project' build-device .device                        field3d validation
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
