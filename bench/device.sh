@@ -2,7 +2,7 @@
 # bench/device.sh — the GPU checks and figures of docs/gpu.md in one call on a machine with a GPU:
 # the CUDA tests, the 2-D and 3-D reference cases' forward with shot batches against one shot a task
 # (STARWAVE_SHOT_BATCH=1: the A/B row) and with the 3-D march (STARWAVE_CUDA_MARCH_PLANES) against
-# the interior runs, the gradients, every CPU core beside the GPU, the out-of-core 3-D gradient from
+# the interior runs, the gradients (batches against one shot a task), every CPU core beside the GPU, the out-of-core 3-D gradient from
 # the GPU, and the simulation's GPU validation rows. Prints each command before its output; stops
 # at the first failure.
 #
@@ -61,7 +61,10 @@ forward() {
     --gpu-only 1,4
 }
 gradient() {
+  # 2-D, 32 shots: one shot a forward and an adjoint task, then the plan's batches; 3-D the same.
+  step env STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_gradient 2000 "$reps" 32 --gpu-only
   step "$0" --run "$build" bench_gradient 2000 "$reps" 32 --gpu-only
+  step env STARPU_NCPU=2 STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
   step env STARPU_NCPU=2 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
   step env STARPU_NCPU=2 STARWAVE_CUDA_MARCH_PLANES=16 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
 }

@@ -3,6 +3,8 @@
 #include "codelets/adjoint.hpp"
 
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "codelets/common.hpp"
@@ -168,7 +170,125 @@ struct starpu_codelet* adjoint_interval_codelet() {
   return &cl;
 }
 
+/// An adjoint batch's buffers: the medium, the scratch, then each shot's nodes, signals,
+/// residual, store, final state, correlation and illumination.
+constexpr int kBatchShared = 2, kBatchPerShot = 7;
+
+/// Shot b of an adjoint batch task: its layout `p` with the task's buffers.
+template <typename T>
+Unpacked<T> unpack_batch_shot(void* buffers[], ShotProblem<T> p, int b) {
+  void** shot = buffers + kBatchShared + kBatchPerShot * b;
+  p.attach_medium(vector_ptr<const T>(buffers[0]));
+  p.attach_nodes(vector_ptr<const long>(shot[0]));
+  p.attach_signals(vector_ptr<const T>(shot[1]));
+  p.store = vector_ptr<T>(shot[3]);
+  p.final_state = vector_ptr<T>(shot[4]);
+  p.work = vector_ptr<T>(buffers[1]) + b * p.adjoint_batch_stride();
+  return {p, vector_ptr<const T>(shot[2]), vector_ptr<T>(shot[5]), vector_ptr<T>(shot[6]),
+          long(STARPU_VECTOR_GET_NX(shot[5]))};
+}
+
+template <typename T>
+void adjoint_batch_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l) {
+  codelets::with_order(a, "adjoint_batch", [&](auto o) {
+    for (int b = 0; b < int(l.size()) && !codelets::failed(); ++b) {
+      Unpacked<T> u = unpack_batch_shot(buffers, l[std::size_t(b)], b);
+      u.p.work = vector_ptr<T>(buffers[1]);  // one shot at a time: the first shot's arrays
+      std::memset(u.correlation, 0, std::size_t(u.region) * sizeof(T));
+      std::memset(u.illumination, 0, std::size_t(u.region * u.p.illumination_sums()) * sizeof(T));
+      cpu::adjoint<decltype(o)::value, T>(u.p, u.residual, u.correlation, u.illumination, nullptr);
+    }
+  });
+}
+
+void adjoint_batch_cpu(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
+  if (codelets::must_skip("adjoint_batch")) return;
+  codelets::with_batch_args(cl_arg,
+                            [&](const auto& a, const auto& l, bool) { adjoint_batch_cpu_typed(buffers, a, l); });
+}
+
+#ifdef STARWAVE_USE_CUDA
+template <typename T>
+void adjoint_batch_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l) {
+  cudaStream_t stream = starpu_cuda_get_local_stream();
+  const std::string what = codelets::describe("adjoint_batch", a);
+  std::vector<AdjointShot<T>> shots;
+  for (int b = 0; b < int(l.size()); ++b) {
+    Unpacked<T> u = unpack_batch_shot(buffers, l[std::size_t(b)], b);
+    u.p.column_planes = codelets::cuda_column_planes();
+    u.p.march_planes = codelets::cuda_march_planes();
+    for (T* field : {u.correlation, u.illumination}) {  // W buffers: ours to clear
+      const long sums = field == u.illumination ? u.p.illumination_sums() : 1;
+      const cudaError_t e = cudaMemsetAsync(field, 0, std::size_t(u.region * sums) * sizeof(T), stream);
+      if (e != cudaSuccess) return codelets::check_cuda(cuda::Status{int(e), "memset of the image"}, what);
+    }
+    shots.push_back({u.p, u.residual, u.correlation, u.illumination});
+  }
+  if (shots.empty()) return;
+  // The entries the launches read, after the shots' work arrays (adjoint_batch_work_size).
+  auto* table = reinterpret_cast<AdjointShot<T>*>(vector_ptr<T>(buffers[1]) +
+                                                  shots.size() * std::size_t(shots[0].p.adjoint_batch_stride()));
+  cuda::Status st;
+  codelets::with_order(a, "adjoint_batch", [&](auto o) {
+    st = cuda::adjoint_batch<decltype(o)::value, T>(shots.data(), int(shots.size()), table, stream);
+  });
+  codelets::check_cuda(st, what);
+}
+
+void adjoint_batch_cuda(void* buffers[], void* cl_arg) {
+  const codelets::Busy busy;
+  if (codelets::must_skip("adjoint_batch")) return;
+  codelets::with_batch_args(cl_arg,
+                            [&](const auto& a, const auto& l, bool) { adjoint_batch_cuda_typed(buffers, a, l); });
+}
+#endif
+
+/// `adjoint_batch`: the adjoints of a batch of shots (insert_adjoint_batch); buffers and
+/// their modes given per task; its own perf model.
+struct starpu_codelet* adjoint_batch_codelet() {
+  static struct starpu_perfmodel model = codelets::history_model("starwave_adjoint_batch");
+  static struct starpu_codelet cl = codelets::wave_codelet(
+      adjoint_batch_cpu, "adjoint_batch_cpu", STARWAVE_CUDA_FUNCTION(adjoint_batch_cuda), &model, "adjoint_batch");
+  return &cl;
+}
+
 }  // namespace
+
+template <typename T>
+void insert_adjoint_batch(starpu_data_handle_t medium, starpu_data_handle_t work,
+                          const std::vector<BatchAdjointHandles>& shots, const std::vector<ShotProblem<T>>& problems,
+                          int order) {
+  if (shots.size() != problems.size() || shots.empty())
+    throw graph::Refused("adjoint_batch: " + std::to_string(shots.size()) + " shots' handles for " +
+                         std::to_string(problems.size()) + " layouts");
+  std::vector<ShotProblem<T>> l(problems);
+  for (ShotProblem<T>& p : l) {  // buffers, set at run time; no states or source gradient
+    p.store = p.final_state = p.checkpoints = p.end_state = p.adjoint_end = p.source_gradient = nullptr;
+    p.initial_state = p.adjoint_start = nullptr;
+  }
+  std::vector<struct starpu_data_descr> data = {{medium, STARPU_R}, {work, STARPU_SCRATCH}};
+  for (const BatchAdjointHandles& h : shots)
+    for (const auto& [handle, mode] :
+         std::initializer_list<std::pair<starpu_data_handle_t, enum starpu_data_access_mode>>{
+             {h.nodes, STARPU_R},
+             {h.signals, STARPU_R},
+             {h.residual, STARPU_R},
+             {h.store, STARPU_R},
+             {h.final_state, STARPU_R},
+             {h.correlation, STARPU_W},
+             {h.illumination, STARPU_W}})
+      data.push_back({handle, mode});
+  codelets::submit_batch(adjoint_batch_codelet(), "adjoint_batch", data,
+                         codelets::shot_args(l[0], order, codelets::Keeps::kStore), l, false);
+}
+
+template void insert_adjoint_batch<float>(starpu_data_handle_t, starpu_data_handle_t,
+                                          const std::vector<BatchAdjointHandles>&,
+                                          const std::vector<ShotProblem<float>>&, int);
+template void insert_adjoint_batch<double>(starpu_data_handle_t, starpu_data_handle_t,
+                                           const std::vector<BatchAdjointHandles>&,
+                                           const std::vector<ShotProblem<double>>&, int);
 
 template <typename T>
 void insert_adjoint_interval(const AdjointHandles& h, const ShotProblem<T>& layout, int j, int order, unsigned where) {

@@ -2,6 +2,8 @@
 // the re-created forward field, and its imaging correlations.
 #pragma once
 
+#include <vector>
+
 #include <starpu.h>
 
 #include "kernels/shot.hpp"
@@ -25,6 +27,22 @@ struct AdjointHandles {
 
 template <typename T>
 void insert_adjoint(const AdjointHandles& h, const ShotProblem<T>& layout, int order);
+
+/// One shot of an adjoint batch (insert_adjoint_batch): as in AdjointHandles.
+struct BatchAdjointHandles {
+  starpu_data_handle_t nodes, signals, residual, store, final_state, correlation, illumination;
+};
+
+/// Submits one adjoint task for the shots of a batch (docs/design.md §3, "Shot batches"):
+/// shots of one layout whose forward batch kept whole stores (no checkpoints, not split, no
+/// states or source gradient), `problems[b]` shot b's layout with its point counts; `work` a
+/// scratch of problems[0].adjoint_batch_work_size(n) values. A CPU worker runs the shots one
+/// after another, a CUDA worker each pass of a backward step in one launch for them all;
+/// every shot's correlation and illumination (W) are those its own adjoint task computes.
+template <typename T>
+void insert_adjoint_batch(starpu_data_handle_t medium, starpu_data_handle_t work,
+                          const std::vector<BatchAdjointHandles>& shots, const std::vector<ShotProblem<T>>& problems,
+                          int order);
 
 /// Submits adjoint interval j of a shot with a split store (layout.split_store): steps
 /// interval_end(j) − 1 … interval_begin(j) backwards from the state in `work` (the shot's own

@@ -217,6 +217,40 @@ void with_shot_args(void* cl_arg, F&& f) {
   }
 }
 
+/// A batch task's values in precision T (insert_forward_batch, insert_adjoint_batch): its
+/// ShotArgs, the shot count n, whether its shots keep stores, then the shots' layouts; calls
+/// f(args, layouts, keep). (StarPU reads as many values as it is given pointers, up to a
+/// null one.)
+template <typename T, typename F>
+void with_batch_layouts(void* cl_arg, F&& f) {
+  int is_double = 0, n = 0, keep = 0;
+  ShotArgs<T> a;
+  starpu_codelet_unpack_args(cl_arg, &is_double, &a, &n, &keep, nullptr);
+  std::vector<ShotProblem<T>> layouts(std::size_t(n > 0 ? n : 0));
+  starpu_codelet_unpack_args(cl_arg, &is_double, &a, &n, &keep, layouts.data());
+  f(a, layouts, keep != 0);
+}
+template <typename F>
+void with_batch_args(void* cl_arg, F&& f) {
+  int is_double = 0;
+  starpu_codelet_unpack_args(cl_arg, &is_double, nullptr);
+  if (is_double)
+    with_batch_layouts<double>(cl_arg, f);
+  else
+    with_batch_layouts<float>(cl_arg, f);
+}
+
+/// Submits a batch task: `data` its buffers, then its values (with_batch_layouts's).
+template <typename T>
+void submit_batch(struct starpu_codelet* cl, const char* name, const std::vector<struct starpu_data_descr>& data,
+                  const ShotArgs<T>& a, const std::vector<ShotProblem<T>>& layouts, bool keep) {
+  const int n = int(layouts.size()), kept = keep ? 1 : 0;
+  with_shot_values(a, [&](auto... values) {
+    submit_with_modes(cl, name, data, 0, values..., STARPU_VALUE, &n, sizeof n, STARPU_VALUE, &kept, sizeof kept,
+                      STARPU_VALUE, layouts.data(), layouts.size() * sizeof(ShotProblem<T>));
+  });
+}
+
 template <typename T>
 T* vector_ptr(void* buffer) {
   return reinterpret_cast<T*>(STARPU_VECTOR_GET_PTR(buffer));

@@ -157,48 +157,34 @@ struct starpu_codelet* forward_interval_codelet() {
   return &cl;
 }
 
-/// A batch's buffers: the medium, the scratch, then each shot's nodes, signals and traces.
-constexpr int kBatchShared = 2, kBatchPerShot = 3;
+/// A batch's buffers: the medium, the scratch, then each shot's nodes, signals and traces,
+/// and (a gradient's, `keep`) its store and final state.
+constexpr int kBatchShared = 2;
+int batch_per_shot(bool keep) { return keep ? 5 : 3; }
 
 /// Shot b of a batch task: its layout `p` with the task's buffers.
 template <typename T>
-ShotProblem<T> unpack_batch_shot(void* buffers[], ShotProblem<T> p, int b) {
+ShotProblem<T> unpack_batch_shot(void* buffers[], ShotProblem<T> p, int b, bool keep) {
   using codelets::vector_ptr;
-  void** shot = buffers + kBatchShared + kBatchPerShot * b;
+  void** shot = buffers + kBatchShared + batch_per_shot(keep) * b;
   p.attach_medium(vector_ptr<const T>(buffers[0]));
   p.attach_nodes(vector_ptr<const long>(shot[0]));
   p.attach_signals(vector_ptr<const T>(shot[1]));
   p.traces = vector_ptr<T>(shot[2]);
   p.work = vector_ptr<T>(buffers[1]) + b * p.batch_stride();
+  if (keep) {
+    p.store = vector_ptr<T>(shot[3]);
+    p.final_state = vector_ptr<T>(shot[4]);
+  }
   return p;
 }
 
-/// A batch task's values in precision T: its ShotArgs, then the shots' layouts; calls
-/// f(args, layouts). (StarPU reads as many values as it is given pointers, up to a null one.)
-template <typename T, typename F>
-void with_batch_layouts(void* cl_arg, F&& f) {
-  int is_double = 0, n = 0;
-  codelets::ShotArgs<T> a;
-  starpu_codelet_unpack_args(cl_arg, &is_double, &a, &n, nullptr);
-  std::vector<ShotProblem<T>> layouts(std::size_t(n > 0 ? n : 0));
-  starpu_codelet_unpack_args(cl_arg, &is_double, &a, &n, layouts.data());
-  f(a, layouts);
-}
-template <typename F>
-void with_batch_args(void* cl_arg, F&& f) {
-  int is_double = 0;
-  starpu_codelet_unpack_args(cl_arg, &is_double, nullptr);
-  if (is_double)
-    with_batch_layouts<double>(cl_arg, f);
-  else
-    with_batch_layouts<float>(cl_arg, f);
-}
-
 template <typename T>
-void forward_batch_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l) {
+void forward_batch_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l,
+                             bool keep) {
   codelets::with_order(a, "forward_batch", [&](auto o) {
     for (int b = 0; b < int(l.size()) && !codelets::failed(); ++b) {
-      ShotProblem<T> p = unpack_batch_shot(buffers, l[std::size_t(b)], b);
+      ShotProblem<T> p = unpack_batch_shot(buffers, l[std::size_t(b)], b, keep);
       p.work = codelets::vector_ptr<T>(buffers[1]);  // one shot at a time: the first shot's arrays
       cpu::forward<decltype(o)::value, T>(p);
     }
@@ -208,15 +194,17 @@ void forward_batch_cpu_typed(void* buffers[], const codelets::ShotArgs<T>& a, co
 void forward_batch_cpu(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("forward_batch")) return;
-  with_batch_args(cl_arg, [&](const auto& a, const auto& l) { forward_batch_cpu_typed(buffers, a, l); });
+  codelets::with_batch_args(
+      cl_arg, [&](const auto& a, const auto& l, bool keep) { forward_batch_cpu_typed(buffers, a, l, keep); });
 }
 
 #ifdef STARWAVE_USE_CUDA
 template <typename T>
-void forward_batch_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l) {
+void forward_batch_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a, const std::vector<ShotProblem<T>>& l,
+                              bool keep) {
   std::vector<ShotProblem<T>> shots;
   for (int b = 0; b < int(l.size()); ++b) {
-    shots.push_back(unpack_batch_shot(buffers, l[std::size_t(b)], b));
+    shots.push_back(unpack_batch_shot(buffers, l[std::size_t(b)], b, keep));
     shots.back().column_planes = codelets::cuda_column_planes();
     shots.back().march_planes = codelets::cuda_march_planes();
   }
@@ -236,17 +224,22 @@ void forward_batch_cuda_typed(void* buffers[], const codelets::ShotArgs<T>& a, c
 void forward_batch_cuda(void* buffers[], void* cl_arg) {
   const codelets::Busy busy;
   if (codelets::must_skip("forward_batch")) return;
-  with_batch_args(cl_arg, [&](const auto& a, const auto& l) { forward_batch_cuda_typed(buffers, a, l); });
+  codelets::with_batch_args(
+      cl_arg, [&](const auto& a, const auto& l, bool keep) { forward_batch_cuda_typed(buffers, a, l, keep); });
 }
 #endif
 
 /// `forward_batch`: the forwards of a batch of shots (insert_forward_batch); buffers and
-/// their modes given per task; its own perf model.
-struct starpu_codelet* forward_batch_codelet() {
-  static struct starpu_perfmodel model = codelets::history_model("starwave_forward_batch");
-  static struct starpu_codelet cl = codelets::wave_codelet(
-      forward_batch_cpu, "forward_batch_cpu", STARWAVE_CUDA_FUNCTION(forward_batch_cuda), &model, "forward_batch");
-  return &cl;
+/// their modes given per task; its own perf model; `forward_keep_batch`, with stores.
+struct starpu_codelet* forward_batch_codelet(bool keep) {
+  static struct starpu_perfmodel models[2] = {codelets::history_model("starwave_forward_batch"),
+                                              codelets::history_model("starwave_forward_keep_batch")};
+  static struct starpu_codelet cls[2] = {
+      codelets::wave_codelet(forward_batch_cpu, "forward_batch_cpu", STARWAVE_CUDA_FUNCTION(forward_batch_cuda),
+                             &models[0], "forward_batch"),
+      codelets::wave_codelet(forward_batch_cpu, "forward_batch_cpu", STARWAVE_CUDA_FUNCTION(forward_batch_cuda),
+                             &models[1], "forward_keep_batch")};
+  return &cls[keep ? 1 : 0];
 }
 
 }  // namespace
@@ -258,24 +251,28 @@ void insert_forward_batch(starpu_data_handle_t medium, starpu_data_handle_t work
   if (shots.size() != problems.size() || shots.empty())
     throw graph::Refused("forward_batch: " + std::to_string(shots.size()) + " shots' handles for " +
                          std::to_string(problems.size()) + " layouts");
+  const bool keep = shots[0].store != nullptr;
   std::vector<ShotProblem<T>> l(problems);
   for (ShotProblem<T>& p : l) {
     p.store = p.final_state = p.checkpoints = p.end_state = nullptr;
     p.initial_state = nullptr;
-    p.checkpoint_every = 0;
+    if (!keep) p.checkpoint_every = 0;
   }
   std::vector<struct starpu_data_descr> data = {{medium, STARPU_R}, {work, STARPU_SCRATCH}};
   for (const BatchShotHandles& h : shots) {
+    if ((h.store != nullptr) != keep || (h.final_state != nullptr) != keep)
+      throw graph::Refused("forward_batch: some shots keep a store and a final state, others do not");
     data.push_back({h.nodes, STARPU_R});
     data.push_back({h.signals, STARPU_R});
     data.push_back({h.traces, STARPU_W});
+    if (keep) {
+      data.push_back({h.store, STARPU_W});
+      data.push_back({h.final_state, STARPU_W});
+    }
   }
-  const codelets::ShotArgs<T> a = codelets::shot_args(l[0], order, codelets::Keeps::kTraces);
-  const int n = int(l.size());
-  codelets::with_shot_values(a, [&](auto... values) {
-    codelets::submit_with_modes(forward_batch_codelet(), "forward_batch", data, 0, values..., STARPU_VALUE, &n,
-                                sizeof n, STARPU_VALUE, l.data(), l.size() * sizeof(ShotProblem<T>));
-  });
+  codelets::submit_batch(forward_batch_codelet(keep), keep ? "forward_keep_batch" : "forward_batch", data,
+                         codelets::shot_args(l[0], order, keep ? codelets::Keeps::kStore : codelets::Keeps::kTraces), l,
+                         keep);
 }
 
 template void insert_forward_batch<float>(starpu_data_handle_t, starpu_data_handle_t,

@@ -29,13 +29,15 @@ template <typename T>
 void insert_forward(const ForwardHandles& h, const ShotProblem<T>& layout, int order);
 
 /// One shot of a batch (insert_forward_batch): its nodes and signals (R) and traces (W), as
-/// in ForwardHandles.
+/// in ForwardHandles; a gradient's shot, its store and final state (W).
 struct BatchShotHandles {
   starpu_data_handle_t nodes, signals, traces;
+  starpu_data_handle_t store = nullptr, final_state = nullptr;
 };
 
 /// Submits one forward task for the shots of a batch (docs/design.md §3, "Shot batches"):
-/// shots of one layout that keep their traces alone, `problems[b]` shot b's layout with its
+/// shots of one layout that keep their traces, and all or none a whole store and a final
+/// state (no checkpoints, not split), `problems[b]` shot b's layout with its
 /// point counts (pointers ignored); `work` a scratch of problems[0].batch_work_size(n)
 /// values. A CPU worker runs the shots one after another, a CUDA worker each pass of them
 /// all in one launch; every shot's traces are those its own forward task computes.

@@ -306,9 +306,18 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   /// A batch of n shots' scratch (kernels/cuda/forward.hpp, ShotBatch): shot b's work arrays
   /// at b × batch_stride(), then room for the n problems the batch's CUDA launches read.
   SW_HD long batch_stride() const { return round_up(long(work_size())); }
-  SW_HD std::size_t batch_work_size(int n) const {
-    const long problems = long((std::size_t(n) * sizeof(ShotProblem) + sizeof(T) - 1) / sizeof(T));
-    return std::size_t(n) * std::size_t(batch_stride()) + std::size_t(round_up(problems));
+  SW_HD std::size_t batch_work_size(int n) const { return batch_size(n, batch_stride(), sizeof(ShotProblem)); }
+  /// The same for a batch of adjoints (kernels/cuda/bodies.hpp, AdjointBatch): shot b's
+  /// adjoint_work_size() arrays at b × adjoint_batch_stride(), then n entries of a problem
+  /// and the pointers to its residual and images.
+  SW_HD long adjoint_batch_stride() const { return round_up(long(adjoint_work_size())); }
+  SW_HD std::size_t adjoint_batch_work_size(int n) const {
+    return batch_size(n, adjoint_batch_stride(), kAdjointEntryBytes);
+  }
+  static constexpr std::size_t kAdjointEntryBytes = sizeof(ShotProblem) + 4 * sizeof(void*);
+  SW_HD static std::size_t batch_size(int n, long stride, std::size_t entry_bytes) {
+    const long entries = long((std::size_t(n) * entry_bytes + sizeof(T) - 1) / sizeof(T));
+    return std::size_t(n) * std::size_t(stride) + std::size_t(round_up(entries));
   }
   SW_HD std::size_t zfp_values_size() const {
     return pack16::zfp_rate(compression) > 0 ? std::size_t(round_up(store_step_size())) : 0;
@@ -329,5 +338,18 @@ struct ShotProblem : ShotGrid<T>, ShotPoints<T>, StorePlan, ImageSums, RunTuning
   /// m + 1 by m's parity) for the CUDA launches of a compressed store, after the clocks.
   SW_HD unsigned long long* store_max() const { return reinterpret_cast<unsigned long long*>(clocks() + 4); }
 };
+
+/// One shot of a batch of adjoints: its problem (store and final state as the forward leaves
+/// them; kernels/cuda/bodies.hpp, AdjointBatch) and what its backward steps read and add to.
+template <typename T>
+struct AdjointShot {
+  ShotProblem<T> p;
+  const T* residual;
+  T* corr;
+  T* illum;
+};
+static_assert(sizeof(AdjointShot<double>) <= ShotProblem<double>::kAdjointEntryBytes &&
+                  sizeof(AdjointShot<float>) <= ShotProblem<float>::kAdjointEntryBytes,
+              "ShotProblem::adjoint_batch_work_size() holds the batch's table");
 
 }  // namespace starwave

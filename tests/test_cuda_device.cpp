@@ -422,8 +422,9 @@ Case imaging_case() {
 }
 
 /// Modeled data, a gradient, an RTM image, Born data and LSRTM's normal product through StarPU
-/// on CPU workers only, on CUDA workers only (one and four per GPU; the modelling's shots in the
-/// plan's batches, in batches of 3, and one a task), and on both: the same bits.
+/// on CPU workers only, on CUDA workers only (one and four per GPU; the modelling's, the
+/// gradient's and the image's shots in the plan's batches, in batches of 3, and one a task), and
+/// on both: the same bits.
 TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
   SKIP_WITHOUT_DEVICE();
   Case c = imaging_case();
@@ -458,10 +459,10 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
       else
         unsetenv("STARWAVE_SHOT_BATCH");
       data[k] = model_shots(c.truth, c.survey, o, nullptr);
-      unsetenv("STARWAVE_SHOT_BATCH");
       c.survey.data = data[k];
       grad[k] = misfit_gradient(c.model, c.survey, o);
       rtm[k] = rtm_stack(c.model, c.survey, o);  // ISIC's sums and the receiver illumination
+      unsetenv("STARWAVE_SHOT_BATCH");
       born[k] = born_shots_exact(c.model, dv, c.survey, o);
       normal[k] = normal_product(c.model, c.survey, o, dv);  // LSRTM's: J (born_keep) then Jᵀ
       c.survey.data = data[0];

@@ -20,21 +20,11 @@
 #include "tests/adjoint_fixture.hpp"
 #include "tests/cuda_emulation.hpp"
 #include "tests/emulation_compare.hpp"
+#include "tests/emulation_models.hpp"
 #include "tests/helpers.hpp"
 
 namespace starwave::test {
 namespace {
-
-/// The options of a shot of order `Order` in T's precision, layers of `pml` cells.
-template <typename T, int Order>
-NumericalOptions options_for(int pml, bool free_surface) {
-  NumericalOptions o;
-  o.order = Order;
-  o.pml_width = pml;
-  o.free_surface = free_surface;
-  o.precision = precision_of<T>();
-  return o;
-}
 
 template <typename T, int Order>
 void compare(bool free_surface, int column_planes = 0) {
@@ -143,16 +133,6 @@ TEST(CudaEmulation, SameBitsAsCpuKernelIn3D) {
   }
   for (int pml : {1, 5, 9})
     for (int ny : {3, 10}) compare_3d<float, 8>(ny, pml, pml == 5);
-}
-
-/// A model at 10 m whose velocity ramps from 1800 m/s by `g` (z, y, x) m/s a cell: nz × ny × nx
-/// cells in 3-D, nz2 × nx2 in 2-D.
-Model ramp_model(bool three, int nz, int ny, int nx, std::array<double, 3> g, int nz2, int nx2) {
-  Model m = three ? constant_model_3d(nz, ny, nx, 10, 1800) : constant_model(nz2, nx2, 10, 1800);
-  for (int z = 0; z < m.nz; ++z)
-    for (int y = 0; y < m.ny; ++y)
-      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = 1800 + g[0] * z + g[2] * x + g[1] * y;
-  return m;
 }
 
 /// Points off the nodes (Hicks' weights): a source and receivers whose windows cross the
@@ -371,10 +351,17 @@ void expect_state_adjoint_match(bool three_d, int storage, int checkpoint_every)
     p.adjoint_end = out[emulated][2].data();
     p.source_gradient = out[emulated][3].data();
     if (emulated) {
-      EmulatedExec ex;
+      EmulatedExec ex, adjoint, without;
       const cpu::detail::FlushSubnormals<T> as_on_the_device;
       ASSERT_TRUE((cuda_bodies::run_shot<8>(p, ex)));  // its traces are the residual, as below
-      ASSERT_TRUE((cuda_bodies::run_adjoint<8>(p, ps->traces.data(), out[1][0].data(), out[1][1].data(), ex)));
+      ASSERT_TRUE((cuda_bodies::run_adjoint<8>(p, ps->traces.data(), out[1][0].data(), out[1][1].data(), adjoint)));
+      // The source gradient takes a thread of the alpha launch, not a launch of its own.
+      std::vector<T> corr(out[1][0].size()), illum(out[1][1].size()), end(out[1][2].size());
+      ShotProblem<T> q = p;
+      q.source_gradient = nullptr;
+      q.adjoint_end = end.data();
+      ASSERT_TRUE((cuda_bodies::run_adjoint<8>(q, ps->traces.data(), corr.data(), illum.data(), without)));
+      EXPECT_EQ(adjoint.launches.size(), without.launches.size());
     } else {
       cpu::forward<8, T>(p);
       cpu::adjoint<8, T>(p, ps->traces.data(), out[0][0].data(), out[0][1].data(), nullptr);
@@ -488,76 +475,6 @@ TEST(CudaEmulation, InteriorRunsAndLayerCellsCoverEachCellOnce) {
             expect_each_cell_once(box, run, context);
             expect_each_cell_once(box.widened(4), run, context + ", widened by 4");
           }
-}
-
-/// A batch of shots of one geometry (cuda_bodies::run_batch): each shot's traces the CPU
-/// kernel's bits for that shot alone, with one launch a pass for all of them (the same
-/// launches as one shot's); sources and receivers off the nodes, in the layers and under a
-/// free surface; a batch that keeps a store runs its shots one by one, the same bits.
-template <typename T, int Order>
-void expect_batch_matches_shots(int dim, bool free_surface) {
-  const bool three = dim == 3;
-  const Model m = ramp_model(three, 13, 9, 17, {21, 6, 4}, 29, 41);
-  auto at = [&](double z, double y, double x) { return three ? Position{z, y, x} : Position{z, x}; };
-  Survey s = point_survey(at(41.3, 40, 63.4), {}, 15, 1e-3, 0.1 * kRecordShare + 0.05, three);
-  s.sources = {at(41.3, 40, 63.4), at(3.1, 11.5, 7.2), at(90, 70, 155), at(55, 33.3, 100.5)};
-  s.receivers = {{at(12.6, 33.3, 13.1), at(0, 40, 100), at(80, 40, 100)},
-                 {at(3.4, 5.5, 150.2), at(60.5, 20, 60), at(60.5, 20, 60)},
-                 {at(0, 0, 0), at(120, 80, 160), at(30.7, 44.4, 88.8)},
-                 {at(20, 40, 20), at(21, 41, 21), at(22, 42, 22)}};
-  s.counts = {3, 3, 2, 3};
-  const NumericalOptions o = options_for<T, Order>(5, free_surface);
-  const std::string context =
-      std::to_string(dim) + "-D, order " + std::to_string(Order) + ", free surface " + std::to_string(free_surface);
-  const int shots = s.nshots();
-  std::vector<std::unique_ptr<PreparedShot<T>>> alone, together;
-  std::vector<ShotProblem<T>> table;
-  for (int b = 0; b < shots; ++b) {
-    alone.push_back(prepare_shot<T>(m, s, o, b));
-    cpu::forward<Order, T>(alone.back()->p);
-    together.push_back(prepare_shot<T>(m, s, o, b));
-    table.push_back(together.back()->p);
-  }
-  ASSERT_GE(table[0].nsteps, 2 * cuda_bodies::kChunkSteps) << "the replayed steps are part of the test";
-  const long stride = cuda_bodies::ShotBatch<T>::stride_of(table[0]);
-  aligned_vector<T> work(std::size_t(stride) * std::size_t(shots), T(7));
-  for (int b = 0; b < shots; ++b) table[std::size_t(b)].work = work.data() + b * stride;
-  const cuda_bodies::ShotBatch<T> batch{table.data(), table.data(), shots};
-  ASSERT_TRUE(batch.together()) << context;
-  EmulatedExec ex, one;
-  const cpu::detail::FlushSubnormals<T> as_on_the_device;
-  ASSERT_TRUE((cuda_bodies::run_batch<Order>(batch, ex))) << context;
-  ASSERT_TRUE((cuda_bodies::run_shot<Order>(alone[0]->p, one))) << context;
-  EXPECT_EQ(ex.launches.size(), one.launches.size()) << "one launch a pass for every shot, " << context;
-  for (int b = 0; b < shots; ++b) {
-    const auto& want = alone[std::size_t(b)]->traces;
-    const auto& got = together[std::size_t(b)]->traces;
-    ASSERT_GT(norm(std::vector<double>(want.begin(), want.end())), 0) << context;
-    EXPECT_TRUE(same_bits(want, got)) << "shot " << b << ", " << context << ", first difference at "
-                                      << first_difference(want, got);
-  }
-  // A batch whose shots keep a store: one after another, each its own bits.
-  std::vector<aligned_vector<T>> stores(std::size_t(shots), aligned_vector<T>{});
-  for (int b = 0; b < shots; ++b) {
-    std::fill(together[std::size_t(b)]->traces.begin(), together[std::size_t(b)]->traces.end(), T(0));
-    table[std::size_t(b)].storage = ShotProblem<T>::kStoreShell;
-    stores[std::size_t(b)].assign(table[std::size_t(b)].store_size(), T(0));
-    table[std::size_t(b)].store = stores[std::size_t(b)].data();
-  }
-  ASSERT_FALSE(batch.together());
-  ASSERT_TRUE((cuda_bodies::run_batch<Order>(batch, ex))) << context;
-  for (int b = 0; b < shots; ++b)
-    EXPECT_TRUE(same_bits(alone[std::size_t(b)]->traces, together[std::size_t(b)]->traces))
-        << "shot " << b << " one by one, " << context;
-}
-
-TEST(CudaEmulation, ShotBatchesGiveEachShotItsOwnBits) {
-  for (bool fs : {false, true}) {
-    expect_batch_matches_shots<float, 8>(2, fs);
-    expect_batch_matches_shots<double, 4>(2, fs);
-    expect_batch_matches_shots<float, 8>(3, fs);
-  }
-  expect_batch_matches_shots<double, 2>(3, true);
 }
 
 /// The launches of one shot's forward and adjoint for `steps` internal steps, by name.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -53,13 +54,13 @@ Case small_case(bool double_precision, int ny = 0) {
   return c;
 }
 
-ImagingResult run_with(const Case& c, int ncpus, const std::string& sched, bool rtm) {
+ImagingResult run_with(const Case& c, int ncpus, const std::string& sched, bool rtm, const GradientHooks& hooks = {}) {
   RuntimeOptions ro;
   ro.ncpus = ncpus;
   ro.ncuda = 0;
   ro.scheduler = sched;
   Runtime rt(ro);
-  return rtm ? rtm_stack(c.model, c.survey, c.options) : misfit_gradient(c.model, c.survey, c.options);
+  return rtm ? rtm_stack(c.model, c.survey, c.options, hooks) : misfit_gradient(c.model, c.survey, c.options, hooks);
 }
 
 TEST(Imaging, RaggedSurveyGradientIsTheSumOfItsShotsAlone) {
@@ -153,6 +154,58 @@ TEST(Imaging, GradientAndImageBitForBitAcrossWorkersAndSchedulers) {
         EXPECT_TRUE(same_bits(r.illumination, ref.illumination)) << what;
         EXPECT_EQ(std::memcmp(&r.misfit, &ref.misfit, sizeof(double)), 0) << what;
       }
+    }
+  }
+}
+
+/// STARWAVE_SHOT_BATCH for one scope.
+struct ShotBatchSet {
+  explicit ShotBatchSet(const char* batch) { setenv("STARWAVE_SHOT_BATCH", batch, 1); }
+  ~ShotBatchSet() { unsetenv("STARWAVE_SHOT_BATCH"); }
+};
+
+TEST(Imaging, ShotBatchesGiveTheGradientAndImageTheirBits) {
+  // One forward and one adjoint task for a batch of shots (docs/design.md §3, "Shot
+  // batches"): the same gradient, image, illumination and misfit as a task a shot, with 1
+  // and 2 workers; batches of 3 (7 shots: 3, 3, 1), of all, 16-bit stores, a mini-batch
+  // of shots; checkpoints (no batches) the same too.
+  for (int ny : {0, 8}) {
+    Case c = small_case(false, ny);
+    for (bool rtm : {false, true}) {
+      const ImagingResult ref = run_with(c, 1, "eager", rtm);
+      ASSERT_GT(norm(ref.values), 0);
+      for (const char* batch : {"3", "16"})
+        for (const auto& [ncpus, sched] : std::vector<std::pair<int, std::string>>{{1, "eager"}, {2, "dmda"}}) {
+          const ShotBatchSet set(batch);
+          int planned = 0;  // the plan's batch
+          GradientHooks hooks;
+          hooks.on_plan = [&](const MemoryNeed& need, std::uint64_t, const ShotPlacement&, int) {
+            planned = need.batch;
+          };
+          const ImagingResult r = run_with(c, ncpus, sched, rtm, hooks);
+          EXPECT_EQ(planned, std::min(std::atoi(batch), 7)) << "batches of " << batch;
+          const std::string what = std::string(ny ? "3-D " : "2-D ") + (rtm ? "image" : "gradient") + ", batches of " +
+                                   batch + ", " + std::to_string(ncpus) + " CPU workers, " + sched;
+          EXPECT_TRUE(same_bits(r.values, ref.values)) << what;
+          EXPECT_TRUE(same_bits(r.illumination, ref.illumination)) << what;
+          EXPECT_EQ(std::memcmp(&r.misfit, &ref.misfit, sizeof(double)), 0) << what;
+        }
+    }
+    for (int compression : {int(pack16::kHalf), int(pack16::kNone)}) {
+      Case k = c;
+      k.options.store_compression = compression;
+      k.options.checkpoint_every = compression == pack16::kNone ? 9 : 0;  // checkpoints: one shot a task
+      GradientHooks hooks;
+      hooks.shots = {1, 2, 3, 6};  // batches {1, 2}, {3, 6}
+      RuntimeOptions ro;
+      ro.ncpus = 2;
+      ro.ncuda = 0;
+      const Runtime rt(ro);
+      const ImagingResult want = misfit_gradient(k.model, k.survey, k.options, hooks);
+      const ShotBatchSet set("2");
+      const ImagingResult got = misfit_gradient(k.model, k.survey, k.options, hooks);
+      EXPECT_TRUE(same_bits(got.values, want.values)) << "compression " << compression << ", ny " << ny;
+      EXPECT_EQ(std::memcmp(&got.misfit, &want.misfit, sizeof(double)), 0) << "compression " << compression;
     }
   }
 }

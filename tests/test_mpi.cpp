@@ -111,6 +111,24 @@ class MpiRun : public ::testing::Test {
     return outs;
   }
 
+  /// Runs `args` with shots in batches (each a rank's consecutive shots, docs/design.md §3) on
+  /// 1 process and 3 ranks, and on 2 ranks told different batches (they take rank 0's: they
+  /// register their handles in one order): `names` the same bits as in `want`.
+  static void expect_batches_same_bits(const std::string& args, const std::string& want,
+                                       const std::vector<const char*>& names) {
+    for (int n : {0, 3, 2}) {
+      const std::string out = path("batches-" + std::to_string(n) + ".h5");
+      const std::string bin = std::string(STARWAVE_BIN) + " " + args + " --overwrite --out " + out;
+      const Result r =
+          n == 0 ? shell("STARWAVE_SHOT_BATCH=2 STARPU_NCPU=2 " + bin)
+          : n == 3
+              ? shell("STARWAVE_SHOT_BATCH=2 " + kLauncher + "-x STARWAVE_SHOT_BATCH -n 3 " + bin)
+              : shell(kLauncher + "-n 1 env STARWAVE_SHOT_BATCH=3 " + bin + " : -n 1 env STARWAVE_SHOT_BATCH=1 " + bin);
+      ASSERT_EQ(r.status, 0) << args << ", " << n << " ranks:\n" << r.out;
+      for (const char* name : names) expect_same_bits(want, out, name);
+    }
+  }
+
   static fs::path dir_;
 };
 
@@ -119,20 +137,7 @@ fs::path MpiRun::dir_;
 TEST_F(MpiRun, ModeledDataAreTheSameBitsOnAnyNumberOfRanks) {
   const auto outs = on_1_2_3("model --model " + path("true.h5") + " --survey " + path("survey.h5"), "data");
   for (std::size_t k = 1; k < outs.size(); ++k) expect_same_bits(outs[0], outs[k], "data");
-  // Shots in batches (each a rank's consecutive shots, docs/design.md §3): the same bits; ranks
-  // told different batches take rank 0's (they register their handles in one order).
-  for (int n : {0, 3, 2}) {
-    const std::string out = path("data-batches-" + std::to_string(n) + ".h5");
-    const std::string args = "model --model " + path("true.h5") + " --survey " + path("survey.h5") + " --out " + out;
-    const std::string bin = std::string(STARWAVE_BIN) + " " + args;
-    const Result r =
-        n == 0 ? shell("STARWAVE_SHOT_BATCH=2 STARPU_NCPU=2 " + bin)
-        : n == 3
-            ? shell("STARWAVE_SHOT_BATCH=2 " + kLauncher + "-x STARWAVE_SHOT_BATCH -n 3 " + bin)
-            : shell(kLauncher + "-n 1 env STARWAVE_SHOT_BATCH=3 " + bin + " : -n 1 env STARWAVE_SHOT_BATCH=1 " + bin);
-    ASSERT_EQ(r.status, 0) << r.out;
-    expect_same_bits(outs[0], out, "data");
-  }
+  expect_batches_same_bits("model --model " + path("true.h5") + " --survey " + path("survey.h5"), outs[0], {"data"});
 }
 
 TEST_F(MpiRun, GradientIsTheSameBitsOnAnyNumberOfRanks) {
@@ -153,6 +158,8 @@ TEST_F(MpiRun, RtmImageIsTheSameBitsOnAnyNumberOfRanks) {
   const auto outs = on_1_2_3("rtm --model " + path("init.h5") + " --data " + path("data.h5"), "image");
   for (std::size_t k = 1; k < outs.size(); ++k)
     for (const char* name : {"image", "image_raw", "illumination"}) expect_same_bits(outs[0], outs[k], name);
+  expect_batches_same_bits("rtm --model " + path("init.h5") + " --data " + path("data.h5"), outs[0],
+                           {"image", "image_raw", "illumination"});
 }
 
 TEST_F(MpiRun, LsrtmIsTheSameBitsOnAnyNumberOfRanks) {

@@ -69,6 +69,22 @@ TEST(Plan, AGpuHoldsTwoShotsPerCudaWorkerOrWhatFits) {
   // Two GPUs, each by its own room and workers.
   p = place_shots(need(), 0, room(10000), {gpu(230, 1), gpu(5000, 4)}, "this run", "hint");
   EXPECT_EQ(p.gpu, (std::vector<int>{2, 8}));
+  // Shot batches of 3 (MemoryNeed::batch): two batches a CUDA worker, or what fits; without
+  // GPUs, the CPU workers' window times the batch.
+  MemoryNeed batched = need();
+  batched.batch = 3;
+  p = place_shots(batched, 0, room(10000), {gpu(230, 1), gpu(5000, 4)}, "this run", "hint");
+  EXPECT_EQ(p.gpu, (std::vector<int>{2, 24}));
+  EXPECT_EQ(place_shots(batched, 0, room(10000), {gpu(10000, 1)}, "this run", "hint").gpu, std::vector<int>{6});
+  EXPECT_EQ(place_shots(batched, 2, room(10000), {}, "this run", "hint").total(), 6);
+  // The batch a placement holds: a batch a CUDA worker on every GPU that takes shots, two in
+  // the window.
+  const std::vector<GpuRoom> gpus{gpu(230, 1), gpu(5000, 4)};
+  EXPECT_EQ(batch_held(place_shots(batched, 0, room(10000), gpus, "this run", "hint"), gpus, 3), 2);
+  EXPECT_EQ(batch_held(place_shots(batched, 0, room(10000), {gpus[1]}, "this run", "hint"), {gpus[1]}, 3), 3);
+  EXPECT_EQ(batch_held(place_shots(batched, 0, room(10000), {gpu(330, 8)}, "this run", "hint"), {gpu(330, 8)}, 3), 1);
+  EXPECT_EQ(batch_held(place_shots(batched, 2, room(10000), {}, "this run", "hint"), {}, 3), 3);
+  EXPECT_EQ(batch_held(place_shots(batched, 2, room(260), {}, "this run", "hint"), {}, 3), 1);
 }
 
 TEST(Plan, TheCpuWorkersTakeNoShotWhereOneDoesNotFitMainMemory) {

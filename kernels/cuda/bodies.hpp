@@ -14,7 +14,8 @@
 //                                  re-creation of u[m−1]), the β pass over the layer cells,
 //                                  the store's ring of u[m−1], the layers' imaging;
 //                    2. `alpha`  — the α pass over the layer cells (and, with full
-//                                  storage, u[m−1] from the store);
+//                                  storage, u[m−1] from the store; with a source
+//                                  gradient, its value of step m);
 //                    3. `mu`     — μ[m] over the grid, the free-surface fold, the
 //                                  receivers' adjoint sources and the mirror;
 //   after the last step: the layers' imaging folded into the model's edge cells.
@@ -32,6 +33,8 @@
 // launched as many times as they fit). A replayed launch cannot be given a new step
 // number, so it reads it from a counter in device memory (Step).
 #pragma once
+
+#include <utility>
 
 #include "kernels/cuda/forward.hpp"
 
@@ -59,6 +62,7 @@ struct BackwardStep {
   ModelCells cells;
   StoreCells stored;                                            // the store's elements
   SW_HD bool recreate(int m) const { return !full && m >= 1; }  // u_next ← u[m−1]
+  SW_HD long stored_slot() const { return full ? slot : 0; }    // the alpha launch's store elements
 };
 
 /// Image launch, thread t: model cell t < model_cells (the imaging of step m: correlation,
@@ -119,7 +123,10 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
 }
 
 /// Alpha launch, thread t: the α pass at layer cell t < layer_cells; then (full storage,
-/// m ≥ 1) element t − layer_cells of store slot m − 1 into u, for the next step's imaging.
+/// m ≥ 1) element t − layer_cells of store slot m − 1 into u, for the next step's imaging;
+/// then, with a source gradient, one thread for step m's (ShotProblem::source_gradient):
+/// Σ_j w_j μ[m+1] at the source's nodes, in their order (cpu::adjoint_steps's). Neither pass
+/// writes μ[m+1].
 template <int Order, typename T>
 SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, long t) {
   if (t < b.layer_cells) {
@@ -130,7 +137,20 @@ SW_HD void alpha_body(const BackwardStep<T>& b, const ShotProblem<T>& p, T* u, l
   }
   t -= b.layer_cells;
   const int m = b.step.m();
-  if (m >= 1) u[b.stored.cell(t)] = b.stored.load(p.store, m - 1, t);
+  if (t < b.stored_slot()) {
+    if (m >= 1) u[b.stored.cell(t)] = b.stored.load(p.store, m - 1, t);
+    return;
+  }
+  const T* mu = b.a.u;
+  T acc = p.nsrc > 0 ? p.source_weight[0] * mu[p.source_node[0]] : T(0);
+  for (int j = 1; j < p.nsrc; ++j) acc += p.source_weight[j] * mu[p.source_node[j]];
+  p.source_gradient[m] = acc;
+}
+
+/// The alpha launch's threads (alpha_body) for shot `p`.
+template <typename T>
+long alpha_threads(const BackwardStep<T>& b, const ShotProblem<T>& p) {
+  return b.layer_cells + b.stored_slot() + (p.source_gradient ? 1 : 0);
 }
 
 /// Backward step m at cell (z, y, x): μ[m] (`update`: the interior update and the rim's
@@ -251,19 +271,15 @@ void issue_edge_fold(const BackwardStep<T>& base, const ShotProblem<T>& p, Exec&
       base.model_cells);
 }
 
-/// Backward step b.step's source gradient (ShotProblem::source_gradient): Σ_j w_j μ[m+1] at
-/// the source's nodes, in their order (cpu::adjoint_steps's).
-template <typename T, typename Exec>
-void issue_source_gradient(const BackwardStep<T>& b, const ShotProblem<T>& p, Exec& e) {
-  e.sweep1d(
-      "adjoint source gradient",
-      [=] SW_LAMBDA(long) {
-        const T* mu = b.a.u;
-        T acc = p.nsrc > 0 ? p.source_weight[0] * mu[p.source_node[0]] : T(0);
-        for (int j = 1; j < p.nsrc; ++j) acc += p.source_weight[j] * mu[p.source_node[j]];
-        p.source_gradient[b.step.m()] = acc;
-      },
-      1);
+/// `base` at backward step `step`: μ[m+1] in `mu`, μ[m+2] → μ[m] in `mu_next`, u[m] in `u`,
+/// u[m+1] (re-created into u[m−1]) in `u_next` (grid allocations).
+template <typename T>
+BackwardStep<T> at_step(BackwardStep<T> b, const ShotProblem<T>& p, T* mu, T* mu_next, T* u, T* u_next, Step step) {
+  b.a = stencil::make_step_args(p, mu, mu_next);
+  b.u = u + p.origin();
+  b.u_next = u_next + p.origin();
+  b.step = step;
+  return b;
 }
 
 /// Backward step b.step's μ launch: interior runs out of the rim's reach (`in`), then the
@@ -293,6 +309,25 @@ void issue_mu(const BackwardStep<T>& b, const ShotProblem<T>& p, const InteriorR
       "adjoint mu", [=] SW_LAMBDA(long t) { mu_body<Order>(b, p, true, in, rim, t); }, in.threads + rim.layer_cells());
 }
 
+/// Backward steps top … top − 2·kChunkSteps·replays + 1 as one CUDA graph of 2·kChunkSteps
+/// steps replayed `replays` times (issue_step(exec, step, recreate) issues a step's launches),
+/// the step numbers read from `clocks` (set to top first).
+template <typename Exec>
+void set_backward_clock(int* clocks, int top, Exec& ex) {  // no lambda of a function templated on Issue (nvcc)
+  ex.sweep1d(
+      "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = top; }, 1);
+}
+template <typename Exec, typename Issue>
+void replay_backward(int* clocks, int top, int replays, bool recreate, Issue& issue_step, Exec& ex) {
+  if (replays <= 0) return;
+  set_backward_clock(clocks, top, ex);
+  ex.replay("adjoint steps (replayed)", replays, [&](Exec& e) {
+    for (int chunk = 0; chunk < 2; ++chunk)
+      for (int j = 0; j < kChunkSteps; ++j)
+        issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, -j, -1}, recreate);
+  });
+}
+
 /// One shot's backward steps hi − 1 … lo as a sequence of launches, the same operations as
 /// cpu::adjoint_steps(): `p` as there (store and final state from run_shot, work of
 /// adjoint_work_size(), the state kept there between calls; hi = nsteps starts, lo = 0
@@ -320,28 +355,17 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   if (begin) issue_adjoint_start<Order>(base, p, mu_next, mu, u_next, u, in, rim, ex);
   // Backward step `step`'s launches; `recreate`: whether its m ≥ 1 re-creates u[m−1].
   auto issue_step = [&](Exec& e, Step step, bool recreate) {
-    BackwardStep<T> b = base;
-    b.a = stencil::make_step_args(p, mu, mu_next);
-    b.u = u + o;
-    b.u_next = u_next + o;
-    b.step = step;
+    const BackwardStep<T> b = at_step(base, p, mu, mu_next, u, u_next, step);
     e.sweep1d(
         "adjoint image (image, beta, ring, layers)", [=] SW_LAMBDA(long t) { image_body<Order>(b, p, t); },
         b.model_cells + b.layer_cells + b.ring + b.layers);
     T* uo = u + o;
     e.sweep1d(
-        "adjoint alpha", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
-        b.layer_cells + (b.full ? p.store_step_size() : 0));
-    if (p.source_gradient) issue_source_gradient(b, p, e);
+        "adjoint alpha (and the source gradient)", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
+        alpha_threads(b, p));
     issue_mu<Order>(b, p, in, rim, e);
-    if (recreate) {
-      T* t = u;
-      u = u_next;
-      u_next = t;
-    }
-    T* t = mu;
-    mu = mu_next;
-    mu_next = t;
+    if (recreate) std::swap(u, u_next);
+    std::swap(mu, mu_next);
   };
   // Steps N−1 … 1 all re-create (boundary storage), so they replay alike; step 0 does not.
   // With checkpoints, one by one, each interval's re-run before its first step.
@@ -349,15 +373,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   T* rerun = p.work + p.work_size() + 4 * G;      // a forward's arrays, with checkpoints
   const int replayable = hi - (lo > 1 ? lo : 1);  // steps hi − 1 … max(lo, 1)
   const int replays = p.reruns() || replayable <= 0 ? 0 : replayable / (2 * kChunkSteps);
-  if (replays > 0) {
-    ex.sweep1d(
-        "adjoint clock", [=] SW_LAMBDA(long) { clocks[0] = hi - 1; }, 1);
-    ex.replay("adjoint steps (replayed)", replays, [&](Exec& e) {
-      for (int chunk = 0; chunk < 2; ++chunk)
-        for (int j = 0; j < kChunkSteps; ++j)
-          issue_step(e, Step{clocks + chunk, j == kChunkSteps - 1 ? clocks + 1 - chunk : nullptr, -j, -1}, !base.full);
-    });
-  }
+  replay_backward(clocks, hi - 1, replays, !base.full, issue_step, ex);
   for (int m = hi - 1 - 2 * kChunkSteps * replays; m >= lo && ex.ok(); --m) {
     if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) issue_rerun<Order>(p, rerun, m / L, ex);
     issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
@@ -371,6 +387,124 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
 template <int Order, typename T, typename Exec>
 bool run_adjoint(const ShotProblem<T>& p, const T* residual, T* corr, T* illum, Exec& ex) {
   return run_adjoint_steps<Order>(p, residual, p.nsteps, 0, corr, illum, ex);
+}
+
+/// A batch of adjoints of one geometry (docs/design.md §3, "Shot batches"): `shots` on the
+/// host, `table` where the launches read them; shot b's work arrays at shots[0].p.work + b ×
+/// stride (ShotProblem::adjoint_batch_stride()).
+template <typename T>
+struct AdjointBatch {
+  const AdjointShot<T>* shots = nullptr;
+  const AdjointShot<T>* table = nullptr;
+  int size = 0;
+
+  static long stride_of(const ShotProblem<T>& p) { return p.adjoint_batch_stride(); }
+  /// Whether one launch a pass covers every shot: whole stores without checkpoints or ZFP,
+  /// no states or source gradient, 1-D launches (not marching), at one stride.
+  bool together() const {
+    if (size < 2) return false;
+    const ShotProblem<T>& p = shots[0].p;
+    if (p.reruns() || p.split_store || p.initial_state || p.adjoint_start || p.adjoint_end || p.source_gradient ||
+        marches(p) || pack16::zfp_rate(p.compression) > 0)
+      return false;
+    for (int b = 1; b < size; ++b)
+      if (shots[b].p.work != p.work + b * stride_of(p) || shots[b].p.source_gradient) return false;
+    return true;
+  }
+};
+
+/// Shot k's backward step in a batch: shot 0's, its work arrays `d` values further on, its
+/// residual and images its own.
+template <typename T>
+SW_HD BackwardStep<T> shifted(BackwardStep<T> b, long d, const AdjointShot<T>& s) {
+  b.a = shifted(b.a, d);
+  b.u += d;
+  b.u_next += d;
+  b.acc += d;
+  b.residual = s.residual;
+  b.corr = s.corr;
+  b.illum = s.illum;
+  if (b.receiver) b.receiver = s.illum + b.model_cells;
+  return b;
+}
+
+/// Each shot of a batch in turn: the start of its backward sweep (issue_adjoint_start), or
+/// (`fold`) its edge fold after the last step.
+template <int Order, typename T, typename Exec>
+void issue_each_shot(const AdjointBatch<T>& batch, bool fold, const InteriorRuns& in, const stencil::LayerBox& rim,
+                     Exec& ex) {
+  for (int k = 0; k < batch.size; ++k) {
+    const ShotProblem<T>& p = batch.shots[k].p;
+    const std::size_t G = p.grid_size();
+    T* const pair = p.work + p.work_size();  // u[N] into pair, u[N−1] into pair + G (run_adjoint_steps)
+    const BackwardStep<T> base =
+        backward_base(p, batch.shots[k].residual, batch.shots[k].corr, batch.shots[k].illum, pair + 2 * G + p.origin());
+    if (fold)
+      issue_edge_fold(base, p, ex);
+    else
+      issue_adjoint_start<Order>(base, p, p.u0(), p.u1(), pair, pair + G, in, rim, ex);
+  }
+}
+
+/// The adjoints of a batch's shots (run_adjoint()'s launches, each pass of a backward step one
+/// launch for every shot, shot k = blockIdx.y; the start and the edge fold a shot at a time).
+/// Each shot's operations are its own run's, so its bits are too. Returns ok().
+template <int Order, typename T, typename Exec>
+bool run_adjoint_batch(const AdjointBatch<T>& batch, Exec& ex) {
+  if (!batch.together()) {
+    for (int k = 0; k < batch.size; ++k) {
+      const AdjointShot<T>& s = batch.shots[k];
+      if (!run_adjoint<Order>(s.p, s.residual, s.corr, s.illum, ex)) return false;
+    }
+    return ex.ok();
+  }
+  const ShotProblem<T>& p = batch.shots[0].p;
+  const AdjointShot<T>* table = batch.table;
+  const long stride = AdjointBatch<T>::stride_of(p);
+  if (!ex.zero(p.work, std::size_t(stride) * std::size_t(batch.size))) return false;
+  const std::size_t G = p.grid_size();
+  T* mu_next = p.u0();
+  T* mu = p.u1();
+  T* const pair = p.work + p.work_size();
+  T* u_next = pair;
+  T* u = pair + G;
+  const long o = p.origin();
+  const stencil::LayerBox rim = stencil::make_step_args(p, mu_next, mu).widened(p.halo);
+  const InteriorRuns in = InteriorRuns::of(rim, interior_run(p));
+  issue_each_shot<Order>(batch, false, in, rim, ex);  // its final state, μ[N], its last illumination
+  const BackwardStep<T> base =
+      backward_base(p, batch.shots[0].residual, batch.shots[0].corr, batch.shots[0].illum, pair + 2 * G + o);
+  auto issue_step = [&](Exec& e, Step step, bool recreate) {
+    const BackwardStep<T> b = at_step(base, p, mu, mu_next, u, u_next, step);
+    e.sweep_shots(
+        "adjoint image (image, beta, ring, layers), shots together",
+        [=] SW_LAMBDA(int k, long t) { image_body<Order>(shifted(b, k * stride, table[k]), table[k].p, t); },
+        b.model_cells + b.layer_cells + b.ring + b.layers, batch.size);
+    e.sweep_shots(
+        "adjoint alpha, shots together",
+        [=] SW_LAMBDA(int k, long t) {
+          const BackwardStep<T> c = shifted(b, k * stride, table[k]);
+          alpha_body<Order>(c, table[k].p, const_cast<T*>(c.u), t);
+        },
+        alpha_threads(b, p), batch.size);
+    e.sweep_wide_shots(
+        "adjoint mu, shots together",
+        [=] SW_LAMBDA(int k, long t) {
+          BackwardStep<T> c = shifted(b, k * stride, table[k]);
+          if (k != 0) c.step.next = nullptr;  // shot 0 moves the clock on
+          mu_body<Order>(c, table[k].p, true, in, rim, t);
+        },
+        in.threads + rim.layer_cells(), batch.size);
+    if (recreate) std::swap(u, u_next);
+    std::swap(mu, mu_next);
+  };
+  // run_adjoint_steps()'s order: steps N−1 … 1 replayed, the rest one by one.
+  const int N = p.nsteps, replays = (N - 1) / (2 * kChunkSteps);
+  replay_backward(p.clocks(), N - 1, replays, !base.full, issue_step, ex);
+  for (int m = N - 1 - 2 * kChunkSteps * replays; m >= 0 && ex.ok(); --m)
+    issue_step(ex, Step{nullptr, nullptr, m, 0}, base.recreate(m));
+  issue_each_shot<Order>(batch, true, in, rim, ex);
+  return ex.ok();
 }
 
 }  // namespace starwave::cuda_bodies

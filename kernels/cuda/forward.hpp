@@ -280,15 +280,19 @@ struct ShotBatch {
 
   /// The values between two shots' work arrays (ShotProblem::batch_stride()).
   static long stride_of(const ShotProblem<T>& p) { return p.batch_stride(); }
-  /// Whether one launch a pass covers every shot: shots that keep only their traces (no
-  /// store, states or checkpoints), 1-D launches (not marching), at one stride. Other
-  /// batches run their shots one after another.
+  /// Whether one launch a pass covers every shot: shots that keep their traces, and all or
+  /// none a whole store (no checkpoints, not split, no ZFP) and a final state, but no other
+  /// state, with 1-D launches (not marching), at one stride. Other batches run their shots
+  /// one after another.
   bool together() const {
     if (size < 2) return false;
     const ShotProblem<T>& p = shots[0];
-    if (p.store || p.final_state || p.checkpoints || p.initial_state || p.end_state || marches(p)) return false;
+    if (p.checkpoints || p.initial_state || p.end_state || p.split_store || marches(p)) return false;
+    if (p.store && pack16::zfp_rate(p.compression) > 0) return false;
     for (int b = 1; b < size; ++b)
-      if (shots[b].work != p.work + b * stride_of(p)) return false;
+      if (shots[b].work != p.work + b * stride_of(p) || !shots[b].store != !p.store ||
+          !shots[b].final_state != !p.final_state)
+        return false;
     return true;
   }
 };
@@ -309,21 +313,31 @@ SW_HD stencil::StepArgs<T> shifted(stencil::StepArgs<T> a, long d) {
 
 /// Step `step`'s launches for every shot of a batch (issue_forward_step()'s, each one launch
 /// for all the shots, shot b = blockIdx.y), shot 0's u = u[m] and up = u[m−1]; `most`: the
-/// most receivers a shot has.
+/// most receivers a shot has (a shot with fewer skips the threads between its last receiver
+/// and its store slot's first element).
 template <int Order, typename T, typename Exec>
-void issue_batch_step(const ShotBatch<T>& batch, long most, const T* u, T* up, Exec& e, Step step, bool last) {
+void issue_batch_step(const ShotBatch<T>& batch, const StoreCells& sc, long most, const T* u, T* up, Exec& e, Step step,
+                      bool last) {
   const ShotProblem<T>& p = batch.shots[0];
   const ShotProblem<T>* table = batch.table;
   const long stride = ShotBatch<T>::stride_of(p);
   const stencil::StepArgs<T> a = stencil::make_step_args(p, u, up);
   const long npsi = last ? 0 : a.layer_cells();
+  const long saved = p.store ? long(sc.first[sc.n]) : 0;
+  if (saved > 0 && sc.compression != pack16::kNone)
+    e.sweep_shots(
+        "forward store max, shots together",
+        [=] SW_LAMBDA(int b, long t) { store_max_body(shifted(a, b * stride).u, table[b], sc, step, t); }, saved,
+        batch.size);
   e.sweep_shots(
-      "forward side (psi, traces), shots together",
+      "forward side (psi, traces, store), shots together",
       [=] SW_LAMBDA(int b, long t) {
         const ShotProblem<T>& q = table[b];
-        if (t < npsi + q.nrec) side_body<Order>(shifted(a, b * stride), q, StoreCells{}, npsi, step, t);
+        const long lead = npsi + q.nrec;
+        if (t >= lead && t < npsi + most) return;
+        side_body<Order>(shifted(a, b * stride), q, sc, npsi, step, t < lead ? t : t - (most - q.nrec));
       },
-      npsi + most, batch.size);
+      npsi + most + saved, batch.size);
   if (last) return;
   const InteriorRuns in = InteriorRuns::of(a, interior_run(p));
   const Step others{step.clock, nullptr, step.offset, step.advance};  // shot 0 moves the clock on
@@ -337,7 +351,8 @@ void issue_batch_step(const ShotBatch<T>& batch, long most, const T* u, T* up, E
 
 /// The forward of every shot of a batch (run_shot()'s launches, each pass one launch for all
 /// the shots: `Exec` also provides sweep_shots(name, body, n, shots) and sweep_wide_shots,
-/// bodies of (shot, thread)). Each shot's operations are its own run's, so its bits are too.
+/// bodies of (shot, thread)); with stores, each shot's slots in its own store and its final
+/// state in its own. Each shot's operations are its own run's, so its bits are too.
 /// Returns ok().
 template <int Order, typename T, typename Exec>
 bool run_batch(const ShotBatch<T>& batch, Exec& ex) {
@@ -347,13 +362,15 @@ bool run_batch(const ShotBatch<T>& batch, Exec& ex) {
     return ex.ok();
   }
   const ShotProblem<T>& p = batch.shots[0];
-  if (!ex.zero(p.work, std::size_t(ShotBatch<T>::stride_of(p)) * std::size_t(batch.size))) return false;
+  const long stride = ShotBatch<T>::stride_of(p);
+  if (!ex.zero(p.work, std::size_t(stride) * std::size_t(batch.size))) return false;
   long most = 0;
   for (int b = 0; b < batch.size; ++b) most = batch.shots[b].nrec > most ? batch.shots[b].nrec : most;
+  const StoreCells sc = StoreCells::of(p);
   T* u = p.u0();
   T* up = p.u1();
   auto issue_step = [&](Exec& e, Step step, bool last) {
-    issue_batch_step<Order>(batch, most, u, up, e, step, last);
+    issue_batch_step<Order>(batch, sc, most, u, up, e, step, last);
     if (last) return;
     T* tmp = u;
     u = up;
@@ -364,6 +381,10 @@ bool run_batch(const ShotBatch<T>& batch, Exec& ex) {
   for (int m = 2 * kChunkSteps * replays; m < p.nsteps && ex.ok(); ++m)
     issue_step(ex, Step{nullptr, nullptr, m, 0}, false);
   issue_step(ex, Step{nullptr, nullptr, p.nsteps, 0}, true);
+  for (int b = 0; b < batch.size && p.final_state; ++b) {
+    copy_grid("forward final state", u + b * stride, batch.shots[b].final_state, p.grid_size(), ex);
+    copy_grid("forward final state", up + b * stride, batch.shots[b].final_state + p.grid_size(), p.grid_size(), ex);
+  }
   return ex.ok();
 }
 

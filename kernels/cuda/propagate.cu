@@ -160,6 +160,16 @@ Status forward_batch(const ShotProblem<T>* shots, int n, ShotProblem<T>* table, 
 }
 
 template <int Order, typename T>
+Status adjoint_batch(const AdjointShot<T>* shots, int n, AdjointShot<T>* table, void* stream) {
+  DeviceExec ex{static_cast<cudaStream_t>(stream)};
+  if (n > 1)
+    ex.check("copy of the batch's shots",
+             cudaMemcpyAsync(table, shots, std::size_t(n) * sizeof(AdjointShot<T>), cudaMemcpyHostToDevice, ex.stream));
+  if (ex.ok()) run_adjoint_batch<Order>(AdjointBatch<T>{shots, table, n}, ex);
+  return ex.status;
+}
+
+template <int Order, typename T>
 Status adjoint(const ShotProblem<T>& p, const T* residual, T* correlation, T* illumination, void* stream) {
   DeviceExec ex{static_cast<cudaStream_t>(stream)};
   run_adjoint<Order>(p, residual, correlation, illumination, ex);
@@ -199,6 +209,7 @@ const char* error_string(int code) { return cudaGetErrorString(static_cast<cudaE
 #define STARWAVE_INSTANTIATE(O, T)                                                               \
   template Status forward<O, T>(const ShotProblem<T>&, void*);                                   \
   template Status forward_batch<O, T>(const ShotProblem<T>*, int, ShotProblem<T>*, void*);       \
+  template Status adjoint_batch<O, T>(const AdjointShot<T>*, int, AdjointShot<T>*, void*);       \
   template Status adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, void*);                 \
   template Status forward_steps<O, T>(const ShotProblem<T>&, int, int, void*);                   \
   template Status adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, void*); \

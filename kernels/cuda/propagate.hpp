@@ -28,6 +28,13 @@ Status forward(const ShotProblem<T>& p, void* stream);
 template <int Order, typename T>
 Status forward_batch(const ShotProblem<T>* shots, int n, ShotProblem<T>* table, void* stream);
 
+/// Runs the adjoints of `n` shots of one geometry (kernels/cuda/bodies.hpp AdjointBatch: shot
+/// b's work arrays at shots[0].p.work + b × ShotProblem::adjoint_batch_stride()) on the GPU,
+/// each pass of a backward step one launch for every shot; `shots` on the host, `table`
+/// device memory for n entries (copied there first). Each shot's images are its adjoint()'s.
+template <int Order, typename T>
+Status adjoint_batch(const AdjointShot<T>* shots, int n, AdjointShot<T>* table, void* stream);
+
 /// Runs one shot's adjoint on the GPU (cpu::adjoint's contract, device pointers, no source
 /// adjoint): back-propagates `residual` and adds to `correlation` and `illumination`.
 template <int Order, typename T>

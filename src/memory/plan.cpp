@@ -97,6 +97,14 @@ int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_byte
   return batch;
 }
 
+int batch_held(const ShotPlacement& where, const std::vector<GpuRoom>& gpus, int batch) {
+  int held = std::min(batch, where.total() / 2);
+  if (where.gpus_take_shots)
+    for (std::size_t i = 0; i < gpus.size() && i < where.gpu.size(); ++i)
+      if (gpus[i].workers > 0) held = std::min(held, where.gpu[i] / gpus[i].workers);
+  return std::max(1, held);
+}
+
 std::uint64_t batch_worker_room(const memory::MemoryRoom& host, int workers, const std::vector<GpuRoom>& gpus) {
   std::uint64_t least = host.bytes / std::uint64_t(std::max(1, workers));
   for (const GpuRoom& g : gpus)
@@ -111,7 +119,7 @@ int shot_batch_asked() {
   const long n = std::strtol(v, &end, 10);
   if (*end != '\0' || n < 1 || n > 1024)
     throw InputError("STARWAVE_SHOT_BATCH=" + std::string(v) +
-                     ": the shots a forward task runs together must be a whole number from 1 to 1024");
+                     ": the shots a task runs together must be a whole number from 1 to 1024");
   return int(n);
 }
 
@@ -160,12 +168,14 @@ ShotPlacement place_shots(const MemoryNeed& need, int cpu_workers, const memory:
   ShotPlacement p;
   p.cpu_workers = std::max(cpu_workers, 0);
   if (gpus.empty()) {
-    p.cpu = shots_in_flight(need, p.cpu_workers, std::max(2, p.cpu_workers), host, what, hint);
+    p.cpu =
+        shots_in_flight(need, p.cpu_workers, std::max(2, p.cpu_workers) * std::max(1, need.batch), host, what, hint);
     return p;
   }
   const memory::MemoryRoom main = starpu_room(host);
   for (const GpuRoom& g : gpus)
-    p.gpu.push_back(fitting(g.room.bytes, gpu_fixed(need, g), need.per_shot, 2 * std::max(g.workers, 0)));
+    p.gpu.push_back(
+        fitting(g.room.bytes, gpu_fixed(need, g), need.per_shot, 2 * std::max(g.workers, 0) * std::max(1, need.batch)));
   // A GPU shot's traces, residual and misfit come home: main memory holds that part of each.
   const std::uint64_t home_part = need.per_shot - std::min(need.store, need.per_shot);
   auto home = [&](bool cpu_scratch) {

@@ -30,6 +30,7 @@ struct MemoryNeed {
   int intervals = 0;                    // out of core: their number
   std::string store_words;              // "fp16" or "bf16" for a 16-bit store (--store-compression), else empty
   std::string store_kind = "boundary";  // what the store keeps (--storage): boundary or shell
+  int batch = 1;                        // shots a task runs together (shot_batch): a worker keeps two tasks' in flight
 
   /// Bytes with `workers` workers and `shots` shots in flight (saturating, never wrapping).
   std::uint64_t total(int workers, int shots) const;
@@ -96,6 +97,10 @@ int checkpoint_interval(int nsteps, std::uint64_t slot, std::uint64_t state);
 /// The most shots a forward task runs together where the plan chooses (docs/design.md §3,
 /// "Shot batches").
 inline constexpr int kMostBatched = 16;
+/// The batch a placement made for batches of `batch` (MemoryNeed::batch) holds: `batch`, fewer
+/// where a GPU that takes shots holds less than a batch a CUDA worker or the window less than
+/// two batches; 1 where it holds none.
+int batch_held(const ShotPlacement& where, const std::vector<GpuRoom>& gpus, int batch);
 /// The shots one modelling task runs together: `asked` where it is ≥ 1 (STARWAVE_SHOT_BATCH,
 /// shot_batch_asked()); else 1 without CUDA workers (a CPU worker runs a batch's shots one
 /// after another: nothing to gain), and with them the rank's `shots` shared out over its

@@ -155,6 +155,20 @@ void sum_to_root([[maybe_unused]] std::vector<double>& v) {
 #endif
 }
 
+int from_rank0(int value) {
+  std::vector<double> v{double(value)};
+  broadcast(v);
+  return int(v[0]);
+}
+
+int least_over_ranks(int value) {
+  if (size() < 2) return value;
+  std::vector<double> each(std::size_t(size()), 0.0);
+  each[std::size_t(rank())] = double(value);
+  sum_to_root(each);
+  return from_rank0(int(*std::min_element(each.begin(), each.end())));
+}
+
 std::string prefix() {
   return size() > 1 ? "[rank " + std::to_string(rank()) + "/" + std::to_string(size()) + "] " : "";
 }

@@ -23,6 +23,10 @@ int size();  // 1 without MPI
 void broadcast(std::vector<double>& v);
 /// The element-wise sum over ranks, on rank 0 (the other ranks' vectors are unchanged).
 void sum_to_root(std::vector<double>& v);
+/// Rank 0's `value` on every rank; the least of every rank's `value`, on every rank (every
+/// rank calls them, in the same order).
+int from_rank0(int value);
+int least_over_ranks(int value);
 /// "[rank k/n] " under several ranks, "" otherwise: the start of every log line.
 std::string prefix();
 /// Ends every rank now with `code` (a process alone just exits).

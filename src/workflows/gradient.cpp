@@ -4,9 +4,9 @@
 // then the contributions are summed by a fixed binary tree over shot index (built as a
 // binary counter while shots are submitted), so the result has the same bits whatever
 // ran where (graph/reduction.hpp). At most one shot per CPU worker and two per CUDA
-// worker of a rank are in flight
-// (graph/window.hpp); each shot's data is handed back after its last task
-// (graph/shots.hpp).
+// worker of a rank are in flight (graph/window.hpp), or with shot batches (one forward and
+// one adjoint task for B consecutive shots of a rank: docs/design.md §3) two batches a CUDA
+// worker; each shot's data is handed back after its last task (graph/shots.hpp).
 #include "src/workflows/gradient.hpp"
 
 #include <algorithm>
@@ -32,6 +32,7 @@
 #include "src/base/checksum.hpp"
 #include "src/base/error.hpp"
 #include "src/io/hdf5.hpp"
+#include "src/memory/plan.hpp"
 #include "src/memory/store_plan.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/runtime/scratch.hpp"
@@ -115,7 +116,7 @@ class Evaluation {
     if (reference_)
       d.ref_medium = graph::per_rank_vector(ref_medium_.buffer.data(), ref_medium_.buffer.size(), sizeof(T));
     d.velocity = graph::per_rank_vector(velocity.data(), region_, sizeof(T));
-    d.forward_work = graph::scratch_vector(layout.work_size(), sizeof(T));
+    d.forward_work = graph::scratch_vector(batch_ > 1 ? layout.batch_work_size(batch_) : layout.work_size(), sizeof(T));
     std::vector<T> scatter;
     if (born_) {  // J's δv as the born task reads it, and its scratch
       scatter = born_scatter(layout, m_, *born_, o_.perturb_layers);
@@ -123,7 +124,8 @@ class Evaluation {
       d.born_work = graph::scratch_vector(born_work_size(layout), sizeof(T));
       zeros_.assign(traces_, 0.0f);
     }
-    d.adjoint_work = graph::scratch_vector(layout.adjoint_work_size(), sizeof(T));
+    d.adjoint_work = graph::scratch_vector(
+        batch_ > 1 ? layout.adjoint_batch_work_size(batch_) : layout.adjoint_work_size(), sizeof(T));
     d.misfit_scratch =
         graph::scratch_vector(imaging::misfit_scratch_size(misfit(), s_.nrec(), long(s_.nt)), sizeof(double));
     misfits_.assign(shots_.size(), 0.0);
@@ -140,12 +142,16 @@ class Evaluation {
     graph::Window window(window_size, local, hooks_.on_shot_done);
     Tree tree([](graph::Data& sum, graph::Data&& part) { insert_reduce(sum, part); });  // sum += part
     bool stopped = false;
-    for (std::size_t i = 0; i < shots_.size() && !stopped; ++i) {
-      if (i > 0 && graph::size() == 1) {  // alone: a stop asked while the next shot waits for its place starts no shot
+    for (const std::vector<std::size_t>& batch : batches()) {
+      if (batch[0] > 0 &&
+          graph::size() == 1) {  // alone: a stop asked while the next shot waits for its place starts no shot
         window.wait_for_room();
         if ((stopped = interrupted())) break;
       }
-      submit_shot(i, d, window, tree);
+      if (batch.size() == 1)
+        submit_shot(batch[0], d, window, tree);
+      else
+        submit_batch(batch, d, window, tree);
     }
     ImagingResult result = collect(tree.finish(), window);
     if (states_) states_->hand_on(state_shots_);
@@ -189,14 +195,66 @@ class Evaluation {
       plan.split_store = choice[1] != 0;
     }
     if (layout.split_store) split_intervals(layout, room);
-    const MemoryNeed need = shot_need(layout, holdings);
-    const StoreShots placed = place_store_shots(layout, need, room);
+    MemoryNeed need = shot_need(layout, holdings);
+    StoreShots placed = place_store_shots(layout, need, room);
+    batch_ = 1;
+    if (const int asked = graph::distributed() ? mpi::from_rank0(choose_batch()) : choose_batch(); asked > 1) {
+      // Each worker's scratch holds a batch's arrays, a CUDA worker two batches' shots: kept
+      // where every GPU that takes shots holds a batch a worker (batch_held), on every rank.
+      MemoryNeed batched = need;
+      batched.per_worker = sizeof(T) * (layout.batch_work_size(asked) + layout.adjoint_batch_work_size(asked));
+      batched.batch = asked;
+      int held = 1;
+      try {
+        const StoreShots b = place_store_shots(layout, batched, room);
+        held = batch_held(b.where, room.gpus, asked);
+        if (held > 1) {
+          need = batched;
+          placed = b;
+        }
+      } catch (const InputError&) {  // a batch's scratch leaves no room for a shot: one shot a task
+      }
+      batch_ = graph::distributed() ? mpi::least_over_ranks(held) : held;  // ranks register handles in one order
+    }
     if (layout.split_store) split_where_ = placed.split_on_gpus ? STARPU_CUDA : STARPU_CPU;
     const ShotPlacement& where = placed.where;
     graph::take_shots_on(where.cpu_takes_shots, !where.gpu.empty() && where.gpus_take_shots);
     if (hooks_.on_plan && graph::rank() == 0)  // the shots in flight the run will have
       hooks_.on_plan(need, full_store_bytes(layout), where, std::min(int(shots_.size()), placed.shots));
-    return placed.shots;
+    return std::max(placed.shots, batch_);  // a batch's shots take their places before its tasks
+  }
+
+  /// The shots a forward and an adjoint task run together (shot_batch, docs/design.md §3, "Shot
+  /// batches"): shots with whole stores (no checkpoints, not split, no ZFP), not through
+  /// states, no source gradient, not J, not simulated unless asked; no more than the largest
+  /// rank's block of shots, and scratches a StarPU vector holds (< 2^32 values).
+  int choose_batch() const {
+    const int asked = shot_batch_asked();
+    const ShotProblem<T>& l = run_.layout;
+    if (born_ || hooks_.states || hooks_.source_gradient || l.split_store || l.checkpoints_size() > 0 ||
+        pack16::zfp_rate(l.compression) > 0)
+      return 1;
+    if (graph::kSimulated && asked == 0) return 1;  // a calibration (bench/calibration) times one shot a task
+    const int block = (s_.nshots() + graph::size() - 1) / graph::size();
+    const std::uint64_t per_shot = sizeof(T) * std::uint64_t(l.batch_stride() + l.adjoint_batch_stride());
+    int batch = shot_batch(block, graph::workers(), graph::cuda_workers(), per_shot,
+                           batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
+    batch = std::max(1, std::min({batch, block, int(shots_.size())}));
+    while (batch > 1 && l.adjoint_batch_work_size(batch) > std::size_t(UINT32_MAX)) --batch;
+    return batch;
+  }
+  /// The evaluation's shots (places in shots_) in batches of batch_ at most: runs of consecutive
+  /// shots of one rank, in shot order (the tree adds the shots' parts in that order).
+  std::vector<std::vector<std::size_t>> batches() const {
+    std::vector<std::vector<std::size_t>> out;
+    for (std::size_t i = 0; i < shots_.size(); ++i) {
+      const int owner = graph::owner(shots_[i], s_.nshots());
+      if (out.empty() || int(out.back().size()) >= batch_ ||
+          graph::owner(shots_[out.back().back()], s_.nshots()) != owner)
+        out.emplace_back();
+      out.back().push_back(i);
+    }
+    return out;
   }
 
   /// What a shot in flight holds beside its store and work arrays, and what the run shares.
@@ -219,16 +277,27 @@ class Evaluation {
     return h;
   }
 
-  /// Shot i of the evaluation: its observed traces (read now when streamed, copied into its
-  /// handle, then dropped), and its tasks, r = F(m) − d, g_s = Fᵀ-correlation of r, into the tree.
-  void submit_shot(std::size_t i, Shared& d, graph::Window& window, Tree& tree) {
-    const int shot = shots_[i], owner = graph::owner(shot, s_.nshots());
+  /// Shot i of the evaluation on the way through its tasks: its layout and handles.
+  struct ShotTasks {
+    int shot = 0, owner = 0;
+    ShotProblem<T> p;
+    bool windowed = false;
+    graph::ImagingShot h;
+  };
+
+  /// Shot i's data: a place in the window first (on its rank), then its handles, its
+  /// observed traces read in (read now when streamed, copied into its handle, then dropped).
+  ShotTasks shot_data(std::size_t i, graph::Window& window) {
+    ShotTasks t;
+    t.shot = shots_[i];
+    t.owner = graph::owner(t.shot, s_.nshots());
+    const int shot = t.shot, owner = t.owner;
     if (owner == graph::rank()) {
       window.admit();  // a place in the window before the shot's inputs
       make_room();
     }
     const typename ShotRun<T>::Shot x = run_.shot(m_, s_, shot);
-    const ShotProblem<T>& p = x.problem;
+    t.p = x.problem;
     std::vector<float> weights, streamed, split;
     graph::ShotReads<T> reads;
     reads.windowed = !s_.windows.empty();
@@ -255,8 +324,18 @@ class Evaluation {
       reads = {x.inputs.nodes.data(), x.inputs.signals.data(), observed,
                weights.data(),        reads.windowed,          reads.split_observed};
     }
-    graph::ImagingShot h = graph::imaging_shot<T>(owner, p, reads, &misfits_[i], reference_ != nullptr);
-    StateShot st = states_ ? states_->submit(shot, owner) : StateShot{};
+    t.windowed = reads.windowed;
+    t.h = graph::imaging_shot<T>(owner, t.p, reads, &misfits_[i], reference_ != nullptr);
+    return t;
+  }
+
+  /// Shot i of the evaluation: its data and its tasks, r = F(m) − d, g_s = Fᵀ-correlation of
+  /// r, into the tree.
+  void submit_shot(std::size_t i, Shared& d, graph::Window& window, Tree& tree) {
+    ShotTasks t = shot_data(i, window);
+    const ShotProblem<T>& p = t.p;
+    graph::ImagingShot& h = t.h;
+    StateShot st = states_ ? states_->submit(t.shot, t.owner) : StateShot{};
     const int intervals = int(h.intervals.size());  // a split store: a task per interval
     for (int j = 0; j < intervals; ++j)
       insert_forward_interval<T>(
@@ -273,10 +352,8 @@ class Evaluation {
       insert_forward<T>(
           st.forward({d.medium, h.nodes, h.signals, h.traces, d.forward_work, h.store, h.final_state, h.checkpoints}),
           p, o_.order);
-    if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, p, o_.order);
-    insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
-                  mode_, misfit(), reads.windowed);
-    const starpu_data_handle_t source = sources_ ? sources_->submit(shot, owner) : nullptr;
+    submit_misfit(t, d);
+    const starpu_data_handle_t source = sources_ ? sources_->submit(t.shot, t.owner) : nullptr;
     for (int j = intervals - 1; j >= 0; --j) {
       AdjointHandles a{d.medium,      h.nodes,       h.signals,      h.residual,    h.intervals[std::size_t(j)],
                        h.final_state, h.correlation, h.illumination, h.adjoint_work};
@@ -292,10 +369,45 @@ class Evaluation {
     }
     if (sources_) sources_->sent();
     if (states_) state_shots_.push_back(std::move(st));
+    finish_shot(t, d, window, tree);
+  }
+
+  /// A batch of the evaluation's shots (places i in shots_, one rank's): one forward task
+  /// that keeps their stores, each shot's misfit, one adjoint task, each shot's image and
+  /// its part of the tree, in shot order (docs/design.md §3, "Shot batches").
+  void submit_batch(const std::vector<std::size_t>& places, Shared& d, graph::Window& window, Tree& tree) {
+    std::vector<ShotTasks> shots;
+    std::vector<ShotProblem<T>> layouts;
+    std::vector<BatchShotHandles> forwards;
+    std::vector<BatchAdjointHandles> adjoints;
+    for (const std::size_t i : places) {
+      shots.push_back(shot_data(i, window));
+      const graph::ImagingShot& h = shots.back().h;
+      layouts.push_back(shots.back().p);
+      forwards.push_back({h.nodes, h.signals, h.traces, h.store, h.final_state});
+      adjoints.push_back({h.nodes, h.signals, h.residual, h.store, h.final_state, h.correlation, h.illumination});
+    }
+    insert_forward_batch<T>(d.medium, d.forward_work, forwards, layouts, o_.order);
+    for (ShotTasks& t : shots) submit_misfit(t, d);
+    insert_adjoint_batch<T>(d.medium, d.adjoint_work, adjoints, layouts, o_.order);
+    for (ShotTasks& t : shots) finish_shot(t, d, window, tree);
+  }
+
+  /// A shot's misfit task (after its reference forward, RTM's): the residual to back-propagate.
+  void submit_misfit(ShotTasks& t, Shared& d) {
+    graph::ImagingShot& h = t.h;
+    if (reference_) insert_forward<T>({d.ref_medium, h.nodes, h.signals, h.reference, d.forward_work}, t.p, o_.order);
+    insert_misfit({reference_ ? h.reference : h.traces, h.observed, h.residual, h.misfit, d.misfit_scratch, h.weights},
+                  mode_, misfit(), t.windowed);
+  }
+
+  /// A shot's image task and its part in the tree; what it keeps, held until the window has room.
+  void finish_shot(ShotTasks& t, Shared& d, graph::Window& window, Tree& tree) {
+    graph::ImagingShot& h = t.h;
     insert_image({h.correlation, h.illumination, d.velocity, h.contribution}, mode_, &graph::Window::done, &window);
     tree.add(std::move(h.contribution));  // each sum runs where its left part lives
     misfit_data_.push_back(std::move(h.misfit));
-    if (owner == graph::rank())
+    if (t.owner == graph::rank())
       held_.push_back({std::move(h.store), std::move(h.checkpoints), std::move(h.final_state)});
   }
 
@@ -368,18 +480,12 @@ class Evaluation {
   std::vector<double> misfits_;
   std::vector<graph::Data> misfit_data_;
   int window_size_ = 1;
+  int batch_ = 1;                                // shots a forward and an adjoint task run together
   std::deque<Kept> held_;                        // this rank's shots' kept buffers, oldest first (make_room)
   std::unique_ptr<StateTasks<T>> states_;        // through states (GradientHooks::states)
   std::unique_ptr<SourceGradients<T>> sources_;  // the wavelets' gradients (GradientHooks::source_gradient)
   std::vector<StateShot> state_shots_;
 };
-
-/// The image's mute at `depth` (m): 0 down to `acquisition`, a sin² taper to 1 at `mute`.
-double mute_weight(double depth, double acquisition, double mute) {
-  if (depth <= acquisition) return 0;
-  if (depth >= mute) return 1;
-  return std::pow(std::sin(M_PI / 2 * (depth - acquisition) / (mute - acquisition)), 2);
-}
 
 ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o, imaging::Mode mode,
                       const GradientHooks& hooks, const Model* reference = nullptr,
@@ -390,91 +496,6 @@ ImagingResult run_any(const Model& m, const Survey& s, const NumericalOptions& o
 }
 
 }  // namespace
-
-std::vector<double> finish_rtm_image(const Model& m, const std::vector<double>& raw,
-                                     const std::vector<double>& illumination, double acquisition_depth,
-                                     double mute_depth, ImagingCondition condition) {
-  double peak = 0;
-  for (double v : illumination) peak = std::max(peak, v);
-  std::vector<double> c(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) c[i] = raw[i] / (illumination[i] + 0.01 * peak + 1e-300);
-  auto at = [&](int z, int y, int x) {  // edge replication
-    return c[m.index(std::clamp(z, 0, m.nz - 1), std::clamp(y, 0, m.ny - 1), std::clamp(x, 0, m.nx - 1))];
-  };
-  auto second = [&](int z, int y, int x, int dz, int dy, int dx, double h) {
-    return (at(z + dz, y + dy, x + dx) - 2 * at(z, y, x) + at(z - dz, y - dy, x - dx)) / (h * h);
-  };
-  std::vector<double> out(raw.size());
-  for (int z = 0; z < m.nz; ++z) {
-    const double w = mute_weight(m.z0 + z * m.dz, acquisition_depth, mute_depth);
-    for (int y = 0; y < m.ny; ++y)
-      for (int x = 0; x < m.nx; ++x) {
-        double v;
-        if (condition == ImagingCondition::kLaplacian)
-          v = -(second(z, y, x, 1, 0, 0, m.dz) + second(z, y, x, 0, 0, 1, m.dx) +
-                (m.three_d() ? second(z, y, x, 0, 1, 0, m.dy) : 0.0));
-        else if (condition == ImagingCondition::kIsic)
-          v = at(z, y, x);
-        else
-          v = (at(z + 1, y, x) - at(z - 1, y, x)) / (2 * m.dz);
-        out[m.index(z, y, x)] = w * v;
-      }
-  }
-  return out;
-}
-
-const char* imaging_condition_name(ImagingCondition c) {
-  return c == ImagingCondition::kLaplacian ? "laplacian" : c == ImagingCondition::kIsic ? "isic" : "cross";
-}
-
-ImagingCondition parse_imaging_condition(const std::string& text) {
-  if (text == "cross") return ImagingCondition::kCross;
-  if (text == "laplacian") return ImagingCondition::kLaplacian;
-  if (text == "isic") return ImagingCondition::kIsic;
-  throw InputError("--imaging-condition: '" + text + "' is not one of cross, laplacian, isic");
-}
-
-const char* compensation_name(Compensation c) {
-  return c == Compensation::kReceiver ? "receiver" : c == Compensation::kBoth ? "both" : "source";
-}
-
-Compensation parse_compensation(const std::string& text) {
-  if (text == "source") return Compensation::kSource;
-  if (text == "receiver") return Compensation::kReceiver;
-  if (text == "both") return Compensation::kBoth;
-  throw InputError("--illumination: '" + text + "' is not one of source, receiver, both");
-}
-
-std::vector<double> compensating_illumination(const ImagingResult& r, Compensation c) {
-  if (c == Compensation::kSource) return r.illumination;
-  if (r.receiver_illumination.size() != r.illumination.size())
-    throw RuntimeError("rtm: the stack was made without the receiver illumination its compensation needs");
-  if (c == Compensation::kReceiver) return r.receiver_illumination;
-  std::vector<double> both(r.illumination.size());
-  for (std::size_t i = 0; i < both.size(); ++i) both[i] = std::sqrt(r.illumination[i] * r.receiver_illumination[i]);
-  return both;
-}
-
-std::pair<double, double> rtm_mute(const Model& m, const Survey& s) {
-  double depth = m.z0;
-  for (const auto& p : s.sources) depth = std::max(depth, p.z);
-  for (int shot = 0; shot < s.nshots(); ++shot)
-    for (const auto& p : s.receivers_of(shot)) depth = std::max(depth, p.z);
-  double vmin = m.vp[0];
-  for (std::size_t i = 0; i < std::size_t(m.ny) * std::size_t(m.nx); ++i)
-    vmin = std::min(vmin, m.vp[i]);  // the top plane
-  return {depth, depth + vmin / dominant_frequency(s.wavelet(0), s.dt)};
-}
-
-std::vector<double> rtm_mute_weights(const Model& m, const Survey& s) {
-  const auto [acquisition, mute] = rtm_mute(m, s);
-  std::vector<double> w(m.cells());
-  const std::size_t plane = std::size_t(m.ny) * std::size_t(m.nx);
-  for (int z = 0; z < m.nz; ++z)
-    std::fill(w.begin() + long(z * plane), w.begin() + long((z + 1) * plane),
-              mute_weight(m.z0 + z * m.dz, acquisition, mute));
-  return w;
-}
 
 StreamedData stream_observed_data(const std::string& path, const Survey& s, int keep) {
   const std::size_t traces = std::size_t(s.nrec()) * std::size_t(s.nt);
@@ -527,47 +548,6 @@ ImagingResult normal_product(const Model& m, const Survey& s, const NumericalOpt
   return run_any(m, s, o, imaging::Mode::kGradient, hooks, nullptr, &dv);
 }
 
-double direct_wave_smoothing(const Model& m, const Survey& s, const RtmOptions& rtm) {
-  if (rtm.direct != DirectWave::kSmooth) return 0;
-  if (rtm.smooth > 0) return rtm.smooth;
-  double mean = 0;
-  for (double v : m.vp) mean += v;
-  mean /= double(m.vp.size());
-  const double extent = std::max({(m.nz - 1) * m.dz, (m.nx - 1) * m.dx, (m.ny - 1) * m.dy});
-  return std::min(0.5 * mean / dominant_frequency(s.wavelet(0), s.dt), extent);
-}
-
-RtmImage rtm_image(const Model& m, const Survey& s, const ImagingResult& r, const RtmOptions& rtm) {
-  const auto [acquisition, mute] = rtm_mute(m, s);
-  RtmImage out{
-      finish_rtm_image(m, r.values, compensating_illumination(r, rtm.compensation), acquisition, mute, rtm.condition),
-      mute};
-  check_rtm_image(out.image, rtm);
-  return out;
-}
-
-Model direct_wave_model(const Model& m, const Survey& s, const RtmOptions& rtm) {
-  const double sigma = direct_wave_smoothing(m, s, rtm);
-  check_smoothing_length(m, sigma, "--direct-smooth");
-  const Model smooth = smoothed(m, sigma);
-  const auto [acquisition, mute] = rtm_mute(m, s);
-  Model out = m;
-  const std::size_t plane = std::size_t(m.ny) * std::size_t(m.nx);
-  for (int z = 0; z < m.nz; ++z) {
-    const double w = mute_weight(m.z0 + z * m.dz, acquisition, mute);  // the smoothed copy's weight
-    for (std::size_t i = std::size_t(z) * plane; i < std::size_t(z + 1) * plane; ++i)
-      out.vp[i] = (1 - w) * m.vp[i] + w * smooth.vp[i];
-  }
-  return out;
-}
-
-DirectWave parse_direct_wave(const std::string& text) {
-  if (text == "smooth") return DirectWave::kSmooth;
-  if (text == "model") return DirectWave::kModel;
-  if (text == "none") return DirectWave::kNone;
-  throw InputError("--direct-wave: '" + text + "' is not one of smooth, model, none");
-}
-
 ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions& o, const GradientHooks& hooks,
                         const RtmOptions& rtm) {
   ImageSums sums;
@@ -583,17 +563,6 @@ ImagingResult rtm_stack(const Model& m, const Survey& s, const NumericalOptions&
   }
   const Model reference = direct_wave_model(m, s, rtm);
   return run_any(m, s, o, imaging::Mode::kRtm, hooks, &reference, nullptr, sums);
-}
-
-void check_rtm_image(const std::vector<double>& image, const RtmOptions& rtm) {
-  if (std::any_of(image.begin(), image.end(), [](double v) { return v != 0; })) return;
-  const std::string hint =
-      rtm.direct == DirectWave::kModel
-          ? "the migration model predicts the recorded data (reflections included) and --direct-wave model "
-            "subtracts what it predicts: use --direct-wave smooth (the default) or none"
-          : "the observed data leave nothing to migrate below the acquisition's mute: check that --data holds "
-            "recorded traces, not zeros, and that the record is long enough for reflections";
-  throw InputError("the image is zero everywhere: " + hint);
 }
 
 }  // namespace starwave

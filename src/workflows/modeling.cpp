@@ -54,8 +54,11 @@ class Modeling {
     states_ = out.states;
     batch_ = choose_batch();
     const int window = plan_window();
-    batch_ = agreed(std::min(batch_, window));  // no batch larger than the window of shots
-    graph::take_shots_on(true, true);           // a modeled shot keeps no store: small on any worker
+    // No batch larger than the window of shots; rank 0's on every rank (they register their
+    // handles in one order, graph/data.hpp).
+    batch_ = std::min(batch_, window);
+    if (graph::distributed()) batch_ = mpi::from_rank0(batch_);
+    graph::take_shots_on(true, true);  // a modeled shot keeps no store: small on any worker
     graph::Data medium = graph::per_rank_vector(run_.medium.buffer.data(), run_.medium.buffer.size(), sizeof(T));
     std::vector<T> scatter = dv_ ? born_scatter(layout, m_, *dv_, o_.perturb_layers) : std::vector<T>{};
     graph::Data scatter_data;
@@ -142,26 +145,18 @@ class Modeling {
   }
 
   /// The shots a forward task runs together (shot_batch, docs/design.md §3): forwards that
-  /// keep their traces alone; one a task for J and for runs from states. No more than the
+  /// keep their traces alone; one a task for J, for runs from states and simulated unless asked. No more than the
   /// largest rank's block of shots, and a scratch a StarPU vector holds (< 2^32 values).
   int choose_batch() const {
     const int asked = shot_batch_asked();
     if (dv_ || states_) return 1;
+    if (graph::kSimulated && asked == 0) return 1;  // a calibration (bench/calibration) times one shot a task
     const int block = (s_.nshots() + graph::size() - 1) / graph::size();
     int batch = shot_batch(block, graph::workers(), graph::cuda_workers(), sizeof(T) * run_.layout.batch_stride(),
                            batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
     batch = std::max(1, std::min(batch, block));
     while (batch > 1 && run_.layout.batch_work_size(batch) > std::size_t(UINT32_MAX)) --batch;
     return batch;
-  }
-
-  /// Rank 0's batch on every rank: each rank registers the same handles in the same order
-  /// (graph/data.hpp), and the batches set that order.
-  static int agreed(int batch) {
-    if (!graph::distributed()) return batch;
-    std::vector<double> value{double(batch)};
-    mpi::broadcast(value);
-    return int(value[0]);
   }
 
   /// Shots in flight: 2 × workers per rank, fewer if memory is short.
