@@ -12,7 +12,8 @@
 //                    2. `update` — u[m+1] over the grid, the source and the free surface.
 //   adjoint step m:  1. `image`  — the imaging of step m over the model cells (and the
 //                                  re-creation of u[m−1]), the β pass over the layer cells,
-//                                  the store's ring of u[m−1], the layers' imaging;
+//                                  the store's ring of u[m−1], the layers' imaging (3-D
+//                                  marching: the CPML interior's imaging a march of its own);
 //                    2. `alpha`  — the α pass over the layer cells (and, with full
 //                                  storage, u[m−1] from the store; with a source
 //                                  gradient, its value of step m);
@@ -60,24 +61,54 @@ struct BackwardStep {
   bool full;  // full storage: u[m−1] comes from the store, never re-created
   long model_cells, layer_cells, ring, slot, layers;  // thread ranges of the image launch
   ModelCells cells;
-  StoreCells stored;                                            // the store's elements
+  // Marching (3-D, ShotProblem::march_planes, not ISIC): the model cells the image launch
+  // takes are the frame outside the CPML interior (`frame`: model-region coordinates), the
+  // interior's march a launch of its own (issue_image).
+  bool framed = false;
+  stencil::LayerBox frame{};
+  long image_cells = 0;  // the image launch's model cells: model_cells, or the frame's
+  StoreCells stored;     // the store's elements
   SW_HD bool recreate(int m) const { return !full && m >= 1; }  // u_next ← u[m−1]
   SW_HD long stored_slot() const { return full ? slot : 0; }    // the alpha launch's store elements
 };
 
-/// Image launch, thread t: model cell t < model_cells (the imaging of step m: correlation,
-/// illumination, the re-created u[m−1], the source term, the free surface's zero row);
-/// then the β pass at layer cell t − model_cells; then element t − model_cells −
-/// layer_cells of the store's ring of u[m−1] (boundary storage, m ≥ 1); then, at store
-/// element t − model_cells − layer_cells − ring if it is a layer cell, the layers' imaging
-/// term of step m (ShotProblem::layer_term, slots m + 1, m, m − 1).
-template <int Order, typename T>
+/// The imaging of step m at interior cell (z, y, x) (grid offset i, model-region index t)
+/// after its correlation with the Laplacian `lap` of u (value `u`, u_next's `prev`, v²Δt² `v`):
+/// the re-created u[m−1], the source term, the free surface's zero row.
+template <typename T>
+SW_HD void image_finish(const BackwardStep<T>& b, const ShotProblem<T>& p, int m, long t, int z, int y, long i, T lap,
+                        T u, T prev, T v) {
+  const bool recreate = b.recreate(m);
+  if (recreate) b.u_next[i] = stencil::leapfrog(u, prev, v, lap);
+  const int j = p.source_at(i, z * p.ny + y);
+  if (j >= 0) {
+    const T f = p.source_weight[j] * p.source[m];
+    b.corr[t] += b.a.u[i] * f;
+    if (recreate) b.u_next[i] += v * f;
+  }
+  if (recreate && p.free_surface && z == p.pml_top) b.u_next[i] = T(0);
+}
+
+/// Image launch, thread t: model cell t < image_cells (the imaging of step m: correlation,
+/// illumination, the re-created u[m−1], the source term, the free surface's zero row; when
+/// marching, the frame's cells alone); then the β pass at layer cell t − image_cells; then
+/// element t − image_cells − layer_cells of the store's ring of u[m−1] (boundary storage,
+/// m ≥ 1); then, at store element t − image_cells − layer_cells − ring if it is a layer cell,
+/// the layers' imaging term of step m (ShotProblem::layer_term, slots m + 1, m, m − 1).
+template <int Order, bool Framed, typename T>
 SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t) {
   const int m = b.step.m();
-  if (t < b.model_cells) {
-    const bool recreate = b.recreate(m);
+  if (t < b.image_cells) {
     int z, y, x;
-    b.cells.cell(t, z, y, x);
+    if (Framed) {  // frame cell t: its model-region index (b.framed; a launch of its own code)
+      b.frame.layer_cell(t, z, y, x);
+      t = (long(z) * b.frame.ny + y) * b.frame.nx + x;
+      z += b.cells.z0;
+      y += b.cells.y0;
+      x += b.cells.x0;
+    } else {
+      b.cells.cell(t, z, y, x);
+    }
     const long i = p.row_offset(z, y) + x;
     const T* u = b.u + i;
     b.illum[t] += u[0] * u[0];
@@ -87,18 +118,9 @@ SW_HD void image_body(const BackwardStep<T>& b, const ShotProblem<T>& p, long t)
     b.corr[t] += b.a.u[i] * lap;
     if (p.isic)
       b.corr[t] += stencil::gradient_dot<Order>(u, b.a.u + i, p.plane, b.a.ystep, b.inv_dz2, b.inv_dy2, b.inv_dx2);
-    const T v = b.a.vdt2[i];
-    if (recreate) b.u_next[i] = T(2) * u[0] - b.u_next[i] + v * lap;
-    const int j = p.source_at(i, z * p.ny + y);
-    if (j >= 0) {
-      const T f = p.source_weight[j] * p.source[m];
-      b.corr[t] += b.a.u[i] * f;
-      if (recreate) b.u_next[i] += v * f;
-    }
-    if (recreate && p.free_surface && z == p.pml_top) b.u_next[i] = T(0);
-    return;
+    return image_finish(b, p, m, t, z, y, i, lap, u[0], b.u_next[i], b.a.vdt2[i]);
   }
-  t -= b.model_cells;
+  t -= b.image_cells;
   if (t < b.layer_cells) {
     int z, y, x;
     b.a.layer_cell(t, z, y, x);
@@ -214,6 +236,15 @@ BackwardStep<T> backward_base(const ShotProblem<T>& p, const T* residual, T* cor
   base.full = p.storage == ShotProblem<T>::kStoreFull;
   base.model_cells = p.model_cells();
   base.cells = ModelCells::of(p);
+  base.image_cells = base.model_cells;
+  if (marches(p) && !p.isic) {  // the CPML interior marches (issue_image); the frame around it here
+    base.framed = true;
+    const int z0 = p.mz0(), y0 = p.my0(), x0 = p.mx0();
+    base.frame = stencil::LayerBox{p.mz1() - z0, p.my1() - y0, p.mx1() - x0, p.iz0() - z0, p.iz1() - z0,
+                                   p.iy0() - y0, p.iy1() - y0, p.ix0() - x0, p.ix1() - x0};
+    base.frame.set_divisors();
+    base.image_cells = base.frame.layer_cells();
+  }
   base.stored = StoreCells::of(p);
   base.layer_cells = stencil::make_step_args(p, p.u0(), p.u1()).layer_cells();
   base.slot = p.store_step_size();
@@ -280,6 +311,41 @@ BackwardStep<T> at_step(BackwardStep<T> b, const ShotProblem<T>& p, T* mu, T* mu
   b.u_next = u_next + p.origin();
   b.step = step;
   return b;
+}
+
+/// Backward step b.step's image launch (image_body); when marching (BackwardStep::framed), the
+/// CPML interior's imaging first, its cells marching down z (the u[m] tile and line the
+/// Laplacian's; March without the leapfrog), each finished as image_body finishes it.
+template <int Order, typename T, typename Exec>
+void issue_image(const BackwardStep<T>& b, const ShotProblem<T>& p, Exec& e) {
+  if (b.framed) {
+    Step still = b.step;  // the μ launch moves the clock on
+    still.next = nullptr;
+    const stencil::StepArgs<T>& a = b.a;
+    const ModelCells c = b.cells;
+    const long width = b.frame.nx, rows = b.frame.ny;
+    auto finish = [=] SW_LAMBDA(int m, int z, int y, int x, T lap, T u, T prev, T v) {
+      const long i = p.row_offset(z, y) + x, t = (long(z - c.z0) * rows + (y - c.y0)) * width + (x - c.x0);
+      b.illum[t] += u * u;
+      if (b.receiver) b.receiver[t] += a.u[i] * a.u[i];
+      b.corr[t] += a.u[i] * lap;
+      image_finish(b, p, m, t, z, y, i, lap, u, prev, v);
+    };
+    using Imaging = March<Order, T, decltype(finish), false>;
+    e.march("adjoint image (marching)",
+            Imaging{MarchGrid::box(p.iz0(), p.iy0(), p.ix0(), p.iz1() - p.iz0(), p.iy1() - p.iy0(), p.ix1() - p.ix0(),
+                                   a.ny, a.nx, p.march_planes),
+                    b.u, b.u_next, a.vdt2, a.plane, a.stride, b.inv_dz2, b.inv_dy2, b.inv_dx2, still, finish});
+  }
+  const long threads = b.image_cells + b.layer_cells + b.ring + b.layers;
+  if (b.framed)
+    e.sweep1d(
+        "adjoint image (frame, beta, ring, layers)", [=] SW_LAMBDA(long t) { image_body<Order, true>(b, p, t); },
+        threads);
+  else
+    e.sweep1d(
+        "adjoint image (image, beta, ring, layers)", [=] SW_LAMBDA(long t) { image_body<Order, false>(b, p, t); },
+        threads);
 }
 
 /// Backward step b.step's μ launch: interior runs out of the rim's reach (`in`), then the
@@ -356,9 +422,7 @@ bool run_adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int l
   // Backward step `step`'s launches; `recreate`: whether its m ≥ 1 re-creates u[m−1].
   auto issue_step = [&](Exec& e, Step step, bool recreate) {
     const BackwardStep<T> b = at_step(base, p, mu, mu_next, u, u_next, step);
-    e.sweep1d(
-        "adjoint image (image, beta, ring, layers)", [=] SW_LAMBDA(long t) { image_body<Order>(b, p, t); },
-        b.model_cells + b.layer_cells + b.ring + b.layers);
+    issue_image<Order>(b, p, e);
     T* uo = u + o;
     e.sweep1d(
         "adjoint alpha (and the source gradient)", [=] SW_LAMBDA(long t) { alpha_body<Order>(b, p, uo, t); },
@@ -478,8 +542,8 @@ bool run_adjoint_batch(const AdjointBatch<T>& batch, Exec& ex) {
     const BackwardStep<T> b = at_step(base, p, mu, mu_next, u, u_next, step);
     e.sweep_shots(
         "adjoint image (image, beta, ring, layers), shots together",
-        [=] SW_LAMBDA(int k, long t) { image_body<Order>(shifted(b, k * stride, table[k]), table[k].p, t); },
-        b.model_cells + b.layer_cells + b.ring + b.layers, batch.size);
+        [=] SW_LAMBDA(int k, long t) { image_body<Order, false>(shifted(b, k * stride, table[k]), table[k].p, t); },
+        b.image_cells + b.layer_cells + b.ring + b.layers, batch.size);
     e.sweep_shots(
         "adjoint alpha, shots together",
         [=] SW_LAMBDA(int k, long t) {

@@ -84,8 +84,10 @@ struct MarchGrid {
 /// The interior update of one step at every cell of a box (MarchGrid), marching (see the top
 /// of this file), each cell then finished by `finish(m, z, y, x)` (step m, after the cell's
 /// interior update, in the thread that made it). `u` is read only; `out` holds the previous field and
-/// receives the new one at each cell (stencil::interior_point).
-template <int Order, typename T, typename Finish>
+/// receives the new one at each cell (stencil::interior_point). With `Leapfrog` false, nothing
+/// is written: finish(m, z, y, x, lap, u, prev, v) takes the cell's Laplacian of u, its value,
+/// `out`'s and v²Δt² (the adjoint's imaging, which re-creates the forward field backwards).
+template <int Order, typename T, typename Finish, bool Leapfrog = true>
 struct March {
   static constexpr int h = Order / 2;
   static constexpr int kWidth = kMarchX + Order;            // a tile row, with the reach on both sides
@@ -197,8 +199,12 @@ struct March {
       const int z = s.z + k;
       const T* c = tile + (t / kMarchX + h) * kWidth + t % kMarchX + h;
       const T lap = stencil::laplacian_split<Order>(s.line + h, 1, c, kWidth, cz, cy, cx);
-      out[long(z) * plane + s.column] = stencil::leapfrog(s.line[h], s.prev, s.v, lap);
-      finish(s.m, z, s.y, s.x);
+      if constexpr (Leapfrog) {
+        out[long(z) * plane + s.column] = stencil::leapfrog(s.line[h], s.prev, s.v, lap);
+        finish(s.m, z, s.y, s.x);
+      } else {
+        finish(s.m, z, s.y, s.x, lap, s.line[h], s.prev, s.v);
+      }
     }
     SW_UNROLL
     for (int j = 0; j < 2 * h; ++j) s.line[j] = s.line[j + 1];
