@@ -180,6 +180,21 @@ void compare_off_grid(int dim, bool free_surface, double record = kRecordShare) 
   if (Order == 8 || dim == 2)
     expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreBoundary, context, {}, 7, 0,
                                                    rtm_sums);
+  // 3-D, marching: the imaging's march over the CPML interior with the off-grid source's term
+  // and the receiver illumination in its cells; with ISIC (the image launch unmarched); a
+  // model region that is the CPML interior (no frame).
+  if (three && Order != 2) {
+    const LaunchShape marching{0, 5};
+    const std::string with = context + ", marching";
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreBoundary, with, marching, 0, 0,
+                                                   ImageSums{true, false});
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, o, ShotProblem<T>::kStoreShell, with, marching, 0, 0,
+                                                   rtm_sums);
+    NumericalOptions no_inset = o;
+    no_inset.pml_inset = 0;
+    expect_adjoint_emulation_matches_cpu<T, Order>(m, s, no_inset, ShotProblem<T>::kStoreBoundary, with + ", no inset",
+                                                   marching);
+  }
 }
 
 /// J of one shot through cpu::born_steps and through the emulated launches (run_born_steps),

@@ -321,21 +321,20 @@ void issue_image(const BackwardStep<T>& b, const ShotProblem<T>& p, Exec& e) {
   if (b.framed) {
     Step still = b.step;  // the μ launch moves the clock on
     still.next = nullptr;
-    const stencil::StepArgs<T>& a = b.a;
     const ModelCells c = b.cells;
     const long width = b.frame.nx, rows = b.frame.ny;
     auto finish = [=] SW_LAMBDA(int m, int z, int y, int x, T lap, T u, T prev, T v) {
       const long i = p.row_offset(z, y) + x, t = (long(z - c.z0) * rows + (y - c.y0)) * width + (x - c.x0);
       b.illum[t] += u * u;
-      if (b.receiver) b.receiver[t] += a.u[i] * a.u[i];
-      b.corr[t] += a.u[i] * lap;
+      if (b.receiver) b.receiver[t] += b.a.u[i] * b.a.u[i];
+      b.corr[t] += b.a.u[i] * lap;
       image_finish(b, p, m, t, z, y, i, lap, u, prev, v);
     };
     using Imaging = March<Order, T, decltype(finish), false>;
     e.march("adjoint image (marching)",
             Imaging{MarchGrid::box(p.iz0(), p.iy0(), p.ix0(), p.iz1() - p.iz0(), p.iy1() - p.iy0(), p.ix1() - p.ix0(),
-                                   a.ny, a.nx, p.march_planes),
-                    b.u, b.u_next, a.vdt2, a.plane, a.stride, b.inv_dz2, b.inv_dy2, b.inv_dx2, still, finish});
+                                   p.ny, p.nx, p.march_planes),
+                    b.u, b.u_next, b.a.vdt2, b.a.plane, b.a.stride, b.inv_dz2, b.inv_dy2, b.inv_dx2, still, finish});
   }
   const long threads = b.image_cells + b.layer_cells + b.ring + b.layers;
   if (b.framed)
@@ -543,7 +542,7 @@ bool run_adjoint_batch(const AdjointBatch<T>& batch, Exec& ex) {
     e.sweep_shots(
         "adjoint image (image, beta, ring, layers), shots together",
         [=] SW_LAMBDA(int k, long t) { image_body<Order, false>(shifted(b, k * stride, table[k]), table[k].p, t); },
-        b.image_cells + b.layer_cells + b.ring + b.layers, batch.size);
+        b.model_cells + b.layer_cells + b.ring + b.layers, batch.size);  // (a batch never marches)
     e.sweep_shots(
         "adjoint alpha, shots together",
         [=] SW_LAMBDA(int k, long t) {
