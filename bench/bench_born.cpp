@@ -2,7 +2,8 @@
 // on docs/design.md §8's reference case (2-D, or 3-D with `3d`): one shot, one core, the
 // CPU kernels alone (no StarPU), float32, order 8. Prints the median of each and their ratio,
 // the figure docs/imaging.md quotes (J's goal: ≤ 2.2 forwards). Not a test.
-// usage: bench_born [steps] [reps] [3d]
+// usage: bench_born [steps] [reps] [3d] [pml] (pml: the absorbing layers' width, 20 by default;
+// 0 measures the two fields' interiors alone)
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,6 +41,11 @@ int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 1000;
   const int reps = argc > 2 ? std::atoi(argv[2]) : 5;
   const bool three_d = argc > 3 && std::string(argv[3]) == "3d";
+  const int pml = argc > 4 ? std::atoi(argv[4]) : 20;
+  if (pml < 0) {
+    std::fprintf(stderr, "bench_born: pml must be 0 or more, got %s\n", argv[4]);
+    return 2;
+  }
   if (const std::string why = cpu::choose_level_from_environment(); !why.empty()) {
     std::fprintf(stderr, "%s\n", why.c_str());
     return 2;
@@ -47,6 +53,7 @@ int main(int argc, char** argv) {
   const Model m = three_d ? bench::reference_model_3d() : bench::reference_model();
   NumericalOptions o;
   o.order = 8;
+  o.pml_width = pml;
   const Survey s = three_d ? bench::reference_survey_3d(m, 1, steps) : bench::reference_survey(m, 1, steps);
   auto bg = test::prepare_shot<float>(m, s, o);
   // δu as the born codelet steps it (codelets/born.cpp): the background's problem, medium
@@ -63,8 +70,8 @@ int main(int argc, char** argv) {
   std::vector<float> scratch(std::size_t(bg->p.stride));
   const double f = median_seconds(reps, [&] { cpu::forward<8, float>(bg->p); });
   const double j = median_seconds(reps, [&] { cpu::born<8, float>(bg->p, li, scatter.data(), scratch.data()); });
-  std::printf("%s reference case, order 8, float32, %d steps, one core, median of %d, CPU kernels: %s\n",
-              three_d ? "3-D" : "2-D", steps, reps, Runtime::cpu_kernels().c_str());
+  std::printf("%s reference case, order 8, float32, %d steps, PML %d, one core, median of %d, CPU kernels: %s\n",
+              three_d ? "3-D" : "2-D", steps, pml, reps, Runtime::cpu_kernels().c_str());
   std::printf("  forward F:  %.3f s\n  Born J:     %.3f s  = %.2f forwards\n", f, j, j / f);
   return 0;
 }
