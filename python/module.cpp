@@ -17,6 +17,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -304,16 +305,50 @@ ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object
   return run;
 }
 
+/// gradient()'s window as --window's text: a str as it is, or (BEFORE, AFTER[, TAPER]) in s.
+std::string window_text_of(const py::object& window) {
+  if (py::isinstance<py::str>(window)) return py::cast<std::string>(window);
+  if (!py::isinstance<py::sequence>(window))
+    throw InputError("--window: give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s");
+  std::ostringstream text;
+  text.precision(17);
+  const char* comma = "";
+  for (const py::handle& x : py::cast<py::sequence>(window)) {
+    double value = 0;
+    try {
+      if (py::isinstance<py::str>(x)) throw py::cast_error();
+      value = py::cast<double>(x);
+    } catch (const py::cast_error&) {
+      throw InputError("--window: give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s");
+    }
+    text << comma << value;
+    comma = ",";
+  }
+  return text.str();
+}
+
 py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
                    const py::object& wavelet, const py::object& sources, const py::object& receivers,
                    const py::object& observed, const py::object& origin, const py::object& receiver_counts,
-                   const py::object& weights, const std::string& misfit, const std::string& store_compression) {
+                   const py::object& weights, const std::string& misfit, const std::string& store_compression,
+                   const py::object& window, const py::object& window_velocity) {
   GradientHooks hooks;
   hooks.misfit = parse_misfit(misfit);
+  if (window.is_none() && !window_velocity.is_none())
+    throw InputError("--window-velocity: only with --window (the window it places)");
   ImagingRun run =
       imaging_run(n, vp, spacing, dt, wavelet, sources, receivers, observed, origin, receiver_counts, weights);
   run.o.store_compression = parse_store_compression(store_compression, "store_compression");
-  const ImagingResult r = working([&] { return misfit_gradient(run.m, run.s, run.o, hooks); });
+  TimeWindow w;  // starwave gradient --window: each trace around its arrival, at a velocity or picked
+  if (!window.is_none()) {
+    w = parse_window(window_text_of(window), window_velocity.is_none() ? 0 : py::cast<double>(window_velocity));
+    check_window(w, run.s);
+    if (w.velocity > 0) run.s = windowed(run.s, w, velocity_arrivals(run.s, w));
+  }
+  const ImagingResult r = working([&] {
+    if (w.on() && w.velocity == 0) run.s = windowed(run.s, w, picked_arrivals(run.m, run.s, run.o));
+    return misfit_gradient(run.m, run.s, run.o, hooks);
+  });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));
 }
 
@@ -474,10 +509,13 @@ PYBIND11_MODULE(_starwave, mod) {
   def_call(mod, "gradient", &gradient,
            "(misfit, gradient): Φ over every shot and its exact gradient ∂Φ/∂v, float64 shaped as vp; Φ = "
            "½ Σ w (d_syn − d_obs)², or misfit='normalized', 'correlation', 'envelope' (starwave gradient --misfit). "
-           "store_compression: the stored forward wavefield's values (--store-compression).",
+           "store_compression: the stored forward wavefield's values (--store-compression). window='BEFORE,AFTER"
+           "[,TAPER]' (s): each trace compared around its first arrival, picked in the data modelled in vp, or "
+           "at window_velocity (m/s) from the source–receiver distance (--window, --window-velocity).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
-           arg("misfit") = "l2", arg("store_compression") = "none");
+           arg("misfit") = "l2", arg("store_compression") = "none", arg("window") = py::none(),
+           arg("window_velocity") = py::none());
   def_call(mod, "vjp", &vjp,
            "Jᵀ·cotangent: the gradient with respect to vp of Σ cotangent · model(vp, …), float64 shaped as vp (the "
            "cotangent (nshots, nrec, nt) enters in vp's precision). layers=False: without the absorbing layers' share "

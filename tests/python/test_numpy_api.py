@@ -58,6 +58,15 @@ def call(f, fn, v=None, **kw):
     return fn(*args, receiver_counts=f["counts"], **kw)
 
 
+def model_file(f, name, v):
+    """v written as a model file of the fixture's spacing; its path."""
+    path = str(f["dir"] / name)
+    with h5py.File(path, "w") as g:
+        g["/vp"] = v
+        g["/vp"].attrs["spacing"] = f["spacing"]
+    return path
+
+
 def test_model_is_the_cli_bits(files):
     d = call(files, starwave.model)
     assert d.dtype == np.float32 and d.shape == files["observed"].shape
@@ -102,10 +111,7 @@ def test_each_misfit_is_the_cli_bits(files):
     """misfit='correlation' and 'envelope' against `starwave gradient --misfit`: the same bits, a
     misfit and gradient of their own (not the L2's); an unknown name is refused."""
     v = files["v"] * np.float32(0.97)
-    smooth = str(files["dir"] / "slow.h5")
-    with h5py.File(smooth, "w") as g:
-        g["/vp"] = v
-        g["/vp"].attrs["spacing"] = files["spacing"]
+    smooth = model_file(files, "slow.h5", v)
     l2, g2 = call(files, starwave.gradient, v)
     for name in ("correlation", "envelope"):
         out = str(files["dir"] / ("g_" + name + ".h5"))
@@ -117,6 +123,32 @@ def test_each_misfit_is_the_cli_bits(files):
         assert np.abs(g).max() > 0 and not np.allclose(g / np.abs(g).max(), g2 / np.abs(g2).max())
     with pytest.raises(ValueError, match="--misfit: 'l1' is not one of"):
         call(files, starwave.gradient, v, misfit="l1")
+
+
+def test_window_is_the_cli_bits(files):
+    """window= against `starwave gradient --window` (arrivals picked, and at a velocity): the same
+    bits, a misfit and gradient of their own; a text or a tuple; bad windows refused."""
+    v = files["v"] * np.float32(0.97)
+    smooth = model_file(files, "slow_w.h5", v)
+    whole, _ = call(files, starwave.gradient, v)
+    for extra, kw in ((["--window", "0.02,0.12"], dict(window="0.02,0.12")),
+                      (["--window", "0.02,0.12,0.03", "--window-velocity", "2000"],
+                       dict(window=(0.02, 0.12, 0.03), window_velocity=2000.0))):
+        out = str(files["dir"] / "g_window.h5")
+        cli("gradient", "--model", smooth, "--data", files["data"], "--out", out, "--overwrite", *extra)
+        misfit, g = call(files, starwave.gradient, v, **kw)
+        with h5py.File(out, "r") as f:
+            assert misfit == f.attrs["misfit"]
+            assert np.array_equal(g.astype(np.float32), f["/gradient"][...])
+        assert 0 < misfit < whole and np.abs(g).max() > 0
+    with pytest.raises(ValueError, match="--window"):
+        call(files, starwave.gradient, v, window="0.1")
+    with pytest.raises(ValueError, match="--window"):
+        call(files, starwave.gradient, v, window=("a", 0.1))
+    with pytest.raises(ValueError, match="--window-velocity"):
+        call(files, starwave.gradient, v, window_velocity=2000.0)
+    with pytest.raises(ValueError, match="--window-velocity"):
+        call(files, starwave.gradient, v, window="0.02,0.12", window_velocity=-1.0)
 
 
 def test_precision_follows_the_dtype_and_any_layout_is_taken(files):
