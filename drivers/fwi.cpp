@@ -448,20 +448,20 @@ class FwiReport {
 
 void write_result(const FwiCommand& c, const FwiResult& r) {
   const FwiOptions& f = c.f;
-  io::write_fwi_result(c.out, r.model, r.misfit, r.band, f.bands,
-                       {{"iterations", r.iterations},
-                        {"vmin", f.vmin},
-                        {"vmax", f.vmax},
-                        {"memory", f.memory},
-                        {"smooth", f.smooth},
-                        {"fix_top", f.fix_top},
-                        {"order", c.o.order},
-                        {"pml_width", c.o.pml_width},
-                        {"free_surface", c.o.free_surface},
-                        {"double_precision", c.o.precision == Precision::kDouble},
-                        {"misfit_function", double(int(f.misfit))},
-                        {"estimate_source", double(int(f.estimate))}},
-                       r.wavelets);
+  std::map<std::string, double> settings = window_attributes(f.window);
+  settings.insert({{"iterations", r.iterations},
+                   {"vmin", f.vmin},
+                   {"vmax", f.vmax},
+                   {"memory", f.memory},
+                   {"smooth", f.smooth},
+                   {"fix_top", f.fix_top},
+                   {"order", c.o.order},
+                   {"pml_width", c.o.pml_width},
+                   {"free_surface", c.o.free_surface},
+                   {"double_precision", c.o.precision == Precision::kDouble},
+                   {"misfit_function", double(int(f.misfit))},
+                   {"estimate_source", double(int(f.estimate))}});
+  io::write_fwi_result(c.out, r.model, r.misfit, r.band, f.bands, settings, r.wavelets);
 }
 
 /// Each band's misfit from its start to its end, and the model error when it is known.

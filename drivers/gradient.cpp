@@ -29,7 +29,7 @@ namespace {
 /// The image (finished from the raw stack: compensated, differentiated, muted, never all
 /// zero) or the gradient, with their illumination, into `out`.
 void write_result(bool rtm, const std::string& out, const Model& m, const Survey& s, const RtmOptions& rtm_options,
-                  imaging::Misfit misfit, SourceEstimation estimate, const ImagingResult& r,
+                  imaging::Misfit misfit, SourceEstimation estimate, const TimeWindow& window, const ImagingResult& r,
                   const std::vector<double>& source_gradient) {
   const std::vector<std::vector<float>> wavelets =
       estimate == SourceEstimation::kNone ? std::vector<std::vector<float>>{} : s.wavelets;
@@ -46,12 +46,13 @@ void write_result(bool rtm, const std::string& out, const Model& m, const Survey
                       {"estimate_source", double(int(estimate))}},
                      {}, wavelets);
   } else {
-    io::write_fields(
-        out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}},
-        {{"misfit", r.misfit}, {"misfit_function", double(int(misfit))}, {"estimate_source", double(int(estimate))}},
-        {}, wavelets,
-        source_gradient.empty() ? io::Tables{}
-                                : io::Tables{{"/source_gradient", {std::size_t(s.nshots()), source_gradient}}});
+    std::map<std::string, double> scalars = window_attributes(window);
+    scalars.insert(
+        {{"misfit", r.misfit}, {"misfit_function", double(int(misfit))}, {"estimate_source", double(int(estimate))}});
+    io::write_fields(out, m, {{"/gradient", r.values}, {"/illumination", r.illumination}}, scalars, {}, wavelets,
+                     source_gradient.empty()
+                         ? io::Tables{}
+                         : io::Tables{{"/source_gradient", {std::size_t(s.nshots()), source_gradient}}});
   }
 }
 
@@ -226,7 +227,7 @@ int run(const std::string& command, int argc, char** argv, bool plan_only = fals
     say_planned(r, rt);
     return 0;
   }
-  write_result(c.rtm, c.out, m, used, c.rtm_options, c.misfit, c.estimate, r, source_gradient);
+  write_result(c.rtm, c.out, m, used, c.rtm_options, c.misfit, c.estimate, c.window, r, source_gradient);
   if (!c.flags.quiet) say_written(c.rtm, c.out, m, s, c.rtm_options, r, rt);
   return 0;
 }

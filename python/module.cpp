@@ -17,9 +17,10 @@
 #include <future>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "python/arrays.hpp"
 #include "src/base/error.hpp"
@@ -305,26 +306,38 @@ ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object
   return run;
 }
 
-/// gradient()'s window as --window's text: a str as it is, or (BEFORE, AFTER[, TAPER]) in s.
-std::string window_text_of(const py::object& window) {
-  if (py::isinstance<py::str>(window)) return py::cast<std::string>(window);
-  if (!py::isinstance<py::sequence>(window))
-    throw InputError("--window: give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s");
-  std::ostringstream text;
-  text.precision(17);
-  const char* comma = "";
-  for (const py::handle& x : py::cast<py::sequence>(window)) {
-    double value = 0;
+/// A number given to `option` (a float, an int, a numpy scalar: not a bool, text or bytes);
+/// InputError naming it otherwise.
+double number_for(const py::handle& x, const std::string& option, const std::string& what) {
+  const bool text = py::isinstance<py::str>(x) || py::isinstance<py::bytes>(x) || py::isinstance<py::bytearray>(x);
+  if (!text && !py::isinstance<py::bool_>(x)) {
     try {
-      if (py::isinstance<py::str>(x)) throw py::cast_error();
-      value = py::cast<double>(x);
+      return py::cast<double>(x);
     } catch (const py::cast_error&) {
-      throw InputError("--window: give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s");
     }
-    text << comma << value;
-    comma = ",";
   }
-  return text.str();
+  throw InputError(option + ": " + what + ", not " + py::cast<std::string>(py::repr(x)));
+}
+
+/// gradient()'s window as --window's text: a str as it is, or (BEFORE, AFTER[, TAPER]) in s,
+/// each number as Python writes it (the shortest text that reads back to it).
+std::string window_text_of(const py::object& window) {
+  const char* what = "give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s";
+  if (py::isinstance<py::str>(window)) return py::cast<std::string>(window);
+  py::list items;
+  const bool text = py::isinstance<py::bytes>(window) || py::isinstance<py::bytearray>(window);
+  try {
+    if (!text && py::isinstance<py::sequence>(window)) items = py::list(window);
+  } catch (const py::error_already_set&) {  // a sequence that cannot be listed (a 0-d array)
+  }
+  if (items.empty())
+    throw InputError(std::string("--window: ") + what + ", not " + py::cast<std::string>(py::repr(window)));
+  std::string joined;
+  for (const py::handle& x : items) {
+    const double value = number_for(x, "--window", what);
+    joined += (joined.empty() ? "" : ",") + py::cast<std::string>(py::repr(py::float_(value)));
+  }
+  return joined;
 }
 
 py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& spacing, double dt,
@@ -341,12 +354,18 @@ py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& sp
   run.o.store_compression = parse_store_compression(store_compression, "store_compression");
   TimeWindow w;  // starwave gradient --window: each trace around its arrival, at a velocity or picked
   if (!window.is_none()) {
-    w = parse_window(window_text_of(window), window_velocity.is_none() ? 0 : py::cast<double>(window_velocity));
+    const double velocity = window_velocity.is_none()
+                                ? 0
+                                : number_for(window_velocity, "--window-velocity", "a velocity in m/s (0: picked)");
+    w = parse_window(window_text_of(window), velocity);
     check_window(w, run.s);
-    if (w.velocity > 0) run.s = windowed(run.s, w, velocity_arrivals(run.s, w));
   }
   const ImagingResult r = working([&] {
-    if (w.on() && w.velocity == 0) run.s = windowed(run.s, w, picked_arrivals(run.m, run.s, run.o));
+    if (w.on()) {  // the arrivals first, then the survey moved in (its observed data are not copied)
+      const std::vector<double> arrivals =
+          w.velocity > 0 ? velocity_arrivals(run.s, w) : picked_arrivals(run.m, run.s, run.o);
+      run.s = windowed(std::move(run.s), w, arrivals);
+    }
     return misfit_gradient(run.m, run.s, run.o, hooks);
   });
   return py::make_tuple(r.misfit, python::model_array(run.m, r.values));

@@ -133,6 +133,13 @@ TEST_F(Cli, GradientAndFwiCompareWindowsAroundTheArrivalsResumeWithThemAndRefuse
   EXPECT_LT(placed, 0.95 * all);
   EXPECT_GT(picked, 0);
   EXPECT_NE(picked, placed);
+  // Each result says its window (the taper by default a quarter of BEFORE + AFTER).
+  EXPECT_EQ(root_attribute(path("picked.h5"), "window_before"), 0.01);
+  EXPECT_EQ(root_attribute(path("picked.h5"), "window_after"), 0.08);
+  EXPECT_EQ(root_attribute(path("picked.h5"), "window_taper"), 0.25 * (0.01 + 0.08));
+  EXPECT_EQ(root_attribute(path("picked.h5"), "window_velocity"), 0.0);
+  EXPECT_EQ(root_attribute(path("placed.h5"), "window_velocity"), 2500.0);
+  EXPECT_TRUE(std::isnan(root_attribute(path("all.h5"), "window_after"))) << "no window, no window attributes";
 
   // The record is 0.3 s: a longer window, a velocity without a window, a malformed window, a
   // negative velocity: one line each, nothing written.
@@ -155,6 +162,7 @@ TEST_F(Cli, GradientAndFwiCompareWindowsAroundTheArrivalsResumeWithThemAndRefuse
                  killed, "--window");
   ASSERT_EQ(run(common + killed + " --resume").status, 0);
   expect_same_vp(path("whole.h5"), killed);
+  EXPECT_EQ(root_attribute(killed, "window_after"), 0.1);
   expect_refused("fwi --model " + smooth + " --data " + data + " --window 0.2,0.2 --out " + x, x, "--window");
 }
 

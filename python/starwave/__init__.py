@@ -15,9 +15,12 @@ raises ``ValueError`` naming the argument.
         -> J·dv (nshots, nrec, nt) of vp's dtype: the Born data, the derivative of model's data
            along the velocity perturbation dv (m/s, vp's shape); its transpose is vjp
     gradient(vp, spacing, dt, wavelet, sources, receivers, observed, *, origin=None,
-             receiver_counts=None, weights=None, order=8, pml_width=20, free_surface=False,
+             receiver_counts=None, weights=None, misfit='l2', store_compression='none',
+             window=None, window_velocity=None, order=8, pml_width=20, free_surface=False,
              internal_dt=0.0)
-        -> (misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² and ∂Φ/∂v (shaped as vp, float64)
+        -> (misfit, gradient): Φ = ½ Σ w (d_syn − d_obs)² (or misfit='normalized',
+           'correlation', 'envelope'; window='BEFORE,AFTER[,TAPER]' s: each trace around its
+           arrival) and ∂Φ/∂v (shaped as vp, float64)
     vjp(vp, spacing, dt, wavelet, sources, receivers, cotangent, *, ... as gradient)
         -> Jᵀ·cotangent: ∂/∂vp of Σ cotangent · model(vp, …) (shaped as vp, float64)
     vjp_derivative(vp, spacing, dt, wavelet, sources, receivers, cotangent, *, initial_state=None,

@@ -109,6 +109,14 @@ TimeWindow parse_window(const std::string& text, double velocity) {
   return w;
 }
 
+std::map<std::string, double> window_attributes(const TimeWindow& w) {
+  if (!w.on()) return {};
+  return {{"window_before", w.before},
+          {"window_after", w.after},
+          {"window_taper", w.taper},
+          {"window_velocity", w.velocity}};
+}
+
 std::string window_text(const TimeWindow& w) {
   std::ostringstream t;
   t.precision(17);
@@ -174,14 +182,13 @@ std::vector<double> picked_arrivals(const Model& m, const Survey& s, const Numer
   return a;
 }
 
-Survey windowed(const Survey& s, const TimeWindow& w, const std::vector<double>& arrivals) {
-  Survey out = s;
-  const std::size_t nrec = std::size_t(s.nrec());
-  out.windows.assign(3 * std::size_t(s.nshots()) * nrec, 0.0f);
-  const double last = double(s.nt - 1);
+Survey windowed(Survey out, const TimeWindow& w, const std::vector<double>& arrivals) {
+  const std::size_t nrec = std::size_t(out.nrec());
+  out.windows.assign(3 * std::size_t(out.nshots()) * nrec, 0.0f);
+  const double last = double(out.nt - 1);
   bool any = false;
-  for (int shot = 0; shot < s.nshots(); ++shot) {
-    const std::vector<float> weight = s.trace_weights(shot);
+  for (int shot = 0; shot < out.nshots(); ++shot) {
+    const std::vector<float> weight = out.trace_weights(shot);
     for (std::size_t k = 0; k < nrec; ++k) {
       const std::size_t i = std::size_t(shot) * nrec + k;
       float* win = out.windows.data() + 3 * i;
@@ -190,9 +197,9 @@ Survey windowed(const Survey& s, const TimeWindow& w, const std::vector<double>&
         win[0] = win[1] = -1.0f;
         continue;
       }
-      win[0] = float((t - w.before) / s.dt);
-      win[1] = float((t + w.after) / s.dt);
-      win[2] = float(w.taper / s.dt);
+      win[0] = float((t - w.before) / out.dt);
+      win[1] = float((t + w.after) / out.dt);
+      win[2] = float(w.taper / out.dt);
       const double reach = double(win[2]);
       any = any || (weight[k] > 0 && double(win[1]) + reach > 0 && double(win[0]) - reach < last);
     }

@@ -3,6 +3,7 @@
 // the traces it compares (`--offsets`) and the time window of each (`--window`).
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,10 @@ const char* window_velocity_help();
 /// The window as text ("0.05,0.3,0.0875 picked" or "… at 2000 m/s"; the restart state's record).
 std::string window_text(const TimeWindow& w);
 
+/// The window as a result file's root attributes: window_before, window_after, window_taper (s)
+/// and window_velocity (m/s; 0: the arrivals picked); none without a window.
+std::map<std::string, double> window_attributes(const TimeWindow& w);
+
 /// InputError naming --window when BEFORE + AFTER is not shorter than the survey's record.
 void check_window(const TimeWindow& w, const Survey& s);
 
@@ -79,7 +84,8 @@ std::vector<double> picked_arrivals(const Model& m, const Survey& s, const Numer
 
 /// The survey with each trace's window around its arrival (`arrivals`: s, nshots × nrec, as
 /// above; a trace with none compares nothing). InputError naming --window when no weighted
-/// trace's window reaches into the record.
-Survey windowed(const Survey& s, const TimeWindow& w, const std::vector<double>& arrivals);
+/// trace's window reaches into the record. The survey is taken by value: one moved in (holding
+/// its observed data) is not copied.
+Survey windowed(Survey s, const TimeWindow& w, const std::vector<double>& arrivals);
 
 }  // namespace starwave

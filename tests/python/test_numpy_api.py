@@ -132,8 +132,8 @@ def test_window_is_the_cli_bits(files):
     smooth = model_file(files, "slow_w.h5", v)
     whole, _ = call(files, starwave.gradient, v)
     for extra, kw in ((["--window", "0.02,0.12"], dict(window="0.02,0.12")),
-                      (["--window", "0.02,0.12,0.03", "--window-velocity", "2000"],
-                       dict(window=(0.02, 0.12, 0.03), window_velocity=2000.0))):
+                      (["--window", "0.0123456789012345,0.12,0.03", "--window-velocity", "2000"],
+                       dict(window=np.array([0.0123456789012345, 0.12, 0.03]), window_velocity=2000))):
         out = str(files["dir"] / "g_window.h5")
         cli("gradient", "--model", smooth, "--data", files["data"], "--out", out, "--overwrite", *extra)
         misfit, g = call(files, starwave.gradient, v, **kw)
@@ -141,14 +141,15 @@ def test_window_is_the_cli_bits(files):
             assert misfit == f.attrs["misfit"]
             assert np.array_equal(g.astype(np.float32), f["/gradient"][...])
         assert 0 < misfit < whole and np.abs(g).max() > 0
-    with pytest.raises(ValueError, match="--window"):
-        call(files, starwave.gradient, v, window="0.1")
-    with pytest.raises(ValueError, match="--window"):
-        call(files, starwave.gradient, v, window=("a", 0.1))
-    with pytest.raises(ValueError, match="--window-velocity"):
+    for bad in ("0.1", (0.1,), (0.01, 0.1, 0.02, 0.03), ("a", 0.1), (True, 0.1), ((0.01,), 0.1), (0.01, np.nan),
+                b"0.01,0.1", (), np.array(0.1)):
+        with pytest.raises(ValueError, match="--window:"):
+            call(files, starwave.gradient, v, window=bad)
+    for bad in ("2000", True, -1.0, np.inf):
+        with pytest.raises(ValueError, match="--window-velocity:"):
+            call(files, starwave.gradient, v, window="0.02,0.12", window_velocity=bad)
+    with pytest.raises(ValueError, match="--window-velocity:"):
         call(files, starwave.gradient, v, window_velocity=2000.0)
-    with pytest.raises(ValueError, match="--window-velocity"):
-        call(files, starwave.gradient, v, window="0.02,0.12", window_velocity=-1.0)
 
 
 def test_precision_follows_the_dtype_and_any_layout_is_taken(files):
