@@ -12,12 +12,13 @@
 # has none of our libraries), or a build folder. SECTIONs, in the order given (default: tests
 # forward gradient mixed): tests, forward, gradient, mixed (every core + the GPU), field3d
 # (bench/field3d.sh's `whole disk`, 100³ × 1000 steps), validation (bench/gpu_validation.sh
-# measure into BUILD/validation), quick (tests, then forward and gradient with one repetition).
+# measure into BUILD/validation), born (J against F on the GPU: `starwave born` and `starwave model`
+# as whole processes, 2-D and 3-D), quick (tests, then forward and gradient with one repetition).
 # A bundle holds three programs within the 64 MiB a call carries (measured 2026-11-30: 56 MiB,
 # the working tree 3.5 MiB more), from `cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release
 # -DSTARWAVE_USE_MPI=OFF -DSTARWAVE_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real`:
 #   pack --only 'test_cuda_device bench_forward bench_gradient' build-device .device   tests … quick
-#   pack --only 'starwave bench_project' build-device .device                        field3d validation
+#   pack --only 'starwave bench_project' build-device .device                        field3d validation born
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -70,6 +71,33 @@ gradient() {
 }
 mixed() { step "$0" --run "$build" bench_forward 2000 "$reps" 32; }
 field3d() { step env STARPU_NCPU=0 STARWAVE_BENCH_LIMIT=cuda bash "$here/field3d.sh" "$build" 100 1000 "whole disk"; }
+timed() {
+  local TIMEFORMAT="wall %R s"
+  time "$@"
+}
+born() {
+  # J against F on the GPU alone (STARPU_NCPU=0), whole processes: `starwave born` (the model
+  # itself as the perturbation: J is linear, its cost does not depend on δv) against `starwave
+  # model`, the 2-D reference case with 32 shots and the 3-D one with 4; the first run of each
+  # calibrates StarPU's perf models, the next ones are the figures.
+  local d="$build/born" three
+  for three in "" --3d; do
+    rm -rf "$d"
+    mkdir -p "$d"
+    if [ -z "$three" ]; then
+      run bench_project --write "$d" 2000 32
+    else
+      run bench_project --3d --write "$d" 1000 4
+    fi
+    local i
+    for i in $(seq 0 "$reps"); do
+      step timed env STARPU_NCPU=0 "$0" --run "$build" starwave model --model "$d/model.h5" --survey "$d/data.h5" \
+        --out "$d/f.h5" --overwrite --quiet
+      step timed env STARPU_NCPU=0 "$0" --run "$build" starwave born --model "$d/model.h5" --perturbation \
+        "$d/model.h5" --survey "$d/data.h5" --out "$d/j.h5" --overwrite --quiet
+    done
+  done
+}
 validation() { step bash "$here/gpu_validation.sh" measure "$build" "$build/validation"; }
 
 if [ "${1:-}" = --run ]; then  # internal: `env VAR=… bench/device.sh --run BUILD NAME ARGS…`
@@ -78,13 +106,13 @@ if [ "${1:-}" = --run ]; then  # internal: `env VAR=… bench/device.sh --run BU
   run "$@"
   exit
 fi
-build="${1:?usage: bench/device.sh BUILD [tests|forward|gradient|mixed|field3d|validation|quick ...]}"
+build="${1:?usage: bench/device.sh BUILD [tests|forward|gradient|mixed|field3d|validation|born|quick ...]}"
 shift
 sections=("$@")
 [ ${#sections[@]} -gt 0 ] || sections=(tests forward gradient mixed)
 for s in "${sections[@]}"; do
   case "$s" in
-    tests | forward | gradient | mixed | field3d | validation) "$s" ;;
+    tests | forward | gradient | mixed | field3d | validation | born) "$s" ;;
     quick)
       reps=1
       tests
@@ -92,7 +120,7 @@ for s in "${sections[@]}"; do
       gradient
       ;;
     *)
-      echo "bench/device.sh: no section '$s' (tests forward gradient mixed field3d validation quick)" >&2
+      echo "bench/device.sh: no section '$s' (tests forward gradient mixed field3d validation born quick)" >&2
       exit 2
       ;;
   esac
