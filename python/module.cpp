@@ -306,36 +306,63 @@ ImagingRun imaging_run(const Numerics& n, const py::object& vp, const py::object
   return run;
 }
 
-/// A number given to `option` (a float, an int, a numpy scalar: not a bool, text or bytes);
-/// InputError naming it otherwise.
+/// `x` as Python's ascii() writes it, cut to 80 characters, for a message (its type's name if
+/// that fails).
+std::string shown(const py::handle& x) {
+  PyObject* text = PyObject_ASCII(x.ptr());
+  const char* utf8 = text ? PyUnicode_AsUTF8(text) : nullptr;
+  std::string out = utf8 ? utf8 : std::string("a ") + Py_TYPE(x.ptr())->tp_name;
+  if (!utf8) PyErr_Clear();
+  Py_XDECREF(text);
+  return out.size() > 80 ? out.substr(0, 77) + "..." : out;
+}
+
+/// A number given to `option` (a float, an int, a numpy number: not a bool, text or bytes),
+/// read once through its __float__; InputError naming the option otherwise. An exception
+/// other than a wrong type or value (KeyboardInterrupt, MemoryError) goes on as it is.
 double number_for(const py::handle& x, const std::string& option, const std::string& what) {
-  const bool text = py::isinstance<py::str>(x) || py::isinstance<py::bytes>(x) || py::isinstance<py::bytearray>(x);
-  if (!text && !py::isinstance<py::bool_>(x)) {
-    try {
-      return py::cast<double>(x);
-    } catch (const py::cast_error&) {
-    }
+  const std::string type = Py_TYPE(x.ptr())->tp_name;
+  const bool refused = PyBool_Check(x.ptr()) || type == "numpy.bool_" || type == "numpy.bool" ||
+                       PyUnicode_Check(x.ptr()) || PyBytes_Check(x.ptr()) || PyByteArray_Check(x.ptr());
+  if (!refused) {
+    const double value = PyFloat_AsDouble(x.ptr());
+    if (!(value == -1.0 && PyErr_Occurred())) return value;
+    if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError))
+      throw py::error_already_set();
+    PyErr_Clear();
   }
-  throw InputError(option + ": " + what + ", not " + py::cast<std::string>(py::repr(x)));
+  throw InputError(option + ": " + what + ", not " + shown(x));
 }
 
 /// gradient()'s window as --window's text: a str as it is, or (BEFORE, AFTER[, TAPER]) in s,
-/// each number as Python writes it (the shortest text that reads back to it).
+/// each number as Python writes it (the shortest text that reads back to it). The length is
+/// checked before anything is read, and the items are read from a tuple of their own (a list
+/// that an item's __float__ changes is not walked).
 std::string window_text_of(const py::object& window) {
-  const char* what = "give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s";
-  if (py::isinstance<py::str>(window)) return py::cast<std::string>(window);
-  py::list items;
-  const bool text = py::isinstance<py::bytes>(window) || py::isinstance<py::bytearray>(window);
-  try {
-    if (!text && py::isinstance<py::sequence>(window)) items = py::list(window);
-  } catch (const py::error_already_set&) {  // a sequence that cannot be listed (a 0-d array)
+  const std::string what = "give 'BEFORE,AFTER[,TAPER]' or (BEFORE, AFTER[, TAPER]) in s";
+  const auto refuse = [&] { return InputError("--window: " + what + ", not " + shown(window)); };
+  if (PyUnicode_Check(window.ptr())) {
+    Py_ssize_t n = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(window.ptr(), &n);
+    if (!text) {  // not UTF-8 (a lone surrogate)
+      PyErr_Clear();
+      throw refuse();
+    }
+    return std::string(text, std::size_t(n));
   }
-  if (items.empty())
-    throw InputError(std::string("--window: ") + what + ", not " + py::cast<std::string>(py::repr(window)));
+  if (PyBytes_Check(window.ptr()) || PyByteArray_Check(window.ptr()) || !PySequence_Check(window.ptr())) throw refuse();
+  const Py_ssize_t n = PySequence_Size(window.ptr());
+  if (n == -1) {  // a sequence without a length (a 0-d array)
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+    PyErr_Clear();
+  }
+  if (n != 2 && n != 3) throw refuse();
+  const auto items = py::reinterpret_steal<py::tuple>(PySequence_Tuple(window.ptr()));
+  if (!items) throw py::error_already_set();
   std::string joined;
   for (const py::handle& x : items) {
     const double value = number_for(x, "--window", what);
-    joined += (joined.empty() ? "" : ",") + py::cast<std::string>(py::repr(py::float_(value)));
+    joined += (joined.empty() ? "" : ",") + shown(py::float_(value));
   }
   return joined;
 }
@@ -359,11 +386,14 @@ py::tuple gradient(const Numerics& n, const py::object& vp, const py::object& sp
                                 : number_for(window_velocity, "--window-velocity", "a velocity in m/s (0: picked)");
     w = parse_window(window_text_of(window), velocity);
     check_window(w, run.s);
+    if (w.velocity > 0) {  // the arrivals first, then the survey moved in (its observed data are not copied)
+      const std::vector<double> arrivals = velocity_arrivals(run.s, w);
+      run.s = windowed(std::move(run.s), w, arrivals);
+    }
   }
   const ImagingResult r = working([&] {
-    if (w.on()) {  // the arrivals first, then the survey moved in (its observed data are not copied)
-      const std::vector<double> arrivals =
-          w.velocity > 0 ? velocity_arrivals(run.s, w) : picked_arrivals(run.m, run.s, run.o);
+    if (w.on() && w.velocity == 0) {  // picked in the data modelled in vp: StarPU's work
+      const std::vector<double> arrivals = picked_arrivals(run.m, run.s, run.o);
       run.s = windowed(std::move(run.s), w, arrivals);
     }
     return misfit_gradient(run.m, run.s, run.o, hooks);

@@ -97,7 +97,7 @@ TimeWindow parse_window(const std::string& text, double velocity) {
   while (std::getline(all, one, ',')) {
     char* end = nullptr;
     const double x = std::strtod(one.c_str(), &end);
-    if (end == one.c_str() || *end != '\0' || !std::isfinite(x)) throw InputError(why);
+    if (end == one.c_str() || end != one.c_str() + one.size() || !std::isfinite(x)) throw InputError(why);
     v.push_back(x);
   }
   if (v.size() != 2 && v.size() != 3) throw InputError(why);

@@ -141,11 +141,21 @@ def test_window_is_the_cli_bits(files):
             assert misfit == f.attrs["misfit"]
             assert np.array_equal(g.astype(np.float32), f["/gradient"][...])
         assert 0 < misfit < whole and np.abs(g).max() > 0
-    for bad in ("0.1", (0.1,), (0.01, 0.1, 0.02, 0.03), ("a", 0.1), (True, 0.1), ((0.01,), 0.1), (0.01, np.nan),
-                b"0.01,0.1", (), np.array(0.1)):
+    for bad in ("0.1", (0.1,), (0.01, 0.1, 0.02, 0.03), ("a", 0.1), (True, 0.1), (np.True_, 0.1), ((0.01,), 0.1),
+                (0.01, np.nan), b"0.01,0.1", (), np.array(0.1), "0.01\x00junk,0.1", "\udc80",
+                np.broadcast_to(0.1, (10**10,))):  # the last: refused by its length, nothing listed
         with pytest.raises(ValueError, match="--window:"):
             call(files, starwave.gradient, v, window=bad)
-    for bad in ("2000", True, -1.0, np.inf):
+
+    class Shrinks:  # a list an item's __float__ changes: read from a snapshot, never walked
+        def __float__(self):
+            changing.clear()
+            changing.extend([0.0] * 999)
+            return 0.02
+
+    changing = [Shrinks(), 0.12]
+    assert call(files, starwave.gradient, v, window=changing)[0] == call(files, starwave.gradient, v, window="0.02,0.12")[0]
+    for bad in ("2000", True, np.True_, -1.0, np.inf):
         with pytest.raises(ValueError, match="--window-velocity:"):
             call(files, starwave.gradient, v, window="0.02,0.12", window_velocity=bad)
     with pytest.raises(ValueError, match="--window-velocity:"):
