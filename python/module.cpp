@@ -560,7 +560,8 @@ PYBIND11_MODULE(_starwave, mod) {
            "½ Σ w (d_syn − d_obs)², or misfit='normalized', 'correlation', 'envelope' (starwave gradient --misfit). "
            "store_compression: the stored forward wavefield's values (--store-compression). window='BEFORE,AFTER"
            "[,TAPER]' (s): each trace compared around its first arrival, picked in the data modelled in vp, or "
-           "at window_velocity (m/s) from the source–receiver distance (--window, --window-velocity).",
+           "at window_velocity (m/s) from the source–receiver distance plus the wavelet's onset (--window, "
+           "--window-velocity).",
            arg("vp"), arg("spacing"), arg("dt"), arg("wavelet"), arg("sources"), arg("receivers"), arg("observed"),
            py::kw_only(), arg("origin") = py::none(), arg("receiver_counts") = py::none(), arg("weights") = py::none(),
            arg("misfit") = "l2", arg("store_compression") = "none", arg("window") = py::none(),
