@@ -130,6 +130,23 @@ TEST_F(Cli, VersionIsTheReleaseAndCommitInfoShows) {
   EXPECT_NE(extra.err.find("unexpected word 'extra'"), std::string::npos) << extra.err;
 }
 
+TEST_F(Cli, StarPUStartsWithoutTheHwlocPluginsItNeverAsks) {
+  // The loader's own record of the files it opens (glibc's LD_DEBUG=files, on stderr):
+  // StarPU's start loads hwloc, but not its libxml2, OpenCL and GL plugins (the last tries
+  // to open X displays); a user's HWLOC_PLUGINS_BLACKLIST stands, and then hwloc loads the GL
+  // plugin where it is installed.
+  const Result plain = run("info", "LD_DEBUG=files");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  ASSERT_NE(plain.err.find("libhwloc.so"), std::string::npos) << "LD_DEBUG=files records nothing here";
+  for (const char* plugin : {"hwloc_xml_libxml.so", "hwloc_opencl.so", "hwloc_gl.so"})
+    EXPECT_EQ(plain.err.find(plugin), std::string::npos) << plugin << " loaded";
+  const Result user = run("info", "LD_DEBUG=files HWLOC_PLUGINS_BLACKLIST=hwloc_opencl");
+  ASSERT_EQ(user.status, 0) << user.err;
+  EXPECT_EQ(user.err.find("hwloc_opencl.so"), std::string::npos);
+  const bool gl_installed = std::filesystem::exists(HWLOC_PLUGIN_DIR "/hwloc_gl.so");
+  EXPECT_EQ(user.err.find("hwloc_gl.so") != std::string::npos, gl_installed) << "the user's list stands";
+}
+
 TEST_F(Cli, AMissingInputFileIsRefusedNamingIt) {
   expect_refused(model_cmd(path("nope.h5"), survey_, path("d.h5")), path("d.h5"), "nope.h5");
 }

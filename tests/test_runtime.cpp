@@ -193,7 +193,10 @@ TEST(Runtime, StartsWithoutHwlocsIoDiscoveryWhereNoGpuIsAndGivesItsVariableBack)
   // StarPU places CUDA workers by the PCI devices hwloc finds; without a GPU that discovery
   // (slow sysfs reads on a virtual machine) is left out of its start, and HWLOC_COMPONENTS is
   // as it was after; a value the user set stands and leaves the discovery on.
+  // HWLOC_PLUGINS_BLACKLIST, which keeps the plugins StarPU never asks for unloaded while it
+  // starts (test_cli sees which load), is given back the same way.
   unsetenv("HWLOC_COMPONENTS");
+  unsetenv("HWLOC_PLUGINS_BLACKLIST");
   const bool pci = machine_has_pci();
   RuntimeOptions ro;
   ro.ncpus = 1;
@@ -201,16 +204,21 @@ TEST(Runtime, StartsWithoutHwlocsIoDiscoveryWhereNoGpuIsAndGivesItsVariableBack)
     Runtime rt(ro);
     const bool gpus = rt.cuda_workers() > 0;
     EXPECT_EQ(std::getenv("HWLOC_COMPONENTS"), nullptr);
+    EXPECT_EQ(std::getenv("HWLOC_PLUGINS_BLACKLIST"), nullptr);
     EXPECT_EQ(starpu_topology_has_pci(), gpus && pci) << (gpus ? "a GPU, " : "no GPU, ") << "PCI devices " << pci;
   }
   setenv("HWLOC_COMPONENTS", "-gl", 1);  // the user's
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_opencl", 1);
   {
     Runtime rt(ro);
     ASSERT_NE(std::getenv("HWLOC_COMPONENTS"), nullptr);
     EXPECT_STREQ(std::getenv("HWLOC_COMPONENTS"), "-gl");
+    ASSERT_NE(std::getenv("HWLOC_PLUGINS_BLACKLIST"), nullptr);
+    EXPECT_STREQ(std::getenv("HWLOC_PLUGINS_BLACKLIST"), "hwloc_opencl");
     EXPECT_EQ(starpu_topology_has_pci(), pci);
   }
   unsetenv("HWLOC_COMPONENTS");
+  unsetenv("HWLOC_PLUGINS_BLACKLIST");
 }
 
 TEST(Runtime, TheMemoryPlanKnowsTheMainMemoryStarPUCounts) {

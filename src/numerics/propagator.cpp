@@ -130,46 +130,77 @@ TimeStepping choose_time_step(const Model& m, const Survey& s, const NumericalOp
   return ts;
 }
 
-double dominant_frequency(const std::vector<float>& w, double dt) {
-  // |Σ w[n] e^{−iωn dt}|², the phase factor advanced by one rotation per sample (one
-  // sincos per frequency, not per sample: this runs before every modeling job).
-  auto power = [&](double f) {
-    const double c = std::cos(2 * M_PI * f * dt), s = -std::sin(2 * M_PI * f * dt);
-    double pr = 1, pi = 0, re = 0, im = 0;
-    for (const float x : w) {
-      re += x * pr;
-      im += x * pi;
-      const double t = pr * c - pi * s;
-      pi = pr * s + pi * c;
-      pr = t;
+namespace {
+
+/// |Σ w[n] e^{−iωn dt}|² at each frequency of `f`: the phase factor advanced by one rotation
+/// a sample (one sincos a frequency, not a sample: this runs before every modeling job).
+/// Eight frequencies go through the samples together, each with its own recurrence in the
+/// same operations and order as alone (so the same bits), where one frequency alone would
+/// wait on its own additions; the trailing zero samples add nothing and are skipped.
+std::vector<double> powers(const std::vector<float>& w, double dt, const std::vector<double>& f) {
+  std::size_t n = w.size();
+  while (n > 0 && w[n - 1] == 0.0f) --n;
+  constexpr std::size_t kLanes = 8;
+  std::vector<double> out(f.size());
+  for (std::size_t i0 = 0; i0 < f.size(); i0 += kLanes) {
+    const std::size_t used = std::min(kLanes, f.size() - i0);
+    double c[kLanes], s[kLanes], pr[kLanes], pi[kLanes], re[kLanes], im[kLanes];
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      const double fk = f[i0 + std::min(k, used - 1)];  // spare lanes repeat the last frequency
+      c[k] = std::cos(2 * M_PI * fk * dt);
+      s[k] = -std::sin(2 * M_PI * fk * dt);
+      pr[k] = 1;
+      pi[k] = re[k] = im[k] = 0;
     }
-    return re * re + im * im;
-  };
+    for (std::size_t j = 0; j < n; ++j) {
+      const double x = w[j];
+      for (std::size_t k = 0; k < kLanes; ++k) {
+        re[k] += x * pr[k];
+        im[k] += x * pi[k];
+        const double t = pr[k] * c[k] - pi[k] * s[k];
+        pi[k] = pr[k] * s[k] + pi[k] * c[k];
+        pr[k] = t;
+      }
+    }
+    for (std::size_t k = 0; k < used; ++k) out[i0 + k] = re[k] * re[k] + im[k] * im[k];
+  }
+  return out;
+}
+
+}  // namespace
+
+double dominant_frequency(const std::vector<float>& w, double dt) {
   // 512 frequencies spaced evenly in log from the record's resolution, 1 / (nt dt), to
   // Nyquist, then 64 steps across the best one's neighbours. Evenly in log, not in Hz:
   // data sampled far finer than their wavelet (10 µs for a 10 Hz source) would put the
   // whole pulse below the first of 512 even bins (97.7 Hz), where only the float
-  // rounding of the samples is heard.
+  // rounding of the samples is heard. The first of equal powers wins.
   const double nyquist = 0.5 / dt;
   const double lowest = std::min(1.0 / (double(w.size()) * dt), nyquist / 512);
   const double ratio = std::pow(nyquist / lowest, 1.0 / 512);
+  std::vector<double> coarse(512);
+  for (int i = 0; i < 512; ++i) coarse[std::size_t(i)] = lowest * std::pow(ratio, i);
+  const std::vector<double> coarse_power = powers(w, dt, coarse);
   double best = 0, best_f = nyquist / 8;
   int best_i = 0;
   for (int i = 0; i < 512; ++i)
-    if (const double f = lowest * std::pow(ratio, i), a = power(f); a > best) {
+    if (const double a = coarse_power[std::size_t(i)]; a > best) {
       best = a;
-      best_f = f;
+      best_f = coarse[std::size_t(i)];
       best_i = i;
     }
   if (best == 0) return best_f;  // a silent wavelet: no peak to refine
+  std::vector<double> fine;
   for (int j = -32; j <= 32; ++j) {
     const double f = lowest * std::pow(ratio, best_i + j / 32.0);
-    if (j == 0 || f >= nyquist) continue;
-    if (const double a = power(f); a > best) {
-      best = a;
-      best_f = f;
-    }
+    if (j != 0 && f < nyquist) fine.push_back(f);
   }
+  const std::vector<double> fine_power = powers(w, dt, fine);
+  for (std::size_t j = 0; j < fine.size(); ++j)
+    if (fine_power[j] > best) {
+      best = fine_power[j];
+      best_f = fine[j];
+    }
   return best_f;
 }
 

@@ -266,25 +266,38 @@ class SwapHidden {
   bool had_ = false;
 };
 
-/// hwloc's discovery of I/O devices left out of the topology StarPU loads as it starts, when
-/// `off`, unless the user set HWLOC_COMPONENTS; the variable given back after. StarPU places
-/// CUDA workers near their GPU by it; with no GPU it serves nothing, and reading the PCI
-/// devices' configuration from sysfs takes ~8 ms of every process's start on a virtual machine
-/// (docs/benchmarks.md, "Start-up").
-class IoDiscoveryOff {
+/// An environment variable set while StarPU starts, when `when` and the user has not set it;
+/// given back (unset) after.
+class SetWhileStarting {
  public:
-  explicit IoDiscoveryOff(bool off) : set_(off && std::getenv("HWLOC_COMPONENTS") == nullptr) {
-    if (set_) setenv("HWLOC_COMPONENTS", "-pci,-linuxio", 1);
+  SetWhileStarting(const char* name, const char* value, bool when)
+      : name_(name), set_(when && std::getenv(name) == nullptr) {
+    if (set_) setenv(name_, value, 1);
   }
-  ~IoDiscoveryOff() {
-    if (set_) unsetenv("HWLOC_COMPONENTS");
+  ~SetWhileStarting() {
+    if (set_) unsetenv(name_);
   }
-  IoDiscoveryOff(const IoDiscoveryOff&) = delete;
-  IoDiscoveryOff& operator=(const IoDiscoveryOff&) = delete;
+  SetWhileStarting(const SetWhileStarting&) = delete;
+  SetWhileStarting& operator=(const SetWhileStarting&) = delete;
 
  private:
+  const char* name_;
   bool set_;
 };
+
+/// hwloc's discovery of I/O devices, left out of the topology StarPU loads as it starts when
+/// `off` (HWLOC_COMPONENTS). StarPU places CUDA workers near their GPU by it; with no GPU it
+/// serves nothing, and reading the PCI devices' configuration from sysfs takes ~8 ms of every
+/// process's start on a virtual machine (docs/benchmarks.md, "Start-up").
+SetWhileStarting io_discovery_off(bool off) { return {"HWLOC_COMPONENTS", "-pci,-linuxio", off}; }
+
+/// hwloc's plugins that StarPU never asks for, not loaded (HWLOC_PLUGINS_BLACKLIST): the
+/// libxml2 reader (hwloc's own reads and writes the same XML; libxml2 brings ICU's tables),
+/// OpenCL devices (StarPU is built without OpenCL) and the GL one, which tries to open X
+/// displays :0 to :9 (~2 ms of every start, docs/benchmarks.md "Start-up").
+SetWhileStarting unused_hwloc_plugins_left_out() {
+  return {"HWLOC_PLUGINS_BLACKLIST", "hwloc_xml_libxml,hwloc_opencl,hwloc_gl", true};
+}
 
 }  // namespace
 
@@ -294,7 +307,8 @@ Runtime::Runtime(const RuntimeOptions& o) {
   struct starpu_conf conf = starpu_configuration(o, per_gpu);
   const SwapHidden swap_hidden;
   // Not with MPI ranks: their library may place its network by the devices hwloc finds.
-  const IoDiscoveryOff io_off(gpus == 0 && (o.alone || mpi::launched_ranks() <= 1));
+  const SetWhileStarting io_off = io_discovery_off(gpus == 0 && (o.alone || mpi::launched_ranks() <= 1));
+  const SetWhileStarting plugins = unused_hwloc_plugins_left_out();
   bool running = false;
   try {
     start_starpu(conf, o, per_gpu);
