@@ -221,6 +221,25 @@ TEST(Runtime, StartsWithoutHwlocsIoDiscoveryWhereNoGpuIsAndGivesItsVariableBack)
   unsetenv("HWLOC_PLUGINS_BLACKLIST");
 }
 
+TEST(Runtime, LeavesHwlocsXmlReaderLoadedWhereATopologyFileIsGiven) {
+  // hwloc's own XML parser reads only hwloc's XML: with a topology file for StarPU or hwloc,
+  // libxml2's plugin stays; the OpenCL and GL ones are left out either way.
+  unsetenv("STARPU_HWLOC_INPUT");
+  unsetenv("HWLOC_XMLFILE");
+  const std::string plain = Runtime::hwloc_plugins_left_out();
+  EXPECT_NE(plain.find("hwloc_xml_libxml"), std::string::npos) << plain;
+  for (const char* var : {"STARPU_HWLOC_INPUT", "HWLOC_XMLFILE"}) {
+    setenv(var, "topology.xml", 1);
+    const std::string given = Runtime::hwloc_plugins_left_out();
+    unsetenv(var);
+    EXPECT_EQ(given.find("hwloc_xml_libxml"), std::string::npos) << var << ": " << given;
+    for (const char* plugin : {"hwloc_opencl", "hwloc_gl"}) {
+      EXPECT_NE(plain.find(plugin), std::string::npos) << plain;
+      EXPECT_NE(given.find(plugin), std::string::npos) << var << ": " << given;
+    }
+  }
+}
+
 TEST(Runtime, TheMemoryPlanKnowsTheMainMemoryStarPUCounts) {
   // Once StarPU runs, the plan's room is no more than the main memory StarPU counts (it
   // allocates no more there): a room larger than any machine is bounded by it.

@@ -311,6 +311,11 @@ TEST(Spectrum, DominantFrequencyHasTheBitsOfTheOneAtATimeSearch) {
   for (float& x : noise) x = float((state = state * 1664525u + 1013904223u) >> 8) / float(1 << 24) - 0.5f;
   spike[3] = -1.0f;
   for (std::size_t n = 0; n < tail.size(); ++n) tail[n] = n < 200 ? float(std::cos(0.3 * double(n))) : -0.0f;
+  // Alternating signs: the peak at Nyquist, so the refinement's list is 63 long (its last
+  // group of eight one short).
+  std::vector<float> nyquist(1500, 0.0f);
+  for (std::size_t n = 0; n < 1200; ++n) nyquist[n] = n % 2 ? -1.0f : 1.0f;
+  cases.push_back({"Nyquist", nyquist});
   cases.push_back({"late pulse", late});
   cases.push_back({"noise", noise});
   cases.push_back({"spike", spike});

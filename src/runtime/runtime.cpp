@@ -291,15 +291,20 @@ class SetWhileStarting {
 /// process's start on a virtual machine (docs/benchmarks.md, "Start-up").
 SetWhileStarting io_discovery_off(bool off) { return {"HWLOC_COMPONENTS", "-pci,-linuxio", off}; }
 
-/// hwloc's plugins that StarPU never asks for, not loaded (HWLOC_PLUGINS_BLACKLIST): the
-/// libxml2 reader (hwloc's own reads and writes the same XML; libxml2 brings ICU's tables),
-/// OpenCL devices (StarPU is built without OpenCL) and the GL one, which tries to open X
-/// displays :0 to :9 (~2 ms of every start, docs/benchmarks.md "Start-up").
+/// hwloc's plugins that StarPU never asks for, not loaded (Runtime::hwloc_plugins_left_out()):
+/// OpenCL devices (StarPU runs no OpenCL workers here), the GL one, which tries to open X
+/// displays :0 to :9, and libxml2's XML reader and writer, whose tables (ICU's) take a while
+/// to load. About 2 ms of every start (docs/benchmarks.md, "Start-up").
 SetWhileStarting unused_hwloc_plugins_left_out() {
-  return {"HWLOC_PLUGINS_BLACKLIST", "hwloc_xml_libxml,hwloc_opencl,hwloc_gl", true};
+  return {"HWLOC_PLUGINS_BLACKLIST", Runtime::hwloc_plugins_left_out(), true};
 }
 
 }  // namespace
+
+const char* Runtime::hwloc_plugins_left_out() {
+  const bool xml_given = std::getenv("STARPU_HWLOC_INPUT") != nullptr || std::getenv("HWLOC_XMLFILE") != nullptr;
+  return xml_given ? "hwloc_opencl,hwloc_gl" : "hwloc_xml_libxml,hwloc_opencl,hwloc_gl";
+}
 
 Runtime::Runtime(const RuntimeOptions& o) {
   const int gpus = prepare_process();

@@ -60,6 +60,10 @@ class Runtime {
   /// The StarPU library this process runs ("1.3.10"), usable without a Runtime.
   static std::string starpu_version();
   std::string scheduler() const;
+  /// The hwloc plugins left unloaded while StarPU starts (HWLOC_PLUGINS_BLACKLIST, unless the
+  /// user set it): those StarPU never asks for; libxml2's stays when a topology file is given
+  /// (STARPU_HWLOC_INPUT, HWLOC_XMLFILE), since hwloc's own parser reads only hwloc's XML.
+  static const char* hwloc_plugins_left_out();
   /// Ranks on this node and this rank's place among them (1 and 0 without MPI).
   int node_ranks() const { return node_size_; }
   int node_rank() const { return node_rank_; }
