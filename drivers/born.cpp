@@ -42,6 +42,7 @@ int born(int argc, char** argv) {
   const std::vector<double> dv = io::read_perturbation(perturbation_path, m);
   const Survey s = io::read_survey(survey_path, false, [](int) { return false; });  // recorded data not needed
   check_modeling_inputs(m, s, o);  // every refusal before StarPU starts
+  check_perturbation(m, dv, perturbation_path);
   if (std::all_of(dv.begin(), dv.end(), [](double x) { return x == 0; }))
     std::cerr << "starwave born: note: " << perturbation_path
               << ": the perturbation is zero everywhere, so the Born data are zeros\n";

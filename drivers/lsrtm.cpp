@@ -117,6 +117,7 @@ int lsrtm(int argc, char** argv) {
   const safety::OutputClaim result(c.out, "--out", replace, c.inputs(), root);
   safety::refuse_other_format_name(c.out, "--out", safety::Format::kHdf5);
   const safety::OutputClaim state = claim_state(c);
+  check_lsrtm_iterations(c.l);  // before the pictures' names are listed, one an iteration
   figures::Folder folder(c.figures_dir, "--figures", drawings(c.l.iterations), replace, c.inputs(), root);
 
   const Model m = io::read_model(c.model_path);

@@ -1,6 +1,7 @@
 // python/arrays.cpp — numpy arrays to Model and Survey (arrays.hpp).
 #include "python/arrays.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "src/base/error.hpp"
@@ -212,6 +213,41 @@ py::array_t<double> model_array(const Model& m, const std::vector<double>& value
   py::array_t<double> a(shape);
   std::copy(values.begin(), values.end(), a.mutable_data());
   return a;
+}
+
+void set_pml_widths(NumericalOptions& o, const py::object& width, int ndim) {
+  const auto cells = [](const py::handle& x) {
+    const std::string type = py::str(py::type::handle_of(x).attr("__name__"));
+    PyObject* index = (py::isinstance<py::int_>(x) || py::hasattr(x, "__index__")) && type != "bool" && type != "bool_"
+                          ? PyNumber_Index(x.ptr())  // an __index__ may refuse (a float array's)
+                          : nullptr;
+    if (index == nullptr && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError) &&
+        !PyErr_ExceptionMatches(PyExc_ValueError))
+      throw py::error_already_set();  // KeyboardInterrupt goes on
+    PyErr_Clear();
+    if (index == nullptr)
+      throw InputError("--pml-width: a whole number of cells, or one a side (got " + std::string(py::repr(x)) + ")");
+    return py::reinterpret_steal<py::object>(index).cast<long long>();
+  };
+  const bool zero_d = py::hasattr(width, "ndim") && py::int_(width.attr("ndim")).cast<int>() == 0;  // np.array(10)
+  if (!py::isinstance<py::sequence>(width) || py::isinstance<py::str>(width) || zero_d) {
+    const long long w = cells(width);
+    if (w < 0 || w > 1000)
+      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
+    o.pml_width = int(w);
+    return;
+  }
+  const py::sequence sides = width.cast<py::sequence>();
+  if (ndim < 2 || ndim > 3 || int(sides.size()) != 2 * ndim)
+    throw InputError("--pml-width: one width, or " + std::to_string(2 * std::max(ndim, 2)) +
+                     " (each side's: low and high along each axis), not " + std::to_string(sides.size()));
+  static const int side_of[2][6] = {{0, 1, 4, 5}, {0, 1, 2, 3, 4, 5}};  // (z, x) or (z, y, x) → pml_sides
+  for (int i = 0; i < 2 * ndim; ++i) {
+    const long long w = cells(sides[std::size_t(i)]);
+    if (w < 0 || w > 1000)
+      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
+    o.pml_sides[std::size_t(side_of[ndim - 2][i])] = int(w);
+  }
 }
 
 }  // namespace starwave::python

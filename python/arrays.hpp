@@ -46,4 +46,9 @@ std::vector<double> exact_shape_values(const py::object& a, const std::vector<py
 /// A (nz, nx) or (nz, ny, nx) float64 array of a model's shape holding `values`.
 py::array_t<double> model_array(const Model& m, const std::vector<double>& values);
 
+/// pml_width: one whole number (an int, a 0-d integer array), or 2·ndim of them, each side's
+/// (z low, z high, (y low, y high,) x low, x high: NumericalOptions::pml_sides' order), into
+/// `o`; bools and non-integers refused naming --pml-width.
+void set_pml_widths(NumericalOptions& o, const py::object& width, int ndim);
+
 }  // namespace starwave::python

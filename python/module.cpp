@@ -144,34 +144,6 @@ struct Numerics {
   double internal_dt, pml_velocity, pml_frequency;
 };
 
-/// pml_width: one whole number, or 2·ndim of them, each side's (z low, z high, (y low, y high,)
-/// x low, x high: NumericalOptions::pml_sides' order).
-void set_pml_widths(NumericalOptions& o, const py::object& width, int ndim) {
-  const auto cells = [](const py::handle& x) {
-    if (!py::isinstance<py::int_>(x) && !py::hasattr(x, "__index__"))
-      throw InputError("--pml-width: a whole number of cells, or one a side (got " + std::string(py::repr(x)) + ")");
-    return py::reinterpret_steal<py::object>(PyNumber_Index(x.ptr())).cast<long long>();
-  };
-  if (!py::isinstance<py::sequence>(width) || py::isinstance<py::str>(width)) {
-    const long long w = cells(width);
-    if (w < 0 || w > 1000)
-      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
-    o.pml_width = int(w);
-    return;
-  }
-  const py::sequence sides = width.cast<py::sequence>();
-  if (ndim < 2 || ndim > 3 || int(sides.size()) != 2 * ndim)
-    throw InputError("--pml-width: one width, or " + std::to_string(2 * std::max(ndim, 2)) +
-                     " (each side's: low and high along each axis), not " + std::to_string(sides.size()));
-  static const int side_of[2][6] = {{0, 1, 4, 5}, {0, 1, 2, 3, 4, 5}};  // (z, x) or (z, y, x) → pml_sides
-  for (int i = 0; i < 2 * ndim; ++i) {
-    const long long w = cells(sides[std::size_t(i)]);
-    if (w < 0 || w > 1000)
-      throw InputError("--pml-width: must be between 0 and 1000 cells (got " + std::to_string(w) + ")");
-    o.pml_sides[std::size_t(side_of[ndim - 2][i])] = int(w);
-  }
-}
-
 /// The numerical options of a call on `vp` (its dtype: the precision), checked as the command
 /// line checks its own.
 NumericalOptions options(const py::object& vp, const Numerics& n) {
@@ -179,7 +151,7 @@ NumericalOptions options(const py::object& vp, const Numerics& n) {
   o.pml_velocity = n.pml_velocity;
   o.pml_frequency = n.pml_frequency;
   o.order = n.order;
-  set_pml_widths(o, n.pml_width, int(py::array(vp).ndim()));
+  python::set_pml_widths(o, n.pml_width, int(py::array(vp).ndim()));
   if (n.free_surface && o.pml_sides[0] > 0)
     throw InputError("--pml-width: a free surface has no layer on top: give the top side 0 (or one width)");
   o.free_surface = n.free_surface;
@@ -268,20 +240,15 @@ py::array born(const Numerics& n, const py::object& vp, const py::object& dv, co
   NumericalOptions o = options(vp, n);
   o.perturb_layers = layers;
   const Model m = python::to_model(vp, spacing, origin);
-  if (py::array(dv).ndim() != py::array(vp).ndim() || py::array(dv).size() != py::array(vp).size())
-    throw InputError("dv: must have vp's shape");
-  std::vector<double> perturbation(m.cells());
-  {
-    const py::array_t<double, py::array::c_style | py::array::forcecast> d(dv);
-    if (std::size_t(d.size()) != m.cells()) throw InputError("dv: must have vp's shape");
-    for (std::size_t i = 0; i < m.cells(); ++i) {
-      perturbation[i] = d.data()[i];
-      if (!std::isfinite(perturbation[i])) throw InputError("dv: holds a value that is not finite");
-    }
-  }
+  const py::array v = py::array::ensure(vp);
+  const std::vector<double> perturbation =
+      python::exact_shape_values(dv, std::vector<py::ssize_t>(v.shape(), v.shape() + v.ndim()), "dv");
+  check_perturbation(m, perturbation, "dv");
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none(), o.precision);
   check_modeling_inputs(m, s, o);
   const std::vector<double> j = working([&] { return born_shots_exact(m, perturbation, s, o); });
+  if (!std::all_of(j.begin(), j.end(), [](double x) { return std::isfinite(x); }))
+    throw InputError("born: the Born data overflow the run's precision (dv, vp or the wavelet too large for it)");
   if (o.precision == Precision::kDouble) return traces_array(s, j);
   return traces_array(s, std::vector<float>(j.begin(), j.end()));
 }

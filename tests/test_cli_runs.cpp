@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -20,6 +21,9 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/cpu/levels.hpp"
 #include "src/io/hdf5.hpp"
@@ -169,6 +173,31 @@ TEST_F(Cli, BornWritesTheDerivativeOfModelsData) {
   EXPECT_EQ(refused.status, 2);
   EXPECT_NE(refused.err.find(path("b-dv2.h5") + ": /vp's grid"), std::string::npos) << refused.err;
   EXPECT_FALSE(fs::exists(path("b-never.h5")));
+  // The same cells on another spacing or origin (an origin given: without one it is the
+  // model's grid), and a δv far beyond the velocities: refused, naming the file and both.
+  Model spaced = v, moved = v;
+  spaced.dx *= 2;
+  moved.x0 += 100;
+  Model huge = v;
+  std::fill(huge.vp.begin(), huge.vp.end(), 0.0);
+  huge.vp[huge.vp.size() / 2] = 1e30;
+  const std::vector<std::pair<std::string, Model>> other_grids = {
+      {"b-dvs.h5", spaced}, {"b-dvo.h5", moved}, {"b-dvh.h5", huge}};
+  const std::vector<std::string> said = {"/vp's spacing", "/vp's origin", "beyond 1000 × the model's largest velocity"};
+  for (std::size_t k = 0; k < other_grids.size(); ++k) {
+    const Model& g = other_grids[k].second;
+    const bool values = k == 2;
+    io::write_fields(path(other_grids[k].first), g, {{"/vp", values ? g.vp : std::vector<double>(g.vp.size(), 1.0)}},
+                     {});
+    const Result r = run("born --model " + m + " --perturbation " + path(other_grids[k].first) + " --survey " + s +
+                         " --out " + path("b-never.h5"));
+    EXPECT_EQ(r.status, 2) << other_grids[k].first;
+    EXPECT_NE(r.err.find(path(other_grids[k].first) + ": " + (values ? "a perturbation of 1e+30 m/s" : said[k])),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(said[k]), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("b-never.h5")));
+  }
   // An all-zero perturbation: zero data, said (not refused).
   io::write_fields(path("b-zero.h5"), v, {{"/vp", std::vector<double>(v.vp.size(), 0.0)}}, {});
   const Result zero = run("born --model " + m + " --perturbation " + path("b-zero.h5") + " --survey " + s + " --out " +
@@ -736,6 +765,13 @@ TEST_F(Cli, LsrtmKilledAndResumedEndsLikeAnUninterruptedRun) {
   expect_refused(common + bad + " --mute below", bad, "--mute");
   expect_refused(common + bad + " --fix-top 5000", bad, "--fix-top");
   expect_refused(common + bad + " --resume", bad, "--resume");
+  // More iterations than any run takes: refused at once (the pictures are listed one an
+  // iteration); a figures folder that cannot be made (a name over the file system's limit):
+  // refused before any work, no state left behind to block the next run.
+  expect_refused(common + bad + " --iterations 2147483647", bad, "--iterations");
+  const std::string too_long = path(std::string(300, 'f'));
+  expect_refused(common + bad + " --figures " + too_long, bad, "--figures: " + too_long + ": cannot create");
+  EXPECT_FALSE(fs::exists(bad + ".state"));
 }
 
 }  // namespace

@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
 
 #include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
 #include "src/runtime/runtime.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/gradient.hpp"
@@ -134,6 +138,10 @@ TEST(Lsrtm, ResumedRunEndsWithTheUninterruptedRunsBits) {
   part.state = dir + "/part.h5";
   part.iterations = 2;
   ASSERT_EQ(run(c, part).iterations, 2);
+  const std::vector<std::string> arrays = {"image", "normal_residual", "direction", "precond", "illumination",
+                                           "rtm",   "history"};
+  io::Record saved = io::read_record(part.state, arrays, {"gamma", "iteration"});
+  saved.texts = io::read_texts(part.state);
   part.iterations = 4;
   part.resume = true;
   const LsrtmResult b = run(c, part);
@@ -152,6 +160,40 @@ TEST(Lsrtm, ResumedRunEndsWithTheUninterruptedRunsBits) {
   LsrtmOptions none;
   none.iterations = 0;
   EXPECT_THROW(check_lsrtm_inputs(c.background, c.survey, c.options, none), InputError);
+  LsrtmOptions many;
+  many.iterations = kMaxIterations + 1;
+  EXPECT_THROW(check_lsrtm_iterations(many), InputError);
+  // A state whose numbers disagree with each other is refused as damaged, not resumed into a
+  // silent stop or a negative misfit: γ that is not ⟨s, P s⟩ (γ edited, the preconditioner
+  // edited), a negative misfit, a fractional iteration count.
+  auto edited = [&](const std::string& what, const std::function<void(io::Record&)>& edit) {
+    io::Record r = saved;
+    edit(r);
+    LsrtmOptions l = part;
+    l.state = dir + "/damaged.h5";
+    io::write_record(l.state, r);
+    try {
+      run(c, l);
+      ADD_FAILURE() << what << ": resumed";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("is damaged"), std::string::npos) << what << ": " << e.what();
+    }
+  };
+  edited("γ = −1", [](io::Record& r) { r.scalars["gamma"] = -1; });
+  edited("γ = 0", [](io::Record& r) { r.scalars["gamma"] = 0; });
+  edited("P × 2", [](io::Record& r) {
+    for (double& x : r.arrays["precond"]) x *= 2;
+  });
+  edited("a negative misfit", [](io::Record& r) { r.arrays["history"].back() = -r.arrays["history"].back(); });
+  edited("iteration 2.5", [](io::Record& r) { r.scalars["iteration"] = 2.5; });
+  edited("iteration 1e20", [](io::Record& r) { r.scalars["iteration"] = 1e20; });
+  // The state as saved resumes (the edits above are what was refused).
+  io::write_record(dir + "/intact.h5", saved);
+  LsrtmOptions intact = part;
+  intact.state = dir + "/intact.h5";
+  const LsrtmResult again = run(c, intact);
+  EXPECT_EQ(again.iterations, 4);
+  EXPECT_TRUE(same_bits(a.image, again.image));
 }
 
 }  // namespace

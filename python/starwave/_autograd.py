@@ -13,8 +13,18 @@ _BORN_OPTIONS = _OPTIONS + ("layers",)
 _BACKWARD_ONLY = ("store_compression",)  # what the stored forward wavefield keeps: the modelling ignores it
 
 
+_STORE_COMPRESSIONS = ("none", "fp16", "bf16", "zfp16", "zfp12", "zfp8")  # starwave.gradient's store_compression
+
+
 def _forward_options(options):
     return {k: x for k, x in options.items() if k not in _BACKWARD_ONLY}
+
+
+def _check_backward_only(call, options):
+    """What only the backward uses, refused at the call if wrong (not later, at .backward())."""
+    if "store_compression" in options and options["store_compression"] not in _STORE_COMPRESSIONS:
+        raise ValueError("%s: store_compression must be one of %s (got %r)" %
+                         (call, ", ".join(repr(x) for x in _STORE_COMPRESSIONS), options["store_compression"]))
 
 
 def _numpy(x):
@@ -136,6 +146,7 @@ def model(v, spacing, dt, wavelet, sources, receivers, initial_state=None, final
         initial_state = _torch.as_tensor(_np.asarray(initial_state))
     if not isinstance(wavelet, _torch.Tensor):
         wavelet = _torch.as_tensor(_np.asarray(wavelet))
+    _check_backward_only("starwave.torch.model", options)
     options = {k: _array(x) for k, x in options.items()}
     return _Model.apply(v, initial_state, wavelet, _array(spacing), float(dt), _array(sources), _array(receivers),
                         options, bool(final_state))
@@ -187,6 +198,7 @@ def born(v, dv, spacing, dt, wavelet, sources, receivers, **options):
     if unknown:
         raise NotImplementedError("starwave.torch.born: option %s is not supported (supported: %s)" %
                                   (unknown[0], ", ".join(_BORN_OPTIONS)))
+    _check_backward_only("starwave.torch.born", options)
     options = {k: _array(x) for k, x in options.items()}
     return _Born.apply(v, dv.to(dtype=v.dtype), _array(spacing), float(dt), _array(wavelet), _array(sources),
                        _array(receivers), options)

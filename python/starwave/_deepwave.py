@@ -359,9 +359,16 @@ def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_loc
         _fail("scatter must be a torch.Tensor of v's shape (the velocity perturbation, m/s)", TypeError)
     if not bool(torch.isfinite(scatter.detach()).all()):
         _fail("scatter holds NaN or Inf: the perturbation must be finite")
+    if scatter.numel() and isinstance(v, torch.Tensor) and v.numel() and bool(torch.isfinite(v.detach()).all()):
+        largest, vmax = float(scatter.detach().abs().max()), float(v.detach().abs().max())
+        if largest > 1000 * vmax:
+            _fail("scatter holds %g m/s, beyond 1000 × v's largest velocity (%g m/s): the Born data are the "
+                  "first-order change, for a perturbation small against v" % (largest, vmax))
+    if bg_receiver_locations is not None and not isinstance(bg_receiver_locations, torch.Tensor):
+        _fail("bg_receiver_locations must be a torch.Tensor of cell indices, like receiver_locations", TypeError)
 
     def engine(x, *args, **kwargs):  # Deepwave pads the scatter with zeros: the layers carry none
-        return born(x, scatter.to(device=x.device, dtype=x.dtype), *args, layers=False, **kwargs)
+        return born(x, scatter.to(device=x.device, dtype=x.dtype).reshape(x.shape), *args, layers=False, **kwargs)
 
     ndim, traces, _ = _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
                                  receiver_locations, accuracy, pml_width, pml_freq, max_vel, nt, freq_taper_frac,
@@ -388,6 +395,9 @@ def _propagate(engine, v, grid_spacing, dt, source_amplitudes, source_locations,
         _fail("v must be a float32 or float64 torch.Tensor", TypeError)
     if (source_amplitudes is None) != (source_locations is None):
         _fail("source_amplitudes and source_locations go together: one was given without the other")
+    if isinstance(source_amplitudes, torch.Tensor) and source_amplitudes.is_floating_point() and not bool(
+            torch.isfinite(source_amplitudes.detach()).all()):
+        _fail("source_amplitudes holds NaN or Inf: the wavelets must be finite")
     if not bool(torch.isfinite(v.detach()).all()):
         bad = (~torch.isfinite(v.detach())).nonzero()[0].tolist()
         _fail("v holds NaN or Inf (at index %s): velocities must be finite" % bad)

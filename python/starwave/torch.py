@@ -3,8 +3,8 @@
     starwave.torch.model(v, spacing, dt, wavelet, sources, receivers, **options) -> data
         (with initial_state=…, final_state=True: starwave.model's states, (data, final states))
     starwave.torch.born(v, dv, spacing, dt, wavelet, sources, receivers, **options) -> J·dv
-        (the Born data; backward gives dv.grad = Jᵀ·grad, J being linear in dv; v.grad is not
-        computed: v must not require it)
+        (the Born data; backward gives dv.grad = Jᵀ·grad, J being linear in dv, and v.grad the
+        gradient of ⟨grad, J(v)·dv⟩ in v; differentiating that again is not computed)
     starwave.torch.scalar(v, grid_spacing, dt, source_amplitudes, source_locations,
                           receiver_locations, accuracy=4, pml_width=20, pml_freq=None, max_vel=None, ...)
         -> Deepwave 0.0.27's tuple, the receiver data [shot, receiver, time] last
@@ -25,7 +25,7 @@ an initial state that require a gradient get one, and a loss on the final states
 GPU it finds), whatever the tensor's device.
 
 `scalar`, `Scalar`, `scalar_born` and `ScalarBorn` take Deepwave's call (`scatter`: the velocity
-perturbation; its gradient is Jᵀ, v's is not computed): locations are cell indices, a source adds −v²Δt²·s at
+perturbation; its gradient is Jᵀ, v's that of ⟨grad, J(v)·scatter⟩): locations are cell indices, a source adds −v²Δt²·s at
 its cell, a receiver records its cell before each step, `dt` is cut into inner steps at Courant
 number 0.6 with Deepwave's frequency-domain resampling (`freq_taper_frac`, `time_pad_frac`,
 `time_taper`), `pml_freq` defaults to 25 Hz. `scalar` takes Deepwave's initial wavefields

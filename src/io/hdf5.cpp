@@ -22,8 +22,9 @@ using namespace detail;  // the HDF5 helpers (hdf5_detail.hpp)
 
 namespace {
 
-/// A model file's grid and /vp values, unchecked.
-Model read_grid(const std::string& path) {
+/// A model file's grid and /vp values, unchecked; `has_origin`: whether /vp carries an origin
+/// (else the grid starts at 0).
+Model read_grid(const std::string& path, bool* has_origin = nullptr) {
   Hid f = open_file(path);
   std::vector<hsize_t> dims;
   const std::vector<double> v = read_dataset(f, path, "/vp", dims);
@@ -45,7 +46,9 @@ Model read_grid(const std::string& path) {
   m.dz = spacing[0];
   m.dy = m.three_d() ? spacing[1] : 0;
   m.dx = spacing.back();
-  if (H5Aexists(d, "origin") > 0) {
+  const bool origin_given = H5Aexists(d, "origin") > 0;
+  if (has_origin) *has_origin = origin_given;
+  if (origin_given) {
     const std::vector<double> origin = read_attribute(d, path, "/vp", "origin", D);
     m.z0 = origin[0];
     m.y0 = m.three_d() ? origin[1] : 0;
@@ -63,12 +66,23 @@ Model read_model(const std::string& path) {
 }
 
 std::vector<double> read_perturbation(const std::string& path, const Model& m) {
-  const Model p = read_grid(path);  // NaN and infinities refused as they are read
-  if (p.dim != m.dim || p.nz != m.nz || p.ny != m.ny || p.nx != m.nx || p.dz != m.dz || p.dy != m.dy || p.dx != m.dx)
-    throw InputError(
-        path + ": /vp's grid (" + std::to_string(p.nz) + (p.three_d() ? " × " + std::to_string(p.ny) : "") + " × " +
-        std::to_string(p.nx) + " cells) is not the model's (" + std::to_string(m.nz) +
-        (m.three_d() ? " × " + std::to_string(m.ny) : "") + " × " + std::to_string(m.nx) + " cells, the same spacing)");
+  bool has_origin = false;
+  const Model p = read_grid(path, &has_origin);  // NaN and infinities refused as they are read
+  auto cells = [](const Model& g) {
+    return std::to_string(g.nz) + (g.three_d() ? " × " + std::to_string(g.ny) : "") + " × " + std::to_string(g.nx);
+  };
+  auto triple = [](const Model& g, double z, double y, double x) {
+    return "(" + number_text(z) + (g.three_d() ? ", " + number_text(y) : "") + ", " + number_text(x) + ") m";
+  };
+  if (p.dim != m.dim || p.nz != m.nz || p.ny != m.ny || p.nx != m.nx)
+    throw InputError(path + ": /vp's grid (" + cells(p) + " cells) is not the model's (" + cells(m) + " cells)");
+  if (p.dz != m.dz || p.dy != m.dy || p.dx != m.dx)
+    throw InputError(path + ": /vp's spacing " + triple(p, p.dz, p.dy, p.dx) + " is not the model's " +
+                     triple(m, m.dz, m.dy, m.dx));
+  // Without an origin the perturbation is on the model's grid; with one, it must be the model's.
+  if (has_origin && (p.z0 != m.z0 || p.y0 != m.y0 || p.x0 != m.x0))
+    throw InputError(path + ": /vp's origin " + triple(p, p.z0, p.y0, p.x0) + " is not the model's " +
+                     triple(m, m.z0, m.y0, m.x0));
   return p.vp;
 }
 
@@ -137,51 +151,6 @@ void write_fields(const std::string& path, const Model& m, const std::map<std::s
       write_dataset(f, name, {hsize_t(t.first), hsize_t(t.second.size() / std::max<std::size_t>(t.first, 1))},
                     H5T_IEEE_F32LE, H5T_NATIVE_DOUBLE, t.second.data());
   });
-}
-
-void write_record(const std::string& path, const Record& r) {
-  for (const auto& [name, v] : r.arrays) require_finite_output(v.data(), v.size(), path, "/" + name);
-  for (const auto& [name, v] : r.scalars) require_finite_output(&v, 1, path, "attribute " + name);
-  write_atomically(path, [&](hid_t f) {
-    for (const auto& [name, v] : r.scalars) write_attribute(f, name, {v});
-    for (const auto& [name, text] : r.texts) write_text_attribute(f, name, text);
-    for (const auto& [name, v] : r.arrays)
-      write_dataset(f, "/" + name, {hsize_t(v.size())}, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v.data());
-  });
-}
-
-Record read_record(const std::string& path, const std::vector<std::string>& arrays,
-                   const std::vector<std::string>& scalars) {
-  Hid f = open_file(path);
-  Record r;
-  std::vector<hsize_t> dims;
-  for (const auto& name : arrays) r.arrays[name] = read_dataset(f, path, "/" + name, dims);
-  for (const auto& name : scalars) r.scalars[name] = read_attribute(f, path, "the root", name, 1)[0];
-  return r;
-}
-
-std::map<std::string, std::string> read_texts(const std::string& path) {
-  Hid f = open_file(path);
-  std::map<std::string, std::string> texts;
-  std::vector<std::string> names;
-  auto collect = [](hid_t, const char* name, const H5A_info_t*, void* out) -> herr_t {
-    static_cast<std::vector<std::string>*>(out)->push_back(name);
-    return 0;
-  };
-  hsize_t index = 0;
-  if (H5Aiterate2(f, H5_INDEX_NAME, H5_ITER_INC, &index, collect, &names) < 0)
-    throw InputError(path + ": cannot read the root's attributes");
-  for (const std::string& name : names) {
-    Hid a(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
-    if (!a.ok()) throw InputError(path + ": cannot read attribute '" + name + "'");
-    Hid type(H5Aget_type(a), H5Tclose);
-    if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) continue;
-    std::string text(H5Tget_size(type), '\0');
-    if (H5Aread(a, type, text.data()) < 0) throw InputError(path + ": cannot read attribute '" + name + "'");
-    text.resize(std::strlen(text.c_str()));
-    texts[name] = text;
-  }
-  return texts;
 }
 
 void write_fwi_result(const std::string& path, const Model& m, const std::vector<double>& misfit_history,

@@ -511,7 +511,7 @@ Layout plot_curve(const std::string& path, const Curve& c) {
 
 Folder::Folder(const std::string& dir, const std::string& option, const std::vector<std::string>& names, bool overwrite,
                const std::vector<std::string>& inputs, bool active)
-    : dir_(dir), active_(active) {
+    : dir_(dir), option_(option), active_(active) {
   if (!active_) return;
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -532,6 +532,7 @@ Folder::Folder(const std::string& dir, const std::string& option, const std::vec
     if (fs::exists(fs::symlink_status(p, ec)) && !overwrite)
       throw InputError(p + ": exists already; pass --overwrite to replace it, or choose another " + option + " folder");
   }
+  create();  // now: a folder that cannot be made (a name too long, a file system that refuses) stops the run here
 }
 
 void Folder::create() {
@@ -540,7 +541,7 @@ void Folder::create() {
   std::error_code ec;
   if (!fs::is_directory(dir_, ec)) {
     if (!fs::create_directory(dir_, ec))
-      throw InputError(dir_ + ": cannot create the figures folder: " + os_cause(ec.value()));
+      throw InputError(option_ + ": " + dir_ + ": cannot create the figures folder: " + os_cause(ec.value()));
     made_ = true;
     safety::track(dir_);  // a signal before the run is done removes it (once emptied) too
   }

@@ -544,7 +544,7 @@ ImagingResult data_vjp(const Model& m, const Survey& s, const NumericalOptions& 
 
 ImagingResult normal_product(const Model& m, const Survey& s, const NumericalOptions& o, const std::vector<double>& dv,
                              const GradientHooks& hooks) {
-  check_perturbation(m, dv);
+  check_perturbation(m, dv, "the direction", false);  // any scale: least-squares RTM's CG direction
   return run_any(m, s, o, imaging::Mode::kGradient, hooks, nullptr, &dv);
 }
 

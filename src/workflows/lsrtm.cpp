@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 
 #include "graph/clock.hpp"
@@ -84,13 +85,25 @@ CgState load(const std::string& path, std::size_t n) {
   st.rtm = r.arrays.at("rtm");
   st.history = r.arrays.at("history");
   st.gamma = r.scalars.at("gamma");
-  st.iteration = int(r.scalars.at("iteration"));
+  const double iteration = r.scalars.at("iteration");
   for (const auto* v : {&st.x, &st.s, &st.p, &st.precond, &st.illumination, &st.rtm})
     if (v->size() != n)
       throw InputError("--resume: " + path + " is a state for a model of " + std::to_string(v->size()) +
                        " cells, this model has " + std::to_string(n));
-  if (st.iteration < 0 || st.history.size() != std::size_t(st.iteration) + 1 || !std::isfinite(st.gamma))
-    throw InputError("--resume: " + path + " is damaged (its iteration count and misfit history disagree)");
+  const auto damaged = [&](const std::string& why) {
+    return InputError("--resume: " + path + " is damaged (" + why + ")");
+  };
+  if (!(iteration >= 0 && iteration <= kMaxIterations && iteration == std::floor(iteration)) ||
+      st.history.size() != std::size_t(iteration) + 1)
+    throw damaged("its iteration count and misfit history disagree");
+  st.iteration = int(iteration);
+  if (!std::all_of(st.history.begin(), st.history.end(), [](double h) { return h >= 0 && std::isfinite(h); }))
+    throw damaged("its misfit history holds a negative or infinite misfit");
+  // γ = ⟨s, P s⟩, as every iteration computes it: the residual, the preconditioner and γ agree
+  // bit for bit in a state as it was written.
+  const double gamma = dot(st.s, times(st.precond, st.s));
+  if (std::memcmp(&gamma, &st.gamma, sizeof gamma) != 0)
+    throw damaged("its γ is not ⟨s, P s⟩ of its residual and preconditioner");
   return st;
 }
 
@@ -139,10 +152,16 @@ void parse_precondition(const std::string& text, LsrtmOptions& l) {
   l.illumination = text == "illumination" || !l.precondition ? Compensation::kSource : parse_compensation(text);
 }
 
-void check_lsrtm_inputs(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l) {
+void check_lsrtm_iterations(const LsrtmOptions& l) {
   if (l.iterations < 1)
     throw InputError("--iterations: " + std::to_string(l.iterations) +
                      "; least-squares RTM needs at least 1 (its first is RTM's image, scaled)");
+  if (l.iterations > kMaxIterations)
+    throw InputError("--iterations: " + std::to_string(l.iterations) + "; at most " + std::to_string(kMaxIterations));
+}
+
+void check_lsrtm_inputs(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l) {
+  check_lsrtm_iterations(l);
   if (l.resume && l.state.empty()) throw InputError("--resume: name the state to resume with --state");
   if (!(l.fix_top >= 0 && l.fix_top < background.z0 + background.nz * background.dz))
     throw InputError("--fix-top: " + number_text(l.fix_top) + " m; must be 0 (none) or a depth within the model");
@@ -199,6 +218,9 @@ CgState started(const Model& m, const Survey& s, const LsrtmOptions& l, const Im
 /// J p = 0 (nothing left that the data can see).
 bool step(CgState& st, const ImagingResult& a) {
   const double q2 = 2 * a.misfit;
+  if (!std::isfinite(q2))
+    throw RuntimeError("lsrtm: ‖J p‖² of iteration " + std::to_string(st.iteration + 1) +
+                       " is not finite: the search direction overflowed (a damaged state, or data far too large)");
   if (!(q2 > 0)) return false;
   const double alpha = st.gamma / q2;
   for (std::size_t i = 0; i < st.x.size(); ++i) {

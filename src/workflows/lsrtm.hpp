@@ -66,6 +66,10 @@ struct LsrtmResult {
 const char* precondition_name(const LsrtmOptions& l);
 void parse_precondition(const std::string& text, LsrtmOptions& l);
 
+/// The most iterations a run takes (--iterations; a saved state's count).
+inline constexpr int kMaxIterations = 100000;
+/// `l.iterations` within 1 … kMaxIterations (InputError naming --iterations otherwise).
+void check_lsrtm_iterations(const LsrtmOptions& l);
 void check_lsrtm_inputs(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l);
 
 /// With `resume`: refuses (InputError naming the first difference) a state made with other

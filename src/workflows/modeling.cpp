@@ -310,12 +310,19 @@ std::vector<double> exact_traces(const Model& m, const Survey& s, const Numerica
 
 }  // namespace
 
-void check_perturbation(const Model& m, const std::vector<double>& dv) {
+void check_perturbation(const Model& m, const std::vector<double>& dv, const std::string& named, bool bounded) {
   if (dv.size() != m.cells())
-    throw InputError("the perturbation has " + std::to_string(dv.size()) + " values, the model " +
-                     std::to_string(m.cells()) + " cells");
-  for (double v : dv)
-    if (!std::isfinite(v)) throw InputError("the perturbation holds a value that is not finite");
+    throw InputError(named + ": " + std::to_string(dv.size()) + " values, the model " + std::to_string(m.cells()) +
+                     " cells");
+  const double vmax = m.vmax(), bound = bounded ? kPerturbationBound * vmax : HUGE_VAL;
+  for (const double v : dv) {
+    if (!std::isfinite(v)) throw InputError(named + ": holds a value that is not finite");
+    if (std::abs(v) > bound)
+      throw InputError(named + ": a perturbation of " + number_text(v) + " m/s, beyond " +
+                       number_text(kPerturbationBound) + " × the model's largest velocity (" + number_text(vmax) +
+                       " m/s): J δv is the data's change to first order in δv, for δv small against v (larger "
+                       "ones overflow the scattered field)");
+  }
 }
 
 std::vector<double> model_shots_exact(const Model& m, const Survey& s, const NumericalOptions& o) {
@@ -326,7 +333,7 @@ std::vector<double> model_shots_exact(const Model& m, const Survey& s, const Num
 void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey& s, const NumericalOptions& o,
                     const ShotSink& sink, ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
   check_modeling_inputs(m, s, o);
-  check_perturbation(m, dv);
+  check_perturbation(m, dv, "the perturbation");
   const ExactSink none;
   with_precision(o.precision, [&](auto t) {
     run<decltype(t)>(m, s, o, Outputs{sink, none, report, on_shot_done}, &dv);
@@ -336,7 +343,7 @@ void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey&
 std::vector<double> born_shots_exact(const Model& m, const std::vector<double>& dv, const Survey& s,
                                      const NumericalOptions& o) {
   check_modeling_inputs(m, s, o);
-  check_perturbation(m, dv);
+  check_perturbation(m, dv, "the perturbation");
   return exact_traces(m, s, o, &dv);
 }
 

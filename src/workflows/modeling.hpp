@@ -41,9 +41,13 @@ std::vector<double> model_shots_exact(const Model& m, const Survey& s, const Num
 
 /// The Born data J δv of every shot (docs/design.md §2: the derivative of F(v) along δv, one
 /// value a model cell in Model::index order, m/s), each shot's traces handed to `sink` as
-/// model_each_shot hands them. Runs on CPU workers. Needs a running Runtime.
-/// δv: one finite value a model cell (InputError naming what is wrong otherwise).
-void check_perturbation(const Model& m, const std::vector<double>& dv);
+/// model_each_shot hands them. Runs on CPU and CUDA workers. Needs a running Runtime.
+/// δv: one finite value a model cell, and with `bounded` none beyond kPerturbationBound × the
+/// model's largest velocity (InputError naming `named` and what is wrong otherwise). Bounded: a
+/// user's δv in m/s (J δv is the change to first order, for δv small against v); not a
+/// direction of arbitrary scale (least-squares RTM's, whose step length scales it back).
+inline constexpr double kPerturbationBound = 1000;
+void check_perturbation(const Model& m, const std::vector<double>& dv, const std::string& named, bool bounded = true);
 
 void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey& s, const NumericalOptions& o,
                     const ShotSink& sink, ModelingReport* report,

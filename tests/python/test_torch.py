@@ -116,3 +116,17 @@ def test_born_is_the_derivative_and_its_backward_the_transpose():
     bad[2, 2] = np.nan
     with pytest.raises(ValueError, match="dv"):
         starwave.born(v.numpy(), bad, h, dt, w, s, r, **options)
+    # dv of vp's size in another shape, complex, or far beyond the velocities: refused naming dv
+    # (a reshaped dv would be read in the wrong cells; a huge one overflows the scattered field).
+    for other in (dv.numpy().T.copy(), dv.numpy().reshape(7, 32), dv.numpy() * 1j):
+        with pytest.raises(ValueError, match="dv"):
+            starwave.born(v.numpy(), other, h, dt, w, s, r, **options)
+    huge = np.zeros(v.shape)
+    huge[3, 3] = 1e300
+    with pytest.raises(ValueError, match=r"dv: a perturbation of 1e\+300 m/s, beyond 1000"):
+        starwave.born(v.numpy(), huge, h, dt, w, s, r, **options)
+    # starwave.torch.born refuses a store_compression it does not know at the call, not at backward.
+    with pytest.raises(ValueError, match="starwave.torch.born: store_compression"):
+        swt.born(v, x, h, dt, w, s, r, store_compression="xx", **options)
+    with pytest.raises(ValueError, match="starwave.torch.model: store_compression"):
+        swt.model(v, h, dt, w, s, r, store_compression="fp17", **options)
