@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -243,7 +244,12 @@ py::array born(const Numerics& n, const py::object& vp, const py::object& dv, co
   const py::array v = py::array::ensure(vp);
   const std::vector<double> perturbation =
       python::exact_shape_values(dv, std::vector<py::ssize_t>(v.shape(), v.shape() + v.ndim()), "dv");
-  check_perturbation(m, perturbation, "dv");
+  // Any scale (a search direction's too: J is linear), within what the run's precision holds.
+  check_perturbation(m, perturbation, "dv", false);
+  if (o.precision == Precision::kSingle)
+    for (const double x : perturbation)
+      if (std::abs(x) > double(std::numeric_limits<float>::max()))
+        throw InputError("dv: holds " + number_text(x) + ", beyond float32 (vp's dtype, the run's precision)");
   const Survey s = python::to_survey(m, dt, wavelet, sources, receivers, receiver_counts, py::none(), o.precision);
   check_modeling_inputs(m, s, o);
   const std::vector<double> j = working([&] { return born_shots_exact(m, perturbation, s, o); });

@@ -359,11 +359,6 @@ def scalar_born(v, scatter, grid_spacing, dt, source_amplitudes=None, source_loc
         _fail("scatter must be a torch.Tensor of v's shape (the velocity perturbation, m/s)", TypeError)
     if not bool(torch.isfinite(scatter.detach()).all()):
         _fail("scatter holds NaN or Inf: the perturbation must be finite")
-    if scatter.numel() and isinstance(v, torch.Tensor) and v.numel() and bool(torch.isfinite(v.detach()).all()):
-        largest, vmax = float(scatter.detach().abs().max()), float(v.detach().abs().max())
-        if largest > 1000 * vmax:
-            _fail("scatter holds %g m/s, beyond 1000 × v's largest velocity (%g m/s): the Born data are the "
-                  "first-order change, for a perturbation small against v" % (largest, vmax))
     if bg_receiver_locations is not None and not isinstance(bg_receiver_locations, torch.Tensor):
         _fail("bg_receiver_locations must be a torch.Tensor of cell indices, like receiver_locations", TypeError)
 

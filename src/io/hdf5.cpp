@@ -80,7 +80,9 @@ std::vector<double> read_perturbation(const std::string& path, const Model& m) {
     throw InputError(path + ": /vp's spacing " + triple(p, p.dz, p.dy, p.dx) + " is not the model's " +
                      triple(m, m.dz, m.dy, m.dx));
   // Without an origin the perturbation is on the model's grid; with one, it must be the model's.
-  if (has_origin && (p.z0 != m.z0 || p.y0 != m.y0 || p.x0 != m.x0))
+  // Compared as float32 rounds them: one writer's float32 origin is another's float64.
+  auto same = [](double a, double b) { return float(a) == float(b); };
+  if (has_origin && !(same(p.z0, m.z0) && same(p.y0, m.y0) && same(p.x0, m.x0)))
     throw InputError(path + ": /vp's origin " + triple(p, p.z0, p.y0, p.x0) + " is not the model's " +
                      triple(m, m.z0, m.y0, m.x0));
   return p.vp;

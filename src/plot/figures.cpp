@@ -532,7 +532,14 @@ Folder::Folder(const std::string& dir, const std::string& option, const std::vec
     if (fs::exists(fs::symlink_status(p, ec)) && !overwrite)
       throw InputError(p + ": exists already; pass --overwrite to replace it, or choose another " + option + " folder");
   }
-  create();  // now: a folder that cannot be made (a name too long, a file system that refuses) stops the run here
+  // A folder that cannot be made (a name too long, a file system that refuses) stops the run
+  // here: made and removed at once, so that a run killed outright before its first picture
+  // leaves no folder of its own (docs/guarantees.md); create() makes it for good.
+  if (!fs::exists(d, ec)) {
+    if (!fs::create_directory(d, ec))
+      throw InputError(option + ": " + dir + ": cannot create the figures folder: " + os_cause(ec.value()));
+    fs::remove(d, ec);
+  }
 }
 
 void Folder::create() {

@@ -117,8 +117,8 @@ Layout plot_curve(const std::string& path, const Curve& c);
 /// The folder of pictures a run draws into (fwi --figures). The constructor refuses, before
 /// any work: a folder whose parent does not exist, a file in its place, a picture that
 /// would replace an existing file without `overwrite`, one that is an input, and a folder
-/// it cannot make (it makes it then; create() again is a no-op); file(name) is where to draw
-/// `name`. Unless keep()
+/// it cannot make (tried, then removed). create() makes the folder when the run starts
+/// drawing; file(name) is where to draw `name`. Unless keep()
 /// was called (the run ended), the destructor removes what was drawn, and the folder if it
 /// made it: a failed run leaves no pictures behind. Inert where `active` is false (the
 /// MPI ranks that do not draw).

@@ -333,7 +333,7 @@ std::vector<double> model_shots_exact(const Model& m, const Survey& s, const Num
 void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey& s, const NumericalOptions& o,
                     const ShotSink& sink, ModelingReport* report, const std::function<void(int, int)>& on_shot_done) {
   check_modeling_inputs(m, s, o);
-  check_perturbation(m, dv, "the perturbation");
+  check_perturbation(m, dv, "the perturbation", false);  // any scale here: the command line bounds its file's
   const ExactSink none;
   with_precision(o.precision, [&](auto t) {
     run<decltype(t)>(m, s, o, Outputs{sink, none, report, on_shot_done}, &dv);
@@ -343,7 +343,7 @@ void born_each_shot(const Model& m, const std::vector<double>& dv, const Survey&
 std::vector<double> born_shots_exact(const Model& m, const std::vector<double>& dv, const Survey& s,
                                      const NumericalOptions& o) {
   check_modeling_inputs(m, s, o);
-  check_perturbation(m, dv, "the perturbation");
+  check_perturbation(m, dv, "the perturbation", false);  // any scale here: the command line bounds its file's
   return exact_traces(m, s, o, &dv);
 }
 

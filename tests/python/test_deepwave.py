@@ -92,10 +92,6 @@ def test_born_module_and_what_it_refuses():
     bad[0, 0] = float("nan")
     with pytest.raises(ValueError, match="starwave.torch.scalar_born: scatter"):
         sw.scalar_born(v, bad, h, dt, amp, src, rec)
-    bad = scatter.clone()
-    bad[0, 0] = 1e300
-    with pytest.raises(ValueError, match="starwave.torch.scalar_born: scatter holds 1e\\+300 m/s, beyond 1000"):
-        sw.scalar_born(v, bad, h, dt, amp, src, rec)
     # One model for every shot, [1, nz, nx] as scalar takes it: the scatter the same way.
     one = sw.scalar_born(v[None], scatter[None], h, dt, amp, src, rec)[-1]
     assert torch.equal(one, out[-1])
