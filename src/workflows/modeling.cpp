@@ -314,7 +314,7 @@ void check_perturbation(const Model& m, const std::vector<double>& dv, const std
   if (dv.size() != m.cells())
     throw InputError(named + ": " + std::to_string(dv.size()) + " values, the model " + std::to_string(m.cells()) +
                      " cells");
-  const double vmax = m.vmax(), bound = bounded ? kPerturbationBound * vmax : HUGE_VAL;
+  const double vmax = bounded ? m.vmax() : 0, bound = bounded ? kPerturbationBound * vmax : HUGE_VAL;  // no scan else
   for (const double v : dv) {
     if (!std::isfinite(v)) throw InputError(named + ": holds a value that is not finite");
     if (std::abs(v) > bound)
