@@ -143,23 +143,6 @@ safety::OutputClaim claim_state(const FwiCommand& c) {
   return claim;
 }
 
-/// A pictures folder under the result's (or the state's) name would stop it being
-/// written, at the end: refused now.
-void refuse_figures_over_outputs(const FwiCommand& c) {
-  namespace fs = std::filesystem;
-  auto where = [](const std::string& p) {  // no error: a path that cannot be resolved compares as written
-    std::error_code ec;
-    const fs::path w = fs::weakly_canonical(fs::absolute(p, ec), ec);
-    return ec ? fs::path(p).lexically_normal() : w;
-  };
-  const fs::path folder = where(c.figures_dir);
-  if (folder == where(c.out))
-    throw InputError("--figures: " + c.figures_dir + " is the name of the result (--out); choose another folder");
-  if (folder == where(c.f.state))
-    throw InputError("--figures: " + c.figures_dir + " is the name of the restart state (" + c.f.state +
-                     "); choose another folder");
-}
-
 std::vector<std::string> drawings(const FwiCommand& c) {
   std::vector<std::string> names = {"initial.png",  "observed.png", "current.png",
                                     "gradient.png", "misfit.png",   "residual.png"};
@@ -520,7 +503,9 @@ int fwi(int argc, char** argv) {
   const safety::OutputClaim result(c.out, "--out", replace, c.inputs(), root);
   safety::refuse_other_format_name(c.out, "--out", safety::Format::kHdf5);
   const safety::OutputClaim state = claim_state(c);
-  refuse_figures_over_outputs(c);
+  safety::refuse_folder_over_outputs(
+      c.figures_dir, "--figures",
+      {{c.out, "the result (--out)"}, {c.f.state, "the restart state (" + c.f.state + ")"}});
   figures::Folder folder(c.figures_dir, "--figures", drawings(c), replace, c.inputs(), root);
 
   FwiInputs in;

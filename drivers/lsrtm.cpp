@@ -117,6 +117,9 @@ int lsrtm(int argc, char** argv) {
   const safety::OutputClaim result(c.out, "--out", replace, c.inputs(), root);
   safety::refuse_other_format_name(c.out, "--out", safety::Format::kHdf5);
   const safety::OutputClaim state = claim_state(c);
+  safety::refuse_folder_over_outputs(
+      c.figures_dir, "--figures",
+      {{c.out, "the result (--out)"}, {c.l.state, "the restart state (" + c.l.state + ")"}});
   check_lsrtm_iterations(c.l);  // before the pictures' names are listed, one an iteration
   figures::Folder folder(c.figures_dir, "--figures", drawings(c.l.iterations), replace, c.inputs(), root);
 

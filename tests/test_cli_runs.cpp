@@ -764,6 +764,11 @@ TEST_F(Cli, LsrtmKilledAndResumedEndsLikeAnUninterruptedRun) {
   expect_refused(common + bad + " --precondition sometimes", bad, "--precondition");
   expect_refused(common + bad + " --mute below", bad, "--mute");
   expect_refused(common + bad + " --fix-top 5000", bad, "--fix-top");
+  // Below the last row's depth (390 m) every cell would be held at 0: an empty image refused.
+  expect_refused(common + bad + " --fix-top 395", bad, "--fix-top: 395 m holds every row of the model at 0");
+  // Pictures under the result's or the state's name would stop them being written at the end.
+  expect_refused(common + bad + " --figures " + bad, bad, "--figures: " + bad + " is the name of the result (--out)");
+  expect_refused(common + bad + " --figures " + bad + ".state", bad, "is the name of the restart state");
   expect_refused(common + bad + " --resume", bad, "--resume");
   // More iterations than any run takes: refused at once (the pictures are listed one an
   // iteration); a figures folder that cannot be made (a name over the file system's limit):

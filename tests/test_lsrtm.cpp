@@ -3,11 +3,13 @@
 // the true one, and the image resembles the perturbation more than RTM's; a resumed run
 // ends with the uninterrupted run's bits; a state made with other settings is refused.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -194,6 +196,59 @@ TEST(Lsrtm, ResumedRunEndsWithTheUninterruptedRunsBits) {
   const LsrtmResult again = run(c, intact);
   EXPECT_EQ(again.iterations, 4);
   EXPECT_TRUE(same_bits(a.image, again.image));
+  // Fewer iterations than the state has done cannot give the image asked for: refused, naming
+  // both counts. As many: nothing left to do, the image as it is.
+  LsrtmOptions fewer = intact;
+  fewer.iterations = 3;
+  try {
+    check_lsrtm_resume(c.background, c.survey, c.options, fewer);
+    ADD_FAILURE() << "a 4-iteration state resumed to 3 iterations";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--iterations: 3; " + intact.state + " has done 4 iterations already"),
+              std::string::npos)
+        << e.what();
+  }
+  intact.iterations = 4;
+  EXPECT_NO_THROW(check_lsrtm_resume(c.background, c.survey, c.options, intact));
+}
+
+TEST(Lsrtm, AStateEditedByOtherToolsIsReadAsWritten) {
+  // h5py and most HDF5 tools write texts as variable-length strings: read as what they say, so
+  // a state re-saved by such a tool is checked against the run, not called an older starwave's.
+  // An attribute holding several strings is no text of ours and is passed over.
+  const std::string path = ::testing::TempDir() + "/texts.h5";
+  io::Record r;
+  r.texts["format"] = "fixed";
+  r.scalars["iteration"] = 1;
+  io::write_record(path, r);
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  H5Adelete(f, "format");
+  hid_t vl = H5Tcopy(H5T_C_S1);
+  H5Tset_size(vl, H5T_VARIABLE);
+  H5Tset_cset(vl, H5T_CSET_UTF8);
+  hid_t scalar = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(f, "format", vl, scalar, H5P_DEFAULT, H5P_DEFAULT);
+  const char* text = "starwave lsrtm state 1";
+  ASSERT_GE(H5Awrite(a, vl, &text), 0);
+  H5Aclose(a);
+  hid_t two = H5Tcopy(H5T_C_S1);
+  H5Tset_size(two, 40);
+  const hsize_t n = 2;
+  hid_t pair = H5Screate_simple(1, &n, nullptr);
+  const char strings[2][40] = {"a first string of the pair", "a second string of the pair"};
+  hid_t b = H5Acreate2(f, "notes", two, pair, H5P_DEFAULT, H5P_DEFAULT);
+  ASSERT_GE(H5Awrite(b, two, strings), 0);
+  H5Aclose(b);
+  H5Sclose(pair);
+  H5Tclose(two);
+  H5Sclose(scalar);
+  H5Tclose(vl);
+  H5Fclose(f);
+  const std::map<std::string, std::string> texts = io::read_texts(path);
+  ASSERT_EQ(texts.count("format"), 1u);
+  EXPECT_EQ(texts.at("format"), "starwave lsrtm state 1");
+  EXPECT_EQ(texts.count("notes"), 0u);
 }
 
 }  // namespace

@@ -27,6 +27,16 @@ def _check_backward_only(call, options):
                          (call, ", ".join(repr(x) for x in _STORE_COMPRESSIONS), options["store_compression"]))
 
 
+def _check_precision(call, x):
+    """v's dtype is the run's precision: one that numpy has no type for (bfloat16, float8) refused as the engine
+    refuses float16, not with torch's conversion error."""
+    try:
+        _torch.empty(0, dtype=x.dtype).numpy()
+    except TypeError:
+        raise ValueError("%s: v: dtype %s is not supported: give float32 or float64 (its dtype is the run's "
+                         "precision)" % (call, str(x.dtype).replace("torch.", ""))) from None
+
+
 def _numpy(x):
     return None if x is None else x.detach().cpu().numpy()
 
@@ -146,6 +156,7 @@ def model(v, spacing, dt, wavelet, sources, receivers, initial_state=None, final
         initial_state = _torch.as_tensor(_np.asarray(initial_state))
     if not isinstance(wavelet, _torch.Tensor):
         wavelet = _torch.as_tensor(_np.asarray(wavelet))
+    _check_precision("starwave.torch.model", v)
     _check_backward_only("starwave.torch.model", options)
     options = {k: _array(x) for k, x in options.items()}
     return _Model.apply(v, initial_state, wavelet, _array(spacing), float(dt), _array(sources), _array(receivers),
@@ -198,6 +209,7 @@ def born(v, dv, spacing, dt, wavelet, sources, receivers, **options):
     if unknown:
         raise NotImplementedError("starwave.torch.born: option %s is not supported (supported: %s)" %
                                   (unknown[0], ", ".join(_BORN_OPTIONS)))
+    _check_precision("starwave.torch.born", v)
     _check_backward_only("starwave.torch.born", options)
     options = {k: _array(x) for k, x in options.items()}
     return _Born.apply(v, dv.to(dtype=v.dtype), _array(spacing), float(dt), _array(wavelet), _array(sources),

@@ -164,12 +164,19 @@ def _spacing(grid_spacing, ndim):
     return h
 
 
+def _whole(x):
+    """A whole number of cells: not a bool (True is no width), whatever holds it."""
+    if isinstance(x, (bool, np.bool_)) or (isinstance(x, torch.Tensor) and x.dtype == torch.bool):
+        raise TypeError("a bool")
+    return operator.index(x)
+
+
 def _pml_width(pml_width, ndim):
     try:
-        widths = [operator.index(pml_width)] * (2 * ndim)
+        widths = [_whole(pml_width)] * (2 * ndim)
     except TypeError:
         try:
-            widths = [operator.index(w) for w in pml_width]
+            widths = [_whole(w) for w in pml_width]
         except TypeError:
             widths = []
     if len(widths) != 2 * ndim or not all(w >= 0 for w in widths):

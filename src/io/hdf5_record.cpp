@@ -50,9 +50,22 @@ std::map<std::string, std::string> read_texts(const std::string& path) {
     Hid a(H5Aopen(f, name.c_str(), H5P_DEFAULT), H5Aclose);
     if (!a.ok()) throw InputError(path + ": cannot read attribute '" + name + "'");
     Hid type(H5Aget_type(a), H5Tclose);
-    if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0) continue;
+    Hid space(H5Aget_space(a), H5Sclose);
+    // One text each: arrays of strings (and what is not a string) are no text of ours.
+    if (H5Tget_class(type) != H5T_STRING || !space.ok() || H5Sget_simple_extent_npoints(space) != 1) continue;
+    const auto unreadable = [&] { return InputError(path + ": cannot read attribute '" + name + "'"); };
+    if (H5Tis_variable_str(type) > 0) {  // as h5py and most tools write them
+      Hid memory(H5Tcopy(H5T_C_S1), H5Tclose);
+      if (!memory.ok() || H5Tset_size(memory, H5T_VARIABLE) < 0 || H5Tset_cset(memory, H5Tget_cset(type)) < 0)
+        throw unreadable();
+      char* value = nullptr;
+      if (H5Aread(a, memory, &value) < 0) throw unreadable();
+      texts[name] = value ? std::string(value) : std::string();
+      H5free_memory(value);
+      continue;
+    }
     std::string text(H5Tget_size(type), '\0');
-    if (H5Aread(a, type, text.data()) < 0) throw InputError(path + ": cannot read attribute '" + name + "'");
+    if (H5Aread(a, type, text.data()) < 0) throw unreadable();
     text.resize(std::strlen(text.c_str()));
     texts[name] = text;
   }

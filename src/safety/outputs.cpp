@@ -168,6 +168,19 @@ void refuse_input_as_output(const std::string& path, const std::string& option,
   }
 }
 
+void refuse_folder_over_outputs(const std::string& folder, const std::string& option,
+                                const std::vector<std::pair<std::string, std::string>>& outputs) {
+  auto where = [](const std::string& p) {  // no error: a path that cannot be resolved compares as written
+    std::error_code ec;
+    const fs::path w = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    return ec ? fs::path(p).lexically_normal() : w;
+  };
+  const fs::path f = where(folder);
+  for (const auto& [path, what] : outputs)
+    if (f == where(path))
+      throw InputError(option + ": " + folder + " is the name of " + what + "; choose another folder");
+}
+
 namespace {
 
 /// Whether `path` is a symbolic link (dangling or not); `to` is where it points.

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace starwave::safety {
@@ -77,6 +78,12 @@ void refuse_link(const std::string& path, const std::string& advice);
 
 /// Refuses (InputError) `path` when it is the same file as one of `inputs`.
 void refuse_input_as_output(const std::string& path, const std::string& option, const std::vector<std::string>& inputs);
+
+/// Refuses (InputError naming `option` and `folder`) a folder of pictures under the name of
+/// one of the run's own outputs (`outputs`: each path and what it is, "the result (--out)"),
+/// which would stop that output being written at the end of the run.
+void refuse_folder_over_outputs(const std::string& folder, const std::string& option,
+                                const std::vector<std::pair<std::string, std::string>>& outputs);
 
 /// Refuses (InputError naming `path` and `what`) a file of `bytes` that the disk holding
 /// `path`'s folder has no room for, or that the file-size limit (ulimit -f) forbids: said

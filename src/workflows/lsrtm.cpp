@@ -163,15 +163,24 @@ void check_lsrtm_iterations(const LsrtmOptions& l) {
 void check_lsrtm_inputs(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l) {
   check_lsrtm_iterations(l);
   if (l.resume && l.state.empty()) throw InputError("--resume: name the state to resume with --state");
-  if (!(l.fix_top >= 0 && l.fix_top < background.z0 + background.nz * background.dz))
+  if (!(l.fix_top >= 0 && std::isfinite(l.fix_top)))
     throw InputError("--fix-top: " + number_text(l.fix_top) + " m; must be 0 (none) or a depth within the model");
+  if (l.fix_top > background.z0 + (background.nz - 1) * background.dz)
+    throw InputError("--fix-top: " + number_text(l.fix_top) + " m holds every row of the model at 0: nothing to image");
   check_imaging_inputs(background, s, o, bool(l.observed));
 }
 
 void check_lsrtm_resume(const Model& background, const Survey& s, const NumericalOptions& o, const LsrtmOptions& l) {
   if (!l.resume) return;
   const auto now = lsrtm_made_with(background, s, o, l);
-  if (graph::rank() == 0) fwi_state::check_made_with(l.state, now, kLsrtmFormat);
+  if (graph::rank() != 0) return;
+  fwi_state::check_made_with(l.state, now, kLsrtmFormat);
+  // A run that has done more iterations than asked for cannot give the image asked for.
+  const double done = io::read_record(l.state, {}, {"iteration"}).scalars.at("iteration");
+  if (done > l.iterations)
+    throw InputError("--iterations: " + std::to_string(l.iterations) + "; " + l.state + " has done " +
+                     number_text(done) + " iterations already: resume with --iterations " + number_text(done) +
+                     " or more");
 }
 
 namespace {

@@ -52,6 +52,13 @@ def test_what_it_refuses():
         swt.model(v, h, dt, w, torch.tensor(s, requires_grad=True), r)
     with pytest.raises(ValueError, match="vp: dtype float16"):
         swt.model(v.half(), h, dt, w, s, r)
+    # A dtype numpy has no type for: the same refusal, not torch's conversion error.
+    with pytest.raises(ValueError, match="starwave.torch.model: v: dtype bfloat16 is not supported"):
+        swt.model(v.bfloat16(), h, dt, w, s, r)
+    with pytest.raises(ValueError, match="starwave.torch.born: v: dtype bfloat16 is not supported"):
+        swt.born(v.bfloat16(), torch.zeros_like(v), h, dt, w, s, r)
+    with pytest.raises(ValueError, match=r"pml_width: a whole number of cells, or one a side \(got array\(True\)\)"):
+        swt.model(v, h, dt, w, s, r, pml_width=torch.tensor(True))
     with pytest.raises(TypeError, match="torch.Tensor"):
         swt.model(v.numpy(), h, dt, w, s, r)
 
