@@ -160,6 +160,18 @@ Drawing read_drawing(const PlotCommand& cmd) {
   return d;
 }
 
+/// A field's place: an origin so far out that no axis can label it is refused (the picture's
+/// transform would not be invertible), as a file's mistake.
+void check_origin(const std::string& path, const Drawing& d) {
+  constexpr double kFar = 1e15;  // m
+  const figures::Field& f = d.field;
+  for (double o : {f.z0, f.y0, f.x0})
+    if (!(std::fabs(o) <= kFar))
+      throw InputError(path + ": " + d.name + "'s origin (" + number_text(f.z0) +
+                       (d.volume ? ", " + number_text(f.y0) : "") + ", " + number_text(f.x0) +
+                       ") m lies beyond ±1e15 m: no picture can place it");
+}
+
 /// A model's velocities, refused as every command that reads a model refuses them.
 void validate_velocity(const std::string& path, const Drawing& d) {
   Model m;
@@ -225,6 +237,7 @@ int plot(int argc, char** argv) {
   safety::refuse_other_format_name(cmd.out, "--out", safety::Format::kPng);
   Drawing d = read_drawing(cmd);
   if (d.name == "/vp" && d.layers == 1) validate_velocity(cmd.in, d);
+  if (!d.gather) check_origin(cmd.in, d);
   if (cmd.reflectivity) {
     if (d.name != "/vp" || d.layers != 1)
       throw InputError("--reflectivity: draws a velocity model's (/vp); " + cmd.in + ": " + d.name + " is not one");

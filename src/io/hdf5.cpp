@@ -22,6 +22,13 @@ using namespace detail;  // the HDF5 helpers (hdf5_detail.hpp)
 
 namespace {
 
+/// Where attribute `name` of dataset `d` (`dataset`) is read: on the dataset, else on the file's
+/// root `f` when only the root has it (as h5py's `f.attrs` writes it), and that place's name.
+std::pair<hid_t, std::string> holder(hid_t d, hid_t f, const char* name, const std::string& dataset) {
+  if (H5Aexists(d, name) <= 0 && H5Aexists(f, name) > 0) return {f, "the root"};
+  return {d, dataset};
+}
+
 /// A model file's grid and /vp values, unchecked; `has_origin`: whether /vp carries an origin
 /// (else the grid starts at 0).
 Model read_grid(const std::string& path, bool* has_origin = nullptr) {
@@ -40,16 +47,18 @@ Model read_grid(const std::string& path, bool* has_origin = nullptr) {
   m.ny = m.three_d() ? int(dims[1]) : 1;
   m.nx = int(dims.back());
   m.vp = v;
-  Hid d(H5Dopen2(f, "/vp", H5P_DEFAULT), H5Dclose);
+  Hid d = open_dataset(f, path, "/vp");
   const std::size_t D = dims.size();
-  const std::vector<double> spacing = read_attribute(d, path, "/vp", "spacing", D);
+  const auto [sp, sp_where] = holder(d, f, "spacing", "/vp");
+  const std::vector<double> spacing = read_attribute(sp, path, sp_where, "spacing", D);
   m.dz = spacing[0];
   m.dy = m.three_d() ? spacing[1] : 0;
   m.dx = spacing.back();
-  const bool origin_given = H5Aexists(d, "origin") > 0;
+  const auto [og, og_where] = holder(d, f, "origin", "/vp");
+  const bool origin_given = H5Aexists(og, "origin") > 0;
   if (has_origin) *has_origin = origin_given;
   if (origin_given) {
-    const std::vector<double> origin = read_attribute(d, path, "/vp", "origin", D);
+    const std::vector<double> origin = read_attribute(og, path, og_where, "origin", D);
     m.z0 = origin[0];
     m.y0 = m.three_d() ? origin[1] : 0;
     m.x0 = origin.back();
@@ -76,12 +85,12 @@ std::vector<double> read_perturbation(const std::string& path, const Model& m) {
   };
   if (p.dim != m.dim || p.nz != m.nz || p.ny != m.ny || p.nx != m.nx)
     throw InputError(path + ": /vp's grid (" + cells(p) + " cells) is not the model's (" + cells(m) + " cells)");
-  if (p.dz != m.dz || p.dy != m.dy || p.dx != m.dx)
+  // Spacing and origin compared as float32 rounds them: one writer's float32 is another's float64.
+  auto same = [](double a, double b) { return float(a) == float(b); };
+  if (!(same(p.dz, m.dz) && same(p.dy, m.dy) && same(p.dx, m.dx)))
     throw InputError(path + ": /vp's spacing " + triple(p, p.dz, p.dy, p.dx) + " is not the model's " +
                      triple(m, m.dz, m.dy, m.dx));
   // Without an origin the perturbation is on the model's grid; with one, it must be the model's.
-  // Compared as float32 rounds them: one writer's float32 origin is another's float64.
-  auto same = [](double a, double b) { return float(a) == float(b); };
   if (has_origin && !(same(p.z0, m.z0) && same(p.y0, m.y0) && same(p.x0, m.x0)))
     throw InputError(path + ": /vp's origin " + triple(p, p.z0, p.y0, p.x0) + " is not the model's " +
                      triple(m, m.z0, m.y0, m.x0));
@@ -204,9 +213,13 @@ void read_receivers(const Hid& f, const std::string& path, std::size_t ns, Surve
     if (dims.size() != 1 || dims[0] != ns)
       throw InputError(path + ": /receiver/count must have shape (nshots,) = (" + std::to_string(ns) + ",), got " +
                        shape_text(dims));
-    for (double v : c) {
-      if (v != std::floor(v)) throw InputError(path + ": /receiver/count must hold whole numbers");
-      s.counts.push_back(int64_t(v));
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      if (c[k] != std::floor(c[k])) throw InputError(path + ": /receiver/count must hold whole numbers");
+      // Past 2^62 no count can be right (Survey::check says against what); no cast overflows.
+      if (!(std::fabs(c[k]) < 0x1p62))
+        throw InputError(path + ": /receiver/count of shot " + std::to_string(k) + " is " + number_text(c[k]) +
+                         ", not between 1 and nrec = " + std::to_string(s.nrec()));
+      s.counts.push_back(int64_t(c[k]));
     }
   }
   if (has_link(f, "/receiver/weight")) {
@@ -224,7 +237,7 @@ void read_data(const Hid& f, const std::string& path, std::size_t ns, const std:
                Survey& s) {
   std::vector<hsize_t> dims;
   if (!has_link(f, "/data")) throw InputError(path + ": missing dataset /data");
-  Hid d(H5Dopen2(f, "/data", H5P_DEFAULT), H5Dclose);
+  Hid d = open_dataset(f, path, "/data");
   if (!d.ok()) throw InputError(path + ": cannot open dataset /data");
   Hid space(H5Dget_space(d), H5Sclose);
   dims.assign(std::size_t(std::max(0, H5Sget_simple_extent_ndims(space))), 0);
@@ -435,7 +448,7 @@ namespace {
 /// unreadable), and its number of dimensions in `rank`.
 Hid open_dataset(hid_t f, const std::string& path, const std::string& dataset, int& rank) {
   if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
-  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Hid d = detail::open_dataset(f, path, dataset);
   if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
   Hid space(H5Dget_space(d), H5Sclose);
   rank = H5Sget_simple_extent_ndims(space);
@@ -455,11 +468,12 @@ namespace {
 
 /// The spacing and origin attributes of open dataset `d` of `rank` 2 or 3 (the 2-D ones
 /// hold [z, x]); where absent, 1 m and 0 (`has_spacing` false).
-Geometry geometry_of(hid_t d, const std::string& path, const std::string& dataset, int rank) {
+Geometry geometry_of(hid_t f, hid_t d, const std::string& path, const std::string& dataset, int rank) {
   Geometry g;
   for (const char* name : {"spacing", "origin"}) {
-    if (H5Aexists(d, name) <= 0) continue;
-    const std::vector<double> a = read_attribute(d, path, dataset, name, rank);
+    const auto [at, where] = holder(d, f, name, dataset);
+    if (H5Aexists(at, name) <= 0) continue;
+    const std::vector<double> a = read_attribute(at, path, where, name, rank);
     const bool spacing = std::string(name) == "spacing";
     auto& to = spacing ? g.spacing : g.origin;
     for (double x : a)  // read_attribute refused NaN and Inf
@@ -492,8 +506,8 @@ Volume read_values(const std::string& path, const std::string& dataset, bool two
   out.ny = three ? int(dims[1]) : 1;
   out.nx = int(dims[three ? 2 : 1]);
   out.values.assign(v.begin(), v.end());
-  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  g = geometry_of(d, path, dataset, int(dims.size()));
+  Hid d = open_dataset(f, path, dataset);
+  g = geometry_of(f, d, path, dataset, int(dims.size()));
   out.spacing = g.spacing;
   out.origin = g.origin;
   return out;
@@ -506,7 +520,7 @@ Geometry read_geometry(const std::string& path, const std::string& dataset) {
   int rank = 0;
   Hid d = open_dataset(f, path, dataset, rank);
   if (rank != 2 && rank != 3) throw InputError(path + ": " + dataset + " is not a 2-D or 3-D array");
-  return geometry_of(d, path, dataset, rank);
+  return geometry_of(f, d, path, dataset, rank);
 }
 
 Volume read_volume(const std::string& path, const std::string& dataset) {
@@ -524,7 +538,7 @@ Volume read_field(const std::string& path, const std::string& dataset) {
 Array2D read_slice(const std::string& path, const std::string& dataset, int index) {
   Hid f = open_file(path);
   if (!has_link(f, dataset)) throw InputError(path + ": missing dataset " + dataset);
-  Hid d(H5Dopen2(f, dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  Hid d = open_dataset(f, path, dataset);
   if (!d.ok()) throw InputError(path + ": cannot open dataset " + dataset);
   Hid type(H5Dget_type(d), H5Tclose);
   if (H5Tget_class(type) != H5T_FLOAT && H5Tget_class(type) != H5T_INTEGER)

@@ -57,6 +57,48 @@ bool looks_like_segy(const std::string& path) {
   return format == 1 || format == 2 || format == 3 || format == 5 || format == 8;
 }
 
+namespace {
+
+/// HDF5's own words on the last failure (its error stack), joined.
+std::string hdf5_error_words() {
+  std::string words;
+  H5Ewalk2(
+      H5E_DEFAULT, H5E_WALK_DOWNWARD,
+      [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+        if (e->desc) *static_cast<std::string*>(data) += std::string(e->desc) + "\n";
+        return 0;
+      },
+      &words);
+  return words;
+}
+
+/// Whether `path` holds HDF5's signature where a file's superblock may start (0, 512, 1024 …).
+bool has_hdf5_signature(const std::string& path) {
+  static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  std::ifstream in(path, std::ios::binary);
+  for (std::streamoff at = 0; at <= (std::streamoff(1) << 20); at = at == 0 ? 512 : 2 * at) {
+    char head[8];
+    if (!in.seekg(at) || !in.read(head, sizeof head)) return false;
+    if (std::memcmp(head, kSignature, sizeof head) == 0) return true;
+  }
+  return false;
+}
+
+/// Why HDF5 would not open `path` (read-only), after H5Fopen failed.
+std::string open_failure(const std::string& path) {
+  const std::string words = hdf5_error_words();
+  if (words.find("already open for write") != std::string::npos)
+    return "marked as open for writing by another program (one still writing it, or one that stopped without "
+           "closing it: then `h5clear -s " +
+           path + "` clears the mark)";
+  if (words.find("unable to lock file") != std::string::npos)
+    return "locked by another program that has it open for writing; run again once it has closed the file";
+  if (has_hdf5_signature(path)) return "an HDF5 file that HDF5 cannot open (damaged or truncated)";
+  return "not an HDF5 file";
+}
+
+}  // namespace
+
 Hid open_file(const std::string& path) {
   safety::require_input_file(path);  // a pipe or a device would block or mislead HDF5
   Hid f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
@@ -65,7 +107,7 @@ Hid open_file(const std::string& path) {
       throw InputError(path +
                        ": a SEG-Y file, not HDF5: bring it in with `starwave import` (shot records) or "
                        "`starwave import --velocity` (a model)");
-    throw InputError(path + ": not an HDF5 file, or unreadable");
+    throw InputError(path + ": " + open_failure(path));
   }
   // The file HDF5 opened is the one this run read before (safety::InputPins).
   int* fd = nullptr;
@@ -73,17 +115,71 @@ Hid open_file(const std::string& path) {
   return f;
 }
 
+namespace {
+
+/// Set when HDF5 was about to follow an external link (which deny_external_links refused).
+thread_local bool g_external_link = false;
+
+herr_t deny_external_link(const char*, const char*, const char*, const char*, unsigned*, hid_t, void*) {
+  g_external_link = true;
+  return -1;
+}
+
+/// Link (dataset) access properties under which HDF5 never opens another file.
+Hid no_external_links(hid_t kind) {
+  Hid p(H5Pcreate(kind), H5Pclose);
+  if (!p.ok() || H5Pset_elink_cb(p, deny_external_link, nullptr) < 0)
+    throw RuntimeError("HDF5: cannot set up the link access properties");
+  return p;
+}
+
+std::string name_of(hid_t file) {
+  char name[4096] = {};
+  return H5Fget_name(file, name, sizeof name) > 0 ? std::string(name) : std::string("the file");
+}
+
+[[noreturn]] void refuse_outside(const std::string& path, const std::string& name, const std::string& how) {
+  throw InputError(path + ": " + name + " " + how +
+                   ", which starwave does not read (it cannot keep such a file from changing during the run); "
+                   "write the values into the file itself");
+}
+
+}  // namespace
+
 bool has_link(hid_t file, const std::string& name) {
   // Check each component so that "/a/b" with no "/a" is simply absent.
+  const Hid lapl = no_external_links(H5P_LINK_ACCESS);
   std::string partial;
   std::size_t pos = 1;
   while (true) {
     const std::size_t next = name.find('/', pos);
     partial = name.substr(0, next);
-    if (H5Lexists(file, partial.c_str(), H5P_DEFAULT) <= 0) return false;
+    g_external_link = false;
+    const htri_t exists = H5Lexists(file, partial.c_str(), lapl);
+    if (g_external_link) refuse_outside(name_of(file), name, "is reached through an external link to another file");
+    if (exists <= 0) return false;
     if (next == std::string::npos) return true;
     pos = next + 1;
   }
+}
+
+Hid open_dataset(hid_t file, const std::string& path, const std::string& name) {
+  const Hid dapl = no_external_links(H5P_DATASET_ACCESS);
+  g_external_link = false;
+  Hid d(H5Dopen2(file, name.c_str(), dapl), H5Dclose);
+  if (g_external_link) refuse_outside(path, name, "is an external link to another file");
+  if (!d.ok()) return d;
+  Hid dcpl(H5Dget_create_plist(d), H5Pclose);
+  if (!dcpl.ok()) return d;
+  if (H5Pget_external_count(dcpl) > 0) refuse_outside(path, name, "keeps its values in external raw files");
+  std::size_t sources = 0;
+  if (H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &sources) >= 0)
+    for (std::size_t i = 0; i < sources; ++i) {
+      char file_name[4096] = {};
+      if (H5Pget_virtual_filename(dcpl, i, file_name, sizeof file_name) < 0 || std::string(file_name) != ".")
+        refuse_outside(path, name, "is a virtual dataset over other files");
+    }
+  return d;
 }
 
 std::string shape_text(const std::vector<hsize_t>& dims) {
@@ -121,7 +217,7 @@ std::string read_failure(hid_t d) {
 std::vector<double> read_dataset(hid_t file, const std::string& path, const std::string& name,
                                  std::vector<hsize_t>& dims) {
   if (!has_link(file, name)) throw InputError(path + ": missing dataset " + name);
-  Hid d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
+  Hid d = open_dataset(file, path, name);
   if (!d.ok()) throw InputError(path + ": cannot open dataset " + name);
   Hid space(H5Dget_space(d), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space);
@@ -150,8 +246,11 @@ std::vector<double> read_attribute(hid_t obj, const std::string& path, const std
   if (n != hssize_t(expect))
     throw InputError(path + ": attribute '" + name + "' on " + where + " must have " + std::to_string(expect) +
                      " value(s), has " + std::to_string(n));
+  Hid type(H5Aget_type(a), H5Tclose);
+  const H5T_class_t kind = H5Tget_class(type);
   std::vector<double> v(expect);
-  if (H5Aread(a, H5T_NATIVE_DOUBLE, v.data()) < 0)
+  // Numbers only: HDF5 would read an enum (h5py's bools) as its members' values.
+  if ((kind != H5T_FLOAT && kind != H5T_INTEGER) || H5Aread(a, H5T_NATIVE_DOUBLE, v.data()) < 0)
     throw InputError(path + ": cannot read attribute '" + name + "' on " + where + " as numbers");
   require_finite_input(v.data(), v.size(), path, "attribute '" + name + "' on " + where);
   return v;

@@ -79,9 +79,21 @@ void require_finite_output(const T* v, std::size_t n, const std::string& path, c
 /// (bytes 3225–3226, big-endian: 1, 2, 3, 5, 8), or named .sgy/.segy.
 bool looks_like_segy(const std::string& path);
 
+/// The input file `path`, opened read-only: refused (InputError naming it and the cause) when
+/// it is no HDF5 file, or one HDF5 will not open (locked or marked open by a writer).
 Hid open_file(const std::string& path);
 
+/// Whether `name` ("/a/b") exists in `file`; a path that crosses an external link is refused
+/// (InputError), as open_dataset() refuses one.
 bool has_link(hid_t file, const std::string& name);
+
+/// Dataset `name` of input `file` (`path`: its name for messages), or an invalid Hid when HDF5
+/// cannot open it. What the file itself does not hold is refused (InputError): a dataset
+/// reached through an external link, with its values in external raw files, or a virtual
+/// dataset over other files — starwave pins each input against change while it runs
+/// (docs/guarantees.md), which it cannot do for files reached that way, and a missing or
+/// short one would read as fill values.
+Hid open_dataset(hid_t file, const std::string& path, const std::string& name);
 
 std::string shape_text(const std::vector<hsize_t>& dims);
 
