@@ -163,13 +163,13 @@ Drawing read_drawing(const PlotCommand& cmd) {
 /// A field's place: an origin so far out that no axis can label it is refused (the picture's
 /// transform would not be invertible), as a file's mistake.
 void check_origin(const std::string& path, const Drawing& d) {
-  constexpr double kFar = 1e15;  // m
   const figures::Field& f = d.field;
-  for (double o : {f.z0, f.y0, f.x0})
-    if (!(std::fabs(o) <= kFar))
+  const double far[] = {f.z0, f.y0, f.x0, f.z0 + f.nz * f.dz, f.y0 + f.ny * f.dy, f.x0 + f.nx * f.dx};
+  for (double o : far)
+    if (!(std::fabs(o) <= Model::kMaxOrigin))
       throw InputError(path + ": " + d.name + "'s origin (" + number_text(f.z0) +
                        (d.volume ? ", " + number_text(f.y0) : "") + ", " + number_text(f.x0) +
-                       ") m lies beyond ±1e15 m: no picture can place it");
+                       ") m, its cells reaching beyond ±1e15 m: no picture can place them");
 }
 
 /// A model's velocities, refused as every command that reads a model refuses them.

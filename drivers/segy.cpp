@@ -151,15 +151,28 @@ void attach_wavelet(const ImportCommand& c, Survey& s) {
   s.wavelets.push_back(ricker(c.ricker_f, t0, s.dt, s.nt));
 }
 
-/// The records must lie in the model they are for (shots counted in file order, from 0).
-void require_records_inside(const Model& model, const Survey& s, const std::string& in) {
+/// The records must lie in the model they are for (shots counted in file order, from 0). A dead
+/// trace's receiver outside it (field files often give dead channels 0 or junk coordinates)
+/// is placed at its shot's source: weighted 0, its place changes nothing. Returns how many.
+int place_records_inside(const Model& model, Survey& s, const std::string& in) {
+  int moved = 0;
   for (int shot = 0; shot < s.nshots(); ++shot) {
     const std::string record = in + ": shot record " + std::to_string(shot) + " (in file order, from 0)";
-    require_inside(model, s.sources[std::size_t(shot)], record + ", the source");
-    const auto& rec = s.receivers_of(shot);
-    for (int r = 0; r < s.count(shot); ++r)
-      require_inside(model, rec[std::size_t(r)], record + ", trace " + std::to_string(r + 1) + "'s receiver");
+    const Position& src = s.sources[std::size_t(shot)];
+    require_inside(model, src, record + ", the source");
+    const std::vector<float> w = s.trace_weights(shot);
+    for (int r = 0; r < s.count(shot); ++r) {
+      const Position p = s.receivers_of(shot)[std::size_t(r)];
+      if (w[std::size_t(r)] == 0 && !inside(model, p)) {
+        if (s.receivers.size() == 1 && s.nshots() > 1) s.receivers.assign(std::size_t(s.nshots()), s.receivers[0]);
+        s.receivers[s.receivers.size() == 1 ? 0 : std::size_t(shot)][std::size_t(r)] = src;
+        ++moved;
+        continue;
+      }
+      require_inside(model, p, record + ", trace " + std::to_string(r + 1) + "'s receiver");
+    }
   }
+  return moved;
 }
 
 /// `import` of shot records: positions from the headers, the wavelet given, to a data file.
@@ -177,13 +190,18 @@ int import_shots(ImportCommand& c) {
   Survey s = segy::read_shots(c.in, c.dim);  // dim 0: 2-D when every point shares one y
   attach_wavelet(c, s);
   s.validate(c.in);
-  if (model) require_records_inside(*model, s, c.in);
+  const int moved = model ? place_records_inside(*model, s, c.in) : 0;
   io::DataWriter writer(c.out, s, model.get());
   for (int shot = 0; shot < s.nshots(); ++shot) writer.write_shot(shot, s.observed(shot));
   writer.commit();
   if (!c.flags.quiet)
     std::cout << "wrote " << c.out << ": " << s.nshots() << " shots × " << s.nrec() << " receivers × " << s.nt
-              << " samples at dt = " << s.dt << " s, " << s.dim << "-D positions\n";
+              << " samples at dt = " << s.dt << " s, " << s.dim << "-D positions"
+              << (moved > 0 ? "; " + std::to_string(moved) +
+                                  " dead traces outside the model placed at their shots' "
+                                  "sources"
+                            : std::string())
+              << "\n";
   return 0;
 }
 

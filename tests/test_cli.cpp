@@ -251,7 +251,7 @@ TEST_F(Cli, PlottingAFieldPlacedBeyondAnyAxisIsRefused) {
   H5Dclose(d);
   H5Fclose(f);
   expect_refused("plot --in " + far + " --out " + path("far.png"), path("far.png"),
-                 "/vp's origin (1e+300, 1e+300) m lies beyond");
+                 "/vp's origin (1e+300, 1e+300) m, its cells reaching beyond ±1e15 m");
 }
 
 TEST_F(Cli, PlotDrawsAModelsReflectivity) {

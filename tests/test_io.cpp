@@ -1,8 +1,5 @@
 // tests/test_io.cpp — HDF5 round trips and output safety.
 #include <gtest/gtest.h>
-#include <hdf5.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <unistd.h>
 
@@ -12,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <new>
 
 #include "src/base/error.hpp"
@@ -22,27 +18,14 @@
 #include "src/safety/inputs.hpp"
 #include "src/safety/outputs.hpp"
 #include "src/synthetic/synth.hpp"
+#include "tests/io_scratch.hpp"
 
 namespace starwave {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// This process's scratch folder: emptied as it is first used (an earlier process with the
-/// same id may have left files) and removed when the process ends.
-fs::path scratch(const std::string& name) {
-  static const fs::path d = [] {
-    const fs::path dir = fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    std::atexit([] {
-      std::error_code ignored;
-      fs::remove_all(fs::temp_directory_path() / ("starwave-test-io-" + std::to_string(::getpid())), ignored);
-    });
-    return dir;
-  }();
-  return d / name;
-}
+using test::scratch;
 
 TEST(Io, AModelHoldsVelocitiesAFloatCanHold) {
   // Model files hold float32 and the kernels may compute in it: a velocity that float
@@ -585,152 +568,6 @@ TEST(Memory, ShotsInFlightShrinkToWhatFitsAndARunThatCannotHoldOneIsRefused) {
   EXPECT_EQ(shots_in_flight(need, 1, 4, room(~std::uint64_t(0) - 1), "this run", "hint"), 1);  // 4 × 2^63 wraps to 0
   need.per_worker = ~std::uint64_t(0) / 2;
   EXPECT_THROW(shots_in_flight(need, 3, 4, room(~std::uint64_t(0) - 1), "this run", "hint"), InputError);
-}
-
-/// A model file whose /vp `make_vp` makes (in file `f`, a 4 × 5 float dataset), with the
-/// spacing [10, 10] on the root only when `root_spacing`.
-std::string foreign_model(const std::string& name, const std::function<void(hid_t f)>& make_vp,
-                          bool root_spacing = false) {
-  const std::string p = scratch(name).string();
-  hid_t f = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  make_vp(f);
-  if (root_spacing) {
-    const hsize_t two = 2;
-    const double sp[2] = {10, 10};
-    hid_t s = H5Screate_simple(1, &two, nullptr);
-    hid_t a = H5Acreate2(f, "spacing", H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_DOUBLE, sp);
-    H5Aclose(a);
-    H5Sclose(s);
-  }
-  H5Fclose(f);
-  return p;
-}
-
-void expect_refused_model(const std::string& p, const std::string& words) {
-  try {
-    io::read_model(p);
-    ADD_FAILURE() << p << ": read";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-  }
-}
-
-TEST(Io, WhatAFileDoesNotHoldItselfIsRefusedUnopened) {
-  // Values in another file (an external link, external raw storage, a virtual dataset) are
-  // refused before HDF5 opens that file: a FIFO there would block the run, a missing or short
-  // one would read as fill values, and starwave cannot pin it against change (guarantees.md).
-  Model m;
-  m.nz = 4;
-  m.nx = 5;
-  m.dz = m.dx = 10;
-  m.vp.assign(20, 1500);
-  const std::string real = scratch("real.h5").string(), fifo = scratch("fifo").string();
-  io::write_model(real, m);
-  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const hsize_t dims[2] = {4, 5};
-  for (const std::string& target : {real, fifo})
-    expect_refused_model(
-        foreign_model("link.h5",
-                      [&](hid_t f) { H5Lcreate_external(target.c_str(), "/vp", f, "vp", H5P_DEFAULT, H5P_DEFAULT); }),
-        "/vp is an external link to another file");
-  auto with_layout = [&](const std::function<void(hid_t dcpl, hid_t space)>& set) {
-    return [&, set](hid_t f) {
-      hid_t space = H5Screate_simple(2, dims, nullptr);
-      hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
-      set(dcpl, space);
-      hid_t d = H5Dcreate2(f, "vp", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-      const hsize_t two = 2;
-      const double sp[2] = {10, 10};
-      hid_t s = H5Screate_simple(1, &two, nullptr);
-      hid_t a = H5Acreate2(d, "spacing", H5T_NATIVE_DOUBLE, s, H5P_DEFAULT, H5P_DEFAULT);
-      H5Awrite(a, H5T_NATIVE_DOUBLE, sp);
-      H5Aclose(a);
-      H5Sclose(s);
-      H5Dclose(d);
-      H5Pclose(dcpl);
-      H5Sclose(space);
-    };
-  };
-  expect_refused_model(
-      foreign_model("raw.h5", with_layout([&](hid_t dcpl, hid_t) { H5Pset_external(dcpl, fifo.c_str(), 0, 80); })),
-      "/vp keeps its values in external raw files");
-  expect_refused_model(foreign_model("virtual.h5", with_layout([&](hid_t dcpl, hid_t space) {
-                                       H5Pset_virtual(dcpl, space, real.c_str(), "/vp", space);
-                                     })),
-                       "/vp is a virtual dataset over other files");
-}
-
-TEST(Io, AttributesAsOtherToolsWriteThem) {
-  // Spacing on the root only (h5py's f.attrs): read there, as a picture's scale and a model's
-  // grid. A bool (h5py's enum) is no spacing. A file its writer left open for writing says so.
-  const hsize_t dims[2] = {4, 5};
-  const std::vector<float> v(20, 1500.0f);
-  auto plain_vp = [&](hid_t f) {
-    hid_t space = H5Screate_simple(2, dims, nullptr);
-    hid_t d = H5Dcreate2(f, "vp", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data());
-    H5Dclose(d);
-    H5Sclose(space);
-  };
-  const Model m = io::read_model(foreign_model("root.h5", plain_vp, true));
-  EXPECT_EQ(m.dz, 10);
-  EXPECT_EQ(m.dx, 10);
-  EXPECT_EQ(io::read_geometry(scratch("root.h5").string(), "/vp").spacing[0], 10);
-  expect_refused_model(foreign_model("bool.h5",
-                                     [&](hid_t f) {
-                                       plain_vp(f);
-                                       hid_t e = H5Tenum_create(H5T_NATIVE_INT8);
-                                       signed char no = 0, yes = 1;
-                                       H5Tenum_insert(e, "FALSE", &no);
-                                       H5Tenum_insert(e, "TRUE", &yes);
-                                       const hsize_t two = 2;
-                                       const signed char sp[2] = {1, 1};
-                                       hid_t s = H5Screate_simple(1, &two, nullptr);
-                                       hid_t d = H5Dopen2(f, "vp", H5P_DEFAULT);
-                                       hid_t a = H5Acreate2(d, "spacing", e, s, H5P_DEFAULT, H5P_DEFAULT);
-                                       H5Awrite(a, e, sp);
-                                       H5Aclose(a);
-                                       H5Dclose(d);
-                                       H5Sclose(s);
-                                       H5Tclose(e);
-                                     }),
-                       "cannot read attribute 'spacing' on /vp as numbers");
-  // A perturbation whose writer kept its spacing in float32 lies on the model's grid all the same.
-  Model grid = m;
-  grid.dz = grid.dx = 7.3;
-  grid.vp.assign(20, 1500);
-  io::write_model(scratch("grid.h5").string(), grid);
-  const std::string f32 = foreign_model("f32.h5", [&](hid_t f) {
-    plain_vp(f);
-    const hsize_t two = 2;
-    const float sp[2] = {7.3f, 7.3f};
-    hid_t s = H5Screate_simple(1, &two, nullptr);
-    hid_t d = H5Dopen2(f, "vp", H5P_DEFAULT);
-    hid_t a = H5Acreate2(d, "spacing", H5T_IEEE_F32LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    H5Awrite(a, H5T_NATIVE_FLOAT, sp);
-    H5Aclose(a);
-    H5Dclose(d);
-    H5Sclose(s);
-  });
-  EXPECT_EQ(io::read_perturbation(f32, grid).size(), 20u);
-  grid.dx = 7.4;
-  EXPECT_THROW(io::read_perturbation(f32, grid), InputError);
-  const std::string open = scratch("left-open.h5").string();
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {  // a writer that stops without closing its file (SWMR's format marks it open)
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-    hid_t f = H5Fcreate(open.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    plain_vp(f);
-    H5Fflush(f, H5F_SCOPE_GLOBAL);
-    ::_exit(0);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  expect_refused_model(open, "marked as open for writing by another program");
-  expect_refused_model(open, "h5clear -s " + open);
 }
 
 }  // namespace

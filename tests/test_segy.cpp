@@ -6,6 +6,7 @@
 #include <segyio/segy.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -32,6 +33,13 @@ class Segy : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   fs::path dir_;
 };
+
+/// The bytes of file `f`.
+std::vector<char> bytes_of(const std::string& f) {
+  std::vector<char> b(fs::file_size(f));
+  std::ifstream(f, std::ios::binary).read(b.data(), long(b.size()));
+  return b;
+}
 
 /// A survey with data: `nshots` shots of `nrec` receivers, positions off the integers
 /// where `fractional` (scalars then needed), y varying in 3-D, each shot its own spread.
@@ -86,6 +94,57 @@ TEST_F(Segy, ShotRecordsWrittenThenReadAreTheSame) {
   const Survey back = segy::read_shots(path("shared.sgy"), 2);
   EXPECT_EQ(back.receivers.size(), 1u);
   expect_same(shared, back);
+}
+
+TEST_F(Segy, ALittleEndianFileReadsAsItsBigEndianTwin) {
+  // SEG-Y rev 2 lets a file be little-endian (Seismic Unix writes them): told by its byte-order
+  // word, or by its sample format code read byte-swapped, and read as the same records.
+  const Survey s = make_survey(2, 2, 3, true);
+  const std::string big = path("big.sgy");
+  segy::write_shots(big, s);
+  std::vector<char> b = bytes_of(big);
+  auto swap = [&](std::size_t at, int size) {
+    std::reverse(b.begin() + long(at - 1), b.begin() + long(at - 1 + size));
+  };
+  for (int at : {3217, 3221, 3225, 3501, 3503, 3505}) swap(std::size_t(at), 2);
+  const std::size_t trace = 240 + std::size_t(s.nt) * 4, traces = (b.size() - 3600) / trace;
+  for (std::size_t t = 0; t < traces; ++t) {
+    const std::size_t h = 3600 + t * trace;
+    for (int at : {1, 5, 9, 13, 37, 41, 45, 49, 73, 77, 81, 85}) swap(h + std::size_t(at), 4);
+    for (int at : {29, 69, 71, 89, 115, 117}) swap(h + std::size_t(at), 2);
+    for (int k = 0; k < s.nt; ++k) swap(h + 241 + std::size_t(k) * 4, 4);
+  }
+  for (bool word : {false, true}) {
+    const char order[4] = {4, 3, 2, 1};  // 0x01020304 as a little-endian file holds it
+    std::copy(order, order + 4, b.begin() + 3296);
+    if (!word) std::fill(b.begin() + 3296, b.begin() + 3300, 0);
+    const std::string little = path("little.sgy");
+    std::ofstream(little, std::ios::binary).write(b.data(), long(b.size()));
+    expect_same(segy::read_shots(big, 2), segy::read_shots(little, 2));
+  }
+}
+
+TEST_F(Segy, LengthsNotInMetresAreRefused) {
+  // Feet (binary header 3255–3256 = 2) or geographic coordinates (trace bytes 89–90 = 2 … 4)
+  // would be read as metres: refused by name.
+  const Survey s = make_survey(2, 1, 2, false);
+  const std::string f = path("units.sgy");
+  segy::write_shots(f, s);
+  const std::vector<char> b = bytes_of(f);
+  auto refused = [&](std::size_t at, const std::string& words) {
+    std::vector<char> c = b;
+    c[at - 1] = 0;
+    c[at] = 2;
+    std::ofstream(path("bad.sgy"), std::ios::binary).write(c.data(), long(c.size()));
+    try {
+      segy::read_shots(path("bad.sgy"), 2);
+      ADD_FAILURE() << words << ": read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  refused(3255, "its lengths are in feet (binary header bytes 3255–3256 = 2)");
+  refused(3600 + 89, "trace 1: coordinate units 2 (trace header bytes 89–90)");
 }
 
 TEST_F(Segy, RaggedShotsAndDeadTracesRoundTrip) {
@@ -200,6 +259,11 @@ TEST_F(Segy, SampleCountsAndIntervalsAreUnsigned) {
   EXPECT_EQ(back.nt, nt);
   EXPECT_EQ(back.dt, 0.001);
   EXPECT_EQ(back.nrec(), 1);
+  // What import reads, export writes (as rev 2) and import reads back the same.
+  Survey again = back;
+  again.sources[0] = Position(5, 0);
+  segy::write_shots(path("again.sgy"), again);
+  expect_same(again, segy::read_shots(path("again.sgy"), 2));
 }
 
 /// `f` refused with a message holding `mention`.

@@ -22,10 +22,11 @@ using namespace detail;  // the HDF5 helpers (hdf5_detail.hpp)
 
 namespace {
 
-/// Where attribute `name` of dataset `d` (`dataset`) is read: on the dataset, else on the file's
-/// root `f` when only the root has it (as h5py's `f.attrs` writes it), and that place's name.
+/// Where attribute `name` of dataset `d` (`dataset`) is read: on the dataset, else — for a
+/// model's /vp — on the file's root `f` when only the root has it (as h5py's `f.attrs` writes
+/// it), and that place's name. Other datasets' roots carry their model's grid, not theirs.
 std::pair<hid_t, std::string> holder(hid_t d, hid_t f, const char* name, const std::string& dataset) {
-  if (H5Aexists(d, name) <= 0 && H5Aexists(f, name) > 0) return {f, "the root"};
+  if (dataset == "/vp" && H5Aexists(d, name) <= 0 && H5Aexists(f, name) > 0) return {f, "the root"};
   return {d, dataset};
 }
 

@@ -87,12 +87,19 @@ bool has_hdf5_signature(const std::string& path) {
 /// Why HDF5 would not open `path` (read-only), after H5Fopen failed.
 std::string open_failure(const std::string& path) {
   const std::string words = hdf5_error_words();
+  const std::size_t at = words.find("errno = ");
+  const int err = at == std::string::npos ? 0 : std::atoi(words.c_str() + at + 8);
   if (words.find("already open for write") != std::string::npos)
     return "marked as open for writing by another program (one still writing it, or one that stopped without "
            "closing it: then `h5clear -s " +
            path + "` clears the mark)";
-  if (words.find("unable to lock file") != std::string::npos)
-    return "locked by another program that has it open for writing; run again once it has closed the file";
+  if (words.find("unable to lock file") != std::string::npos) {
+    if (err == EAGAIN || err == EWOULDBLOCK)
+      return "locked by another program that has it open for writing; run again once it has closed the file";
+    return "HDF5 cannot lock it (" + os_cause(err) +
+           "): on a file system without locks, set HDF5_USE_FILE_LOCKING=FALSE";
+  }
+  if (err > 0) return "cannot open it: " + os_cause(err);
   if (has_hdf5_signature(path)) return "an HDF5 file that HDF5 cannot open (damaged or truncated)";
   return "not an HDF5 file";
 }
@@ -140,8 +147,8 @@ std::string name_of(hid_t file) {
 
 [[noreturn]] void refuse_outside(const std::string& path, const std::string& name, const std::string& how) {
   throw InputError(path + ": " + name + " " + how +
-                   ", which starwave does not read (it cannot keep such a file from changing during the run); "
-                   "write the values into the file itself");
+                   ", which starwave does not read (it reads what the file holds itself, kept from changing "
+                   "during the run); write the values into the file");
 }
 
 }  // namespace
@@ -170,15 +177,13 @@ Hid open_dataset(hid_t file, const std::string& path, const std::string& name) {
   if (g_external_link) refuse_outside(path, name, "is an external link to another file");
   if (!d.ok()) return d;
   Hid dcpl(H5Dget_create_plist(d), H5Pclose);
-  if (!dcpl.ok()) return d;
-  if (H5Pget_external_count(dcpl) > 0) refuse_outside(path, name, "keeps its values in external raw files");
-  std::size_t sources = 0;
-  if (H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &sources) >= 0)
-    for (std::size_t i = 0; i < sources; ++i) {
-      char file_name[4096] = {};
-      if (H5Pget_virtual_filename(dcpl, i, file_name, sizeof file_name) < 0 || std::string(file_name) != ".")
-        refuse_outside(path, name, "is a virtual dataset over other files");
-    }
+  if (!dcpl.ok()) throw InputError(path + ": cannot read how " + name + " is stored");
+  const int external = H5Pget_external_count(dcpl);
+  if (external != 0) refuse_outside(path, name, "keeps its values in external raw files");
+  // A virtual dataset reads fill values wherever a source is missing, in this file or another.
+  const H5D_layout_t layout = H5Pget_layout(dcpl);
+  if (layout == H5D_VIRTUAL) refuse_outside(path, name, "is a virtual dataset (a view of other datasets)");
+  if (layout < 0) throw InputError(path + ": cannot read how " + name + " is stored");
   return d;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -17,36 +18,14 @@
 #include <vector>
 
 #include "src/base/error.hpp"
+#include "src/io/segy_reader.hpp"
 #include "src/safety/inputs.hpp"
 #include "src/safety/outputs.hpp"
 
 namespace starwave::segy {
 namespace {
 
-struct Closer {
-  void operator()(segy_file* f) const { segy_close(f); }
-};
-using File = std::unique_ptr<segy_file, Closer>;
-
-/// What a header scalar means: × s when positive, ÷ −s when negative, 1 when 0.
-double scale_of(int32_t s) { return s > 0 ? double(s) : s < 0 ? 1.0 / double(-s) : 1.0; }
-
-int32_t field(const char* header, int which) {
-  int32_t v = 0;
-  segy_get_field(header, which, &v);
-  // The sample count and interval are unsigned 16-bit numbers (rev 2: up to 65535 samples,
-  // or µs); segyio reads every 2-byte field as signed.
-  if ((which == SEGY_TR_SAMPLE_COUNT || which == SEGY_TR_SAMPLE_INTER) && v < 0) v += 65536;
-  return v;
-}
-
-/// A binary header field; the sample count and interval unsigned, as in field().
-int32_t binary_field(const char* header, int which) {
-  int32_t v = 0;
-  segy_get_bfield(header, which, &v);
-  if ((which == SEGY_BIN_SAMPLES || which == SEGY_BIN_INTERVAL) && v < 0) v += 65536;
-  return v;
-}
+using namespace detail;  // the reader (segy_reader.hpp)
 
 /// The largest magnitude a scaled coordinate may have in a 32-bit header field.
 constexpr double kHeaderMax = 2.1e9;
@@ -75,19 +54,22 @@ int32_t scalar_for(const std::vector<double>& v, const std::string& path) {
   throw InputError(os.str());
 }
 
-int32_t scaled(double x, int32_t s) { return int32_t(std::nearbyint(x * (s == 1 ? 1.0 : double(-s)))); }
+/// The largest sample count or interval a trace holds (rev 2's unsigned 16-bit fields; a
+/// file that uses more than 32767 says it is rev 2).
+constexpr int kMaxU16 = 65535;
 
-void check(int code, const std::string& path, const std::string& what) {
-  if (code != SEGY_OK) throw InputError(path + ": " + what + " failed (segyio error " + std::to_string(code) + ")");
-}
+/// An unsigned 16-bit field's value as segyio stores it (a signed 16-bit number).
+int32_t u16(int v) { return v > 32767 ? v - 65536 : v; }
+
+int32_t scaled(double x, int32_t s) { return int32_t(std::nearbyint(x * (s == 1 ? 1.0 : double(-s)))); }
 
 /// A fresh SEG-Y rev 1 file with `traces` IEEE-float traces of `nt` samples at `interval`
 /// (the binary header's sample interval field), its first traces written by `write(fp,
 /// trace0, bsize)`; committed over `path` only when everything is written.
 template <typename F>
 void write_file(const std::string& path, int nt, long traces, int interval, const std::string& text, F&& write) {
-  if (nt < 1 || nt > 32767)
-    throw InputError(path + ": SEG-Y holds at most 32767 samples a trace, not " + std::to_string(nt));
+  if (nt < 1 || nt > kMaxU16)
+    throw InputError(path + ": SEG-Y holds at most 65535 samples a trace, not " + std::to_string(nt));
   // Measured before writing, like import's /data: not a failed write deep into the file.
   safety::require_disk(path,
                        std::uint64_t(SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE) +
@@ -108,10 +90,10 @@ void write_file(const std::string& path, int nt, long traces, int interval, cons
     }
     check(segy_write_textheader(fp.get(), 0, th.data()), path, "writing the text header");
     std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
-    segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, interval);
-    segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, nt);
+    segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, u16(interval));
+    segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, u16(nt));
     segy_set_bfield(bh.data(), SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
-    segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, 0x0100);
+    segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, nt > 32767 || interval > 32767 ? 0x0200 : 0x0100);
     segy_set_bfield(bh.data(), SEGY_BIN_TRACE_FLAG, 1);  // fixed-length traces
     check(segy_write_binheader(fp.get(), bh.data()), path, "writing the binary header");
     check(segy_set_format(fp.get(), SEGY_IEEE_FLOAT_4_BYTE), path, "setting the sample format");
@@ -128,83 +110,6 @@ void put_trace(segy_file* fp, const std::string& path, int i, std::array<char, S
   check(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, static_cast<long long>(samples.size()), samples.data()), path,
         "converting");
   check(segy_writetrace(fp, i, samples.data(), trace0, bsize), path, "writing trace " + std::to_string(i + 1));
-}
-
-/// An open SEG-Y file of fixed-length traces, its headers checked: `count` traces of `nt`
-/// samples in `format` (IBM or IEEE floats), the first at byte `trace0`, each `bsize`
-/// bytes with its header.
-struct Reader {
-  File fp;
-  int format = 0, nt = 0, bsize = 0, count = 0;
-  int32_t bin_interval = 0;
-  long trace0 = 0;
-};
-
-Reader open_reader(const std::string& path) {
-  safety::require_input_file(path);
-  {  // a common mistake: one of our own files given for the SEG-Y one
-    std::ifstream probe(path, std::ios::binary);
-    char magic[8] = {};
-    if (probe.read(magic, 8) && std::memcmp(magic, "\x89HDF\r\n\x1a\n", 8) == 0)
-      throw InputError(path + ": an HDF5 file, not a SEG-Y file");
-  }
-  Reader r;
-  r.fp.reset(segy_open(path.c_str(), "rb"));
-  if (!r.fp) throw InputError(path + ": cannot open the SEG-Y file (" + os_cause(errno) + ")");
-  std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
-  if (segy_binheader(r.fp.get(), bh.data()) != SEGY_OK)
-    throw InputError(path + ": not a SEG-Y file (no 3600-byte header)");
-  r.format = segy_format(bh.data());
-  if (r.format == 0)
-    throw InputError(path +
-                     ": not a SEG-Y file, or one without its sample format (binary header bytes 3225–3226 "
-                     "are 0)");
-  if (r.format != SEGY_IBM_FLOAT_4_BYTE && r.format != SEGY_IEEE_FLOAT_4_BYTE)
-    throw InputError(path + ": sample format code " + std::to_string(r.format) +
-                     " in the binary header (bytes 3225–3226): only 1 (IBM float) and 5 (IEEE float) are read");
-  r.trace0 = segy_trace0(bh.data());
-  if (r.trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE)
-    throw InputError(path + ": bad extended header count");
-  check(segy_set_format(r.fp.get(), r.format), path, "setting the sample format");
-  const int32_t bin_nt = binary_field(bh.data(), SEGY_BIN_SAMPLES);
-  r.bin_interval = binary_field(bh.data(), SEGY_BIN_INTERVAL);
-
-  // The first trace header fixes nt (every trace must agree: fixed-length traces).
-  std::array<char, SEGY_TRACE_HEADER_SIZE> h{};
-  r.nt = bin_nt;
-  {
-    const int probe = segy_trsize(r.format, 1);
-    if (segy_traceheader(r.fp.get(), 0, h.data(), r.trace0, probe) != SEGY_OK)
-      throw InputError(path + ": no traces after the headers");
-    if (field(h.data(), SEGY_TR_SAMPLE_COUNT) > 0) r.nt = field(h.data(), SEGY_TR_SAMPLE_COUNT);
-  }
-  if (r.nt < 2)
-    throw InputError(path + ": no usable sample count (trace header bytes 115–116 and binary header bytes 3221–3222 " +
-                     "give " + std::to_string(r.nt) + "; a trace needs at least 2 samples)");
-  r.bsize = segy_trsize(r.format, r.nt);
-  if (segy_traces(r.fp.get(), &r.count, r.trace0, r.bsize) != SEGY_OK || r.count < 1)
-    throw InputError(path + ": the file's size is not a whole number of traces of " + std::to_string(r.nt) +
-                     " samples");
-  return r;
-}
-
-/// Trace i's header into `h`, its sample count checked against the first trace's.
-void read_header(Reader& r, const std::string& path, int i, std::array<char, SEGY_TRACE_HEADER_SIZE>& h) {
-  check(segy_traceheader(r.fp.get(), i, h.data(), r.trace0, r.bsize), path,
-        "reading trace header " + std::to_string(i + 1));
-  const int tn = field(h.data(), SEGY_TR_SAMPLE_COUNT);
-  if (tn != 0 && tn != r.nt)
-    throw InputError(path + ": trace " + std::to_string(i + 1) + ": " + std::to_string(tn) +
-                     " samples, the first trace " + std::to_string(r.nt));
-}
-
-/// Trace i's nt samples as native floats, every one finite.
-void read_samples(Reader& r, const std::string& path, int i, float* samples) {
-  check(segy_readtrace(r.fp.get(), i, samples, r.trace0, r.bsize), path, "reading trace " + std::to_string(i + 1));
-  check(segy_to_native(r.format, r.nt, samples), path, "converting trace " + std::to_string(i + 1));
-  for (int k = 0; k < r.nt; ++k)
-    if (!std::isfinite(samples[k]))
-      throw InputError(path + ": trace " + std::to_string(i + 1) + ": a sample is NaN or Inf");
 }
 
 /// Shots of different trace counts: each padded to the longest with copies of its last
@@ -280,6 +185,10 @@ Survey read_shots(const std::string& path, int dim) {
     if (dt == 0) dt = us / 1e6;  // the double nearest the interval (us·1e-6 misses it for 30 % of them)
     if (us / 1e6 != dt)
       throw InputError(where + ": sample interval " + std::to_string(us) + " µs differs from the first trace's");
+    const int units = field(h.data(), SEGY_TR_COORD_UNITS);
+    if (units > 1)  // 0: unset (lengths), 1: lengths; 2–4: arc-seconds, degrees, DMS
+      throw InputError(where + ": coordinate units " + std::to_string(units) +
+                       " (trace header bytes 89–90): geographic coordinates; starwave reads lengths (1) in metres");
     const double xy = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
     const double el = scale_of(field(h.data(), SEGY_TR_ELEV_SCALAR));
     const Position src(
@@ -321,9 +230,9 @@ void write_shots(const std::string& path, const Survey& s) {
   // A dt within rounding of whole microseconds is written as them (k·1e-4 s is not the
   // double nearest k·100 µs, and files made before that was fixed carry it).
   const double us = std::nearbyint(s.dt * 1e6);
-  if (!(std::abs(s.dt * 1e6 - us) <= 1e-9 * us && us >= 1 && us <= 32767))
+  if (!(std::abs(s.dt * 1e6 - us) <= 1e-9 * us && us >= 1 && us <= kMaxU16))
     throw InputError(path + ": cannot hold the data's dt = " + number_text(s.dt) +
-                     " s: SEG-Y stores the sample interval as a whole number of microseconds up to 32767");
+                     " s: SEG-Y stores the sample interval as a whole number of microseconds up to 65535");
   for (float w : s.weights)
     if (w != 0 && w != 1)
       throw InputError(path +
@@ -379,8 +288,8 @@ void write_shots(const std::string& path, const Survey& s) {
             segy_set_field(h.data(), SEGY_TR_GROUP_X, scaled(rec[r].x, sxy));
             segy_set_field(h.data(), SEGY_TR_GROUP_Y, scaled(rec[r].y, sxy));
             segy_set_field(h.data(), SEGY_TR_COORD_UNITS, 1);  // length (m)
-            segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, nt);
-            segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(us));
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, u16(nt));
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, u16(int(us)));
             std::copy(d + r * std::size_t(nt), d + (r + 1) * std::size_t(nt), samples.begin());
             put_trace(fp, path, i, h, samples, trace0, bsize);
           }
@@ -390,9 +299,9 @@ void write_shots(const std::string& path, const Survey& s) {
 
 void write_field(const std::string& path, const Model& m, const std::vector<double>& values) {
   const double mm = m.dz * 1000;
-  if (!(std::nearbyint(mm) == mm && mm >= 1 && mm <= 32767))
+  if (!(std::nearbyint(mm) == mm && mm >= 1 && mm <= kMaxU16))
     throw InputError(path + ": dz = " + number_text(m.dz) +
-                     " m is not a whole number of millimetres up to 32767: the sample interval field cannot hold it");
+                     " m is not a whole number of millimetres up to 65535: the sample interval field cannot hold it");
   std::vector<double> xy;
   for (int y = 0; y < m.ny; ++y) xy.push_back(m.y0 + y * m.dy);
   for (int x = 0; x < m.nx; ++x) xy.push_back(m.x0 + x * m.dx);
@@ -417,8 +326,8 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
                    segy_set_field(h.data(), SEGY_TR_CDP_Y, scaled(m.y0 + y * m.dy, sxy));
                    segy_set_field(h.data(), SEGY_TR_INLINE, y + 1);
                    segy_set_field(h.data(), SEGY_TR_CROSSLINE, x + 1);
-                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, m.nz);
-                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(mm));
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, u16(m.nz));
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, u16(int(mm)));
                    for (int z = 0; z < m.nz; ++z) samples[std::size_t(z)] = float(values[m.index(z, y, x)]);
                    put_trace(fp, path, i, h, samples, trace0, bsize);
                  }

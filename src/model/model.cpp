@@ -29,8 +29,8 @@ void Model::validate(const std::string& where) const {
     os << ", dx=" << dx << ")";
     throw InputError(os.str());
   }
-  if (!std::isfinite(z0) || !std::isfinite(y0) || !std::isfinite(x0))
-    throw InputError(where + ": origin must be finite");
+  if (!(std::fabs(z0) <= kMaxOrigin && std::fabs(y0) <= kMaxOrigin && std::fabs(x0) <= kMaxOrigin))
+    throw InputError(where + ": origin must be finite and within ±1e15 m of 0");
   for (int z = 0; z < nz; ++z)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x) {

@@ -31,6 +31,9 @@ struct Model {
   /// Spacings are metres, 1 µm (a laboratory sample) to 1000 km: far outside, the kernels'
   /// 1/h² would overflow or vanish in float, and the stable time step with it.
   static constexpr double kMinSpacing = 1e-6, kMaxSpacing = 1e6;
+  /// The farthest a model's origin may lie from 0 on any axis (m): far past any survey, near
+  /// enough that its cells stay apart in double and on a picture's axes.
+  static constexpr double kMaxOrigin = 1e15;
   static bool spacing_ok(double h) { return h >= kMinSpacing && h <= kMaxSpacing; }
 
   /// Throws InputError naming `where` when the grid or any velocity is unusable

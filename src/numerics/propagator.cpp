@@ -374,11 +374,16 @@ int most_point_nodes(const Model& m, const Survey& s) {
   return all ? 1 : int(std::pow(2 * kHicksRadius, m.three_d() ? 3 : 2));
 }
 
-void require_inside(const Model& m, const Position& pos, const std::string& what) {
+bool inside(const Model& m, const Position& pos) {
   const bool three = m.three_d();
   const double fz = (pos.z - m.z0) / m.dz, fy = three ? (pos.y - m.y0) / m.dy : 0.0, fx = (pos.x - m.x0) / m.dx;
   auto outside = [](double f, int n) { return !std::isfinite(f) || f < -kOnNode || f > n - 1 + kOnNode; };
-  if (outside(fz, m.nz) || outside(fx, m.nx) || (three && outside(fy, m.ny))) {
+  return !(outside(fz, m.nz) || outside(fx, m.nx) || (three && outside(fy, m.ny)));
+}
+
+void require_inside(const Model& m, const Position& pos, const std::string& what) {
+  const bool three = m.three_d();
+  if (!inside(m, pos)) {
     std::ostringstream os;
     os << what << " at (z=" << pos.z << " m, ";
     if (three) os << "y=" << pos.y << " m, ";

@@ -131,6 +131,9 @@ PointNodes point_nodes(const Medium<T>& med, const Model& m, const Position& p, 
 /// (to within kOnNode cells of its edge).
 void require_inside(const Model& m, const Position& p, const std::string& what);
 
+/// Whether p lies in the model, as require_inside() decides it.
+bool inside(const Model& m, const Position& p);
+
 /// The most nodes one of the survey's positions takes: 1 when every position lies on a
 /// node, else (2·kHicksRadius)^D (for memory estimates).
 int most_point_nodes(const Model& m, const Survey& s);

@@ -177,7 +177,8 @@ void check_lsrtm_resume(const Model& background, const Survey& s, const Numerica
   fwi_state::check_made_with(l.state, now, kLsrtmFormat);
   // A run that has done more iterations than asked for cannot give the image asked for.
   const double done = io::read_record(l.state, {}, {"iteration"}).scalars.at("iteration");
-  if (done > l.iterations)
+  const bool count = done >= 0 && done <= kMaxIterations && done == std::floor(done);  // else: damaged, said later
+  if (count && done > l.iterations)
     throw InputError("--iterations: " + std::to_string(l.iterations) + "; " + l.state + " has done " +
                      number_text(done) + " iterations already: resume with --iterations " + number_text(done) +
                      " or more");
