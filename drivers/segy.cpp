@@ -160,8 +160,8 @@ int place_records_inside(const Model& model, Survey& s, const std::string& in) {
     const std::string record = in + ": shot record " + std::to_string(shot) + " (in file order, from 0)";
     const Position& src = s.sources[std::size_t(shot)];
     require_inside(model, src, record + ", the source");
-    const std::vector<float> w = s.trace_weights(shot);
-    for (int r = 0; r < s.count(shot); ++r) {
+    const std::vector<float> w = s.trace_weights(shot);  // every receiver, the padding's 0 too
+    for (int r = 0; r < s.nrec(); ++r) {
       const Position p = s.receivers_of(shot)[std::size_t(r)];
       if (w[std::size_t(r)] == 0 && !inside(model, p)) {
         if (s.receivers.size() == 1 && s.nshots() > 1) s.receivers.assign(std::size_t(s.nshots()), s.receivers[0]);

@@ -114,37 +114,69 @@ TEST_F(Segy, ALittleEndianFileReadsAsItsBigEndianTwin) {
     for (int at : {29, 69, 71, 89, 115, 117}) swap(h + std::size_t(at), 2);
     for (int k = 0; k < s.nt; ++k) swap(h + 241 + std::size_t(k) * 4, 4);
   }
+  const char order[4] = {4, 3, 2, 1};  // 0x01020304 as a little-endian file holds it
   for (bool word : {false, true}) {
-    const char order[4] = {4, 3, 2, 1};  // 0x01020304 as a little-endian file holds it
     std::copy(order, order + 4, b.begin() + 3296);
     if (!word) std::fill(b.begin() + 3296, b.begin() + 3300, 0);
     const std::string little = path("little.sgy");
     std::ofstream(little, std::ios::binary).write(b.data(), long(b.size()));
     expect_same(segy::read_shots(big, 2), segy::read_shots(little, 2));
   }
+  // A big-endian rev 1 file whose vendor filled bytes 3297–3300 with the little-endian word's
+  // bytes: its format code says big-endian, and big-endian it is read.
+  std::vector<char> stray = bytes_of(big);
+  std::copy(order, order + 4, stray.begin() + 3296);
+  std::ofstream(path("stray.sgy"), std::ios::binary).write(stray.data(), long(stray.size()));
+  expect_same(segy::read_shots(big, 2), segy::read_shots(path("stray.sgy"), 2));
 }
 
-TEST_F(Segy, LengthsNotInMetresAreRefused) {
-  // Feet (binary header 3255–3256 = 2) or geographic coordinates (trace bytes 89–90 = 2 … 4)
-  // would be read as metres: refused by name.
+TEST_F(Segy, LengthsInFeetAreMetresAndGeographicCoordinatesRefused) {
+  // Feet (binary header 3255–3256 = 2): every coordinate and depth × 0.3048. Geographic
+  // coordinates (trace bytes 89–90 = 2 … 4) cannot be placed: refused by name.
   const Survey s = make_survey(2, 1, 2, false);
   const std::string f = path("units.sgy");
   segy::write_shots(f, s);
   const std::vector<char> b = bytes_of(f);
-  auto refused = [&](std::size_t at, const std::string& words) {
+  auto with = [&](std::size_t at) {
     std::vector<char> c = b;
     c[at - 1] = 0;
     c[at] = 2;
-    std::ofstream(path("bad.sgy"), std::ios::binary).write(c.data(), long(c.size()));
-    try {
-      segy::read_shots(path("bad.sgy"), 2);
-      ADD_FAILURE() << words << ": read";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-    }
+    std::ofstream(path("units2.sgy"), std::ios::binary).write(c.data(), long(c.size()));
+    return path("units2.sgy");
   };
-  refused(3255, "its lengths are in feet (binary header bytes 3255–3256 = 2)");
-  refused(3600 + 89, "trace 1: coordinate units 2 (trace header bytes 89–90)");
+  const Survey metres = segy::read_shots(f, 2), feet = segy::read_shots(with(3255), 2);
+  ASSERT_EQ(feet.nrec(), metres.nrec());
+  EXPECT_EQ(feet.sources[0].x, 0.3048 * metres.sources[0].x);
+  EXPECT_EQ(feet.sources[0].z, 0.3048 * metres.sources[0].z);
+  for (int r = 0; r < metres.nrec(); ++r)
+    EXPECT_EQ(feet.receivers[0][std::size_t(r)].x, 0.3048 * metres.receivers[0][std::size_t(r)].x);
+  try {
+    segy::read_shots(with(3600 + 89), 2);
+    ADD_FAILURE() << "geographic coordinates read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("trace 1: coordinate units 2 (trace header bytes 89–90)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(Segy, DeadTracesJunkCoordinatesAreNotItsGeometry) {
+  // A dead channel (TraceIdentificationCode 2) off the line, and a short shot's last trace dead
+  // far away: read as a 2-D survey, the short shot padded with its last live receiver.
+  Survey s = make_survey(3, 2, 4, false);
+  for (auto& p : s.sources) p.y = 100;
+  for (auto& spread : s.receivers)
+    for (auto& p : spread) p.y = 100;
+  s.counts = {4, 3};
+  s.receivers[0][2] = Position(10, 7777, 60);  // dead, off the line
+  s.receivers[1][2] = Position(10, 100, 1e6);  // dead, far away: the short shot's last trace
+  s.receivers[1][3] = s.receivers[1][2];
+  s.weights = {1, 1, 0, 1, 1, 1, 0, 0};
+  std::fill(s.data.begin() + 7 * s.nt, s.data.end(), 0.0f);
+  segy::write_shots(path("dead.sgy"), s);
+  const Survey back = segy::read_shots(path("dead.sgy"), 0);
+  EXPECT_EQ(back.dim, 2) << "a dead trace off the line makes no areal survey";
+  EXPECT_EQ(back.receivers_of(1)[3], back.receivers_of(1)[1]) << "padded with the last live receiver";
+  EXPECT_EQ(back.trace_weights(0)[2], 0.0f);
 }
 
 TEST_F(Segy, RaggedShotsAndDeadTracesRoundTrip) {
@@ -259,11 +291,14 @@ TEST_F(Segy, SampleCountsAndIntervalsAreUnsigned) {
   EXPECT_EQ(back.nt, nt);
   EXPECT_EQ(back.dt, 0.001);
   EXPECT_EQ(back.nrec(), 1);
-  // What import reads, export writes (as rev 2) and import reads back the same.
+  // What import reads, export writes (as rev 2, with its byte-order word) and import reads back.
   Survey again = back;
   again.sources[0] = Position(5, 0);
   segy::write_shots(path("again.sgy"), again);
   expect_same(again, segy::read_shots(path("again.sgy"), 2));
+  const std::vector<char> b = bytes_of(path("again.sgy"));
+  EXPECT_EQ(b[3500], 2) << "rev 2 (bytes 3501–3502)";
+  EXPECT_EQ(std::vector<char>(b.begin() + 3296, b.begin() + 3300), (std::vector<char>{1, 2, 3, 4}));
 }
 
 /// `f` refused with a message holding `mention`.

@@ -53,23 +53,24 @@ bool looks_like_segy(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char code[2];
   if (!in.seekg(3224) || !in.read(code, 2)) return false;
-  const int format = static_cast<unsigned char>(code[0]) * 256 + static_cast<unsigned char>(code[1]);
-  return format == 1 || format == 2 || format == 3 || format == 5 || format == 8;
+  const int a = static_cast<unsigned char>(code[0]), b = static_cast<unsigned char>(code[1]);
+  auto known = [](int format) { return format == 1 || format == 2 || format == 3 || format == 5 || format == 8; };
+  return known(a * 256 + b) || known(b * 256 + a);  // big- or little-endian
 }
 
 namespace {
 
-/// HDF5's own words on the last failure (its error stack), joined.
-std::string hdf5_error_words() {
-  std::string words;
+/// HDF5's own words on the last failure (its error stack), one record each.
+std::vector<std::string> hdf5_error_records() {
+  std::vector<std::string> records;
   H5Ewalk2(
       H5E_DEFAULT, H5E_WALK_DOWNWARD,
       [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
-        if (e->desc) *static_cast<std::string*>(data) += std::string(e->desc) + "\n";
+        if (e->desc) static_cast<std::vector<std::string>*>(data)->push_back(e->desc);
         return 0;
       },
-      &words);
-  return words;
+      &records);
+  return records;
 }
 
 /// Whether `path` holds HDF5's signature where a file's superblock may start (0, 512, 1024 …).
@@ -86,20 +87,28 @@ bool has_hdf5_signature(const std::string& path) {
 
 /// Why HDF5 would not open `path` (read-only), after H5Fopen failed.
 std::string open_failure(const std::string& path) {
-  const std::string words = hdf5_error_words();
-  const std::size_t at = words.find("errno = ");
-  const int err = at == std::string::npos ? 0 : std::atoi(words.c_str() + at + 8);
-  if (words.find("already open for write") != std::string::npos)
+  const std::vector<std::string> records = hdf5_error_records();
+  auto record_with = [&](const char* words) {  // the first record saying `words`, else ""
+    for (const std::string& r : records)
+      if (r.find(words) != std::string::npos) return r;
+    return std::string();
+  };
+  auto errno_of = [](const std::string& record) {  // HDF5 writes "…, errno = N, error message = …"
+    const std::size_t at = record.rfind("errno = ");
+    return at == std::string::npos ? 0 : std::atoi(record.c_str() + at + 8);
+  };
+  if (!record_with("already open for write").empty())
     return "marked as open for writing by another program (one still writing it, or one that stopped without "
            "closing it: then `h5clear -s " +
            path + "` clears the mark)";
-  if (words.find("unable to lock file") != std::string::npos) {
+  if (const std::string lock = record_with("unable to lock file"); !lock.empty()) {
+    const int err = errno_of(lock);
     if (err == EAGAIN || err == EWOULDBLOCK)
       return "locked by another program that has it open for writing; run again once it has closed the file";
-    return "HDF5 cannot lock it (" + os_cause(err) +
-           "): on a file system without locks, set HDF5_USE_FILE_LOCKING=FALSE";
+    return "HDF5 cannot lock it" + (err > 0 ? " (" + os_cause(err) + ")" : std::string()) +
+           ": on a file system without locks, set HDF5_USE_FILE_LOCKING=FALSE";
   }
-  if (err > 0) return "cannot open it: " + os_cause(err);
+  if (const int err = errno_of(record_with("unable to open file")); err > 0) return "cannot open it: " + os_cause(err);
   if (has_hdf5_signature(path)) return "an HDF5 file that HDF5 cannot open (damaged or truncated)";
   return "not an HDF5 file";
 }

@@ -55,11 +55,8 @@ int32_t scalar_for(const std::vector<double>& v, const std::string& path) {
 }
 
 /// The largest sample count or interval a trace holds (rev 2's unsigned 16-bit fields; a
-/// file that uses more than 32767 says it is rev 2).
+/// file that uses more than 32767 says it is rev 2). segyio keeps a value's low 16 bits.
 constexpr int kMaxU16 = 65535;
-
-/// An unsigned 16-bit field's value as segyio stores it (a signed 16-bit number).
-int32_t u16(int v) { return v > 32767 ? v - 65536 : v; }
 
 int32_t scaled(double x, int32_t s) { return int32_t(std::nearbyint(x * (s == 1 ? 1.0 : double(-s)))); }
 
@@ -90,10 +87,15 @@ void write_file(const std::string& path, int nt, long traces, int interval, cons
     }
     check(segy_write_textheader(fp.get(), 0, th.data()), path, "writing the text header");
     std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
-    segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, u16(interval));
-    segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, u16(nt));
+    segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, interval);
+    segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, nt);
     segy_set_bfield(bh.data(), SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
-    segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, nt > 32767 || interval > 32767 ? 0x0200 : 0x0100);
+    const bool rev2 = nt > 32767 || interval > 32767;
+    segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, rev2 ? 0x0200 : 0x0100);
+    if (rev2) {  // rev 2's byte-order word (bytes 3297–3300): 16909060 as this file's bytes hold it
+      const char order[4] = {1, 2, 3, 4};
+      std::memcpy(bh.data() + (3297 - 3201), order, sizeof order);
+    }
     segy_set_bfield(bh.data(), SEGY_BIN_TRACE_FLAG, 1);  // fixed-length traces
     check(segy_write_binheader(fp.get(), bh.data()), path, "writing the binary header");
     check(segy_set_format(fp.get(), SEGY_IEEE_FLOAT_4_BYTE), path, "setting the sample format");
@@ -110,6 +112,15 @@ void put_trace(segy_file* fp, const std::string& path, int i, std::array<char, S
   check(segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, static_cast<long long>(samples.size()), samples.data()), path,
         "converting");
   check(segy_writetrace(fp, i, samples.data(), trace0, bsize), path, "writing trace " + std::to_string(i + 1));
+}
+
+/// A trace whose coordinates are geographic (trace header bytes 89–90: 2 arc-seconds, 3
+/// degrees, 4 DMS; 0 unset and 1 lengths are read as lengths) refused, `where` naming it.
+void refuse_geographic(const char* header, const std::string& where) {
+  const int units = field(header, SEGY_TR_COORD_UNITS);
+  if (units > 1)
+    throw InputError(where + ": coordinate units " + std::to_string(units) +
+                     " (trace header bytes 89–90): geographic coordinates; starwave places points by lengths (1)");
 }
 
 /// Shots of different trace counts: each padded to the longest with copies of its last
@@ -133,7 +144,9 @@ void pad_shots(std::vector<std::vector<Position>>& receivers, const std::vector<
       any_dead = any_dead || off;
       weights.push_back(r < n && !off ? 1.0f : 0.0f);
     }
-    receivers[k].resize(nrec, receivers[k].back());
+    std::size_t live = n;  // the padding: copies of the last live receiver (a dead one may be junk)
+    while (live > 1 && dead[first + live - 1]) --live;
+    receivers[k].resize(nrec, receivers[k][live - 1]);
     first += n;
   }
   s.data = std::move(data);
@@ -147,7 +160,10 @@ void settle_dimension(const std::string& path, int dim, std::vector<std::vector<
   const double y = s.sources[0].y;
   auto off_line = [&](const Position& p) { return p.y != y; };
   bool areal = std::any_of(s.sources.begin(), s.sources.end(), off_line);
-  for (const auto& r : receivers) areal = areal || std::any_of(r.begin(), r.end(), off_line);
+  const std::size_t nrec = receivers.empty() ? 0 : receivers[0].size();
+  for (std::size_t k = 0; k < receivers.size(); ++k)  // dead traces (weight 0) may carry junk coordinates
+    for (std::size_t r = 0; r < receivers[k].size(); ++r)
+      areal = areal || ((s.weights.empty() || s.weights[k * nrec + r] != 0) && off_line(receivers[k][r]));
   if (dim == 0) s.dim = dim = areal ? 3 : 2;
   if (dim == 2) {  // one line: y the same everywhere, then dropped
     if (areal)
@@ -185,12 +201,9 @@ Survey read_shots(const std::string& path, int dim) {
     if (dt == 0) dt = us / 1e6;  // the double nearest the interval (us·1e-6 misses it for 30 % of them)
     if (us / 1e6 != dt)
       throw InputError(where + ": sample interval " + std::to_string(us) + " µs differs from the first trace's");
-    const int units = field(h.data(), SEGY_TR_COORD_UNITS);
-    if (units > 1)  // 0: unset (lengths), 1: lengths; 2–4: arc-seconds, degrees, DMS
-      throw InputError(where + ": coordinate units " + std::to_string(units) +
-                       " (trace header bytes 89–90): geographic coordinates; starwave reads lengths (1) in metres");
-    const double xy = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
-    const double el = scale_of(field(h.data(), SEGY_TR_ELEV_SCALAR));
+    refuse_geographic(h.data(), where);
+    const double xy = metres_per_unit(rd) * scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    const double el = metres_per_unit(rd) * scale_of(field(h.data(), SEGY_TR_ELEV_SCALAR));
     const Position src(
         el * (double(field(h.data(), SEGY_TR_SOURCE_DEPTH)) - double(field(h.data(), SEGY_TR_SOURCE_SURF_ELEV))),
         xy * field(h.data(), SEGY_TR_SOURCE_Y), xy * field(h.data(), SEGY_TR_SOURCE_X));
@@ -288,8 +301,8 @@ void write_shots(const std::string& path, const Survey& s) {
             segy_set_field(h.data(), SEGY_TR_GROUP_X, scaled(rec[r].x, sxy));
             segy_set_field(h.data(), SEGY_TR_GROUP_Y, scaled(rec[r].y, sxy));
             segy_set_field(h.data(), SEGY_TR_COORD_UNITS, 1);  // length (m)
-            segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, u16(nt));
-            segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, u16(int(us)));
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, nt);
+            segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(us));
             std::copy(d + r * std::size_t(nt), d + (r + 1) * std::size_t(nt), samples.begin());
             put_trace(fp, path, i, h, samples, trace0, bsize);
           }
@@ -326,8 +339,8 @@ void write_field(const std::string& path, const Model& m, const std::vector<doub
                    segy_set_field(h.data(), SEGY_TR_CDP_Y, scaled(m.y0 + y * m.dy, sxy));
                    segy_set_field(h.data(), SEGY_TR_INLINE, y + 1);
                    segy_set_field(h.data(), SEGY_TR_CROSSLINE, x + 1);
-                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, u16(m.nz));
-                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, u16(int(mm)));
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_COUNT, m.nz);
+                   segy_set_field(h.data(), SEGY_TR_SAMPLE_INTER, int(mm));
                    for (int z = 0; z < m.nz; ++z) samples[std::size_t(z)] = float(values[m.index(z, y, x)]);
                    put_trace(fp, path, i, h, samples, trace0, bsize);
                  }
@@ -361,7 +374,8 @@ FieldHeaders read_field_headers(Reader& rd, const std::string& path) {
     read_header(rd, path, int(k), h);
     f.inline_no[k] = field(h.data(), SEGY_TR_INLINE);
     f.crossline_no[k] = field(h.data(), SEGY_TR_CROSSLINE);
-    f.unit[k] = scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
+    refuse_geographic(h.data(), path + ": trace " + std::to_string(k + 1));
+    f.unit[k] = metres_per_unit(rd) * scale_of(field(h.data(), SEGY_TR_SOURCE_GROUP_SCALAR));
     f.cdp_x[k] = f.unit[k] * field(h.data(), SEGY_TR_CDP_X);
     f.cdp_y[k] = f.unit[k] * field(h.data(), SEGY_TR_CDP_Y);
     f.interval[k] = field(h.data(), SEGY_TR_SAMPLE_INTER) > 0 ? field(h.data(), SEGY_TR_SAMPLE_INTER) : rd.bin_interval;

@@ -14,14 +14,23 @@
 namespace starwave::segy::detail {
 namespace {
 
-/// Whether binary header `bh` (as read, big-endian) is a little-endian file's.
-bool little_endian(const char* bh) {
+/// Whether `code` is one of SEG-Y's sample format codes (rev 2).
+bool format_code(std::uint32_t code) {
+  return code == 1 || code == 2 || code == 3 || code == 5 || code == 6 || code == 8 || (code >= 9 && code <= 12) ||
+         code == 15 || code == 16;
+}
+
+/// Whether binary header `bh` (as read, big-endian) is a little-endian file's: its sample
+/// format code decides (a code read as is, big-endian; one read byte-swapped, little-endian),
+/// else SEG-Y rev 2's byte-order word at bytes 3297–3300 (rev 1 leaves those bytes to vendors).
+bool little_endian(const char* bh, const std::string& path) {
   const auto byte = [&](int at) { return std::uint32_t(static_cast<unsigned char>(bh[at - 3201])); };
   const std::uint32_t order = byte(3297) << 24 | byte(3298) << 16 | byte(3299) << 8 | byte(3300);
-  if (order == 0x04030201u) return true;
-  if (order == 0x01020304u) return false;
-  const std::uint32_t format = byte(3225) << 8 | byte(3226);
-  return byte(3226) == 0 && (format >> 8 == 1 || format >> 8 == 5) && byte(3225) != 0;
+  if (order == 0x02010403u)
+    throw InputError(path + ": byte-order word 0x02010403 (bytes 3297–3300): pairwise-swapped bytes are not read");
+  if (format_code(byte(3225) << 8 | byte(3226))) return false;
+  if (format_code(byte(3226) << 8 | byte(3225))) return true;
+  return order == 0x04030201u;
 }
 
 }  // namespace
@@ -62,7 +71,7 @@ Reader open_reader(const std::string& path) {
     throw InputError(path + ": not a SEG-Y file (no 3600-byte header)");
   // A little-endian file (SEG-Y rev 2 allows them; Seismic Unix writes them): its byte-order
   // word (bytes 3297–3300) reads 0x04030201, or its sample format code byte-swapped is 1 or 5.
-  const bool little = little_endian(bh.data());
+  const bool little = little_endian(bh.data(), path);
   if (little) {  // segyio then hands every header and sample over big-endian
     check(segy_set_format(r.fp.get(), SEGY_LSB), path, "setting the byte order");
     if (segy_binheader(r.fp.get(), bh.data()) != SEGY_OK)
@@ -76,16 +85,16 @@ Reader open_reader(const std::string& path) {
   if (r.format != SEGY_IBM_FLOAT_4_BYTE && r.format != SEGY_IEEE_FLOAT_4_BYTE)
     throw InputError(path + ": sample format code " + std::to_string(r.format) +
                      " in the binary header (bytes 3225–3226): only 1 (IBM float) and 5 (IEEE float) are read");
-  if (binary_field(bh.data(), SEGY_BIN_MEASUREMENT_SYSTEM) == 2)
-    throw InputError(path +
-                     ": its lengths are in feet (binary header bytes 3255–3256 = 2); starwave reads metres: "
-                     "convert the coordinates and elevations, and set those bytes to 1");
+  r.feet = binary_field(bh.data(), SEGY_BIN_MEASUREMENT_SYSTEM) == 2;
   r.trace0 = segy_trace0(bh.data());
-  if (r.trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE)
+  if (r.trace0 < SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE) {
+    const int extended = binary_field(bh.data(), SEGY_BIN_EXT_HEADERS);
     throw InputError(path + ": the extended textual header count (binary header bytes 3505–3506) is " +
-                     std::to_string(binary_field(bh.data(), SEGY_BIN_EXT_HEADERS)) +
-                     "; a count to be found by reading the headers (−1) is not read: give the number of "
-                     "extended headers");
+                     std::to_string(extended) +
+                     (extended == -1 ? "; a count to be found by reading the headers (−1) is not read: give the "
+                                       "number of extended headers"
+                                     : ": not a count"));
+  }
   check(segy_set_format(r.fp.get(), r.format | (little ? SEGY_LSB : 0)), path, "setting the sample format");
   const int32_t bin_nt = binary_field(bh.data(), SEGY_BIN_SAMPLES);
   r.bin_interval = binary_field(bh.data(), SEGY_BIN_INTERVAL);
@@ -111,7 +120,8 @@ Reader open_reader(const std::string& path) {
     throw InputError(
         path + ": the file's size is not a whole number of traces of " + std::to_string(r.nt) + " samples" +
         (binary_field(bh.data(), SEGY_BIN_TRACE_FLAG) == 0 && binary_field(bh.data(), SEGY_BIN_SEGY_REVISION) >= 0x0100
-             ? " (its binary header, bytes 3503–3504, allows traces of other lengths, which are not read)"
+             ? " (truncated, or holding traces of other lengths — its binary header, bytes 3503–3504, allows "
+               "them — which are not read)"
              : ""));
   if (body / step > std::numeric_limits<int>::max())
     throw InputError(path + ": " + std::to_string(body / step) + " traces, more than the 2^31 − 1 read");

@@ -31,14 +31,19 @@ int32_t binary_field(const char* header, int which);
 void check(int code, const std::string& path, const std::string& what);
 
 /// An open SEG-Y file of fixed-length traces, its headers checked: `count` traces of `nt`
-/// samples in `format` (IBM or IEEE floats), the first at byte `trace0`, each `bsize`
-/// bytes with its header.
+/// samples in `format` (IBM or IEEE floats), the first at byte `trace0`, each a 240-byte
+/// header and `bsize` bytes of samples; `feet` when its binary header says its lengths are
+/// in feet (bytes 3255–3256 = 2).
 struct Reader {
   File fp;
   int format = 0, nt = 0, bsize = 0, count = 0;
   int32_t bin_interval = 0;
   long trace0 = 0;
+  bool feet = false;
 };
+
+/// Metres in one of the file's length units.
+inline double metres_per_unit(const Reader& r) { return r.feet ? 0.3048 : 1.0; }
 
 /// `path` opened and its headers checked (InputError naming it and what is wrong).
 Reader open_reader(const std::string& path);
