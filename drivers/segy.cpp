@@ -166,7 +166,7 @@ int place_records_inside(const Model& model, Survey& s, const std::string& in) {
       if (w[std::size_t(r)] == 0 && !inside(model, p)) {
         if (s.receivers.size() == 1 && s.nshots() > 1) s.receivers.assign(std::size_t(s.nshots()), s.receivers[0]);
         s.receivers[s.receivers.size() == 1 ? 0 : std::size_t(shot)][std::size_t(r)] = src;
-        ++moved;
+        moved += r < s.count(shot);  // a trace of the file, not padding
         continue;
       }
       require_inside(model, p, record + ", trace " + std::to_string(r + 1) + "'s receiver");

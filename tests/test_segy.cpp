@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/base/error.hpp"
+#include "src/io/hdf5.hpp"
 #include "src/io/segy.hpp"
 
 namespace starwave::test {
@@ -78,6 +79,17 @@ void expect_same(const Survey& a, const Survey& b) {
   EXPECT_EQ(std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)), 0) << "samples";
 }
 
+/// `f` refused with a message holding `mention`.
+void expect_refused(const std::string& f, int dim, const std::string& mention) {
+  try {
+    segy::read_shots(f, dim);
+    ADD_FAILURE() << "accepted; expected a refusal mentioning '" << mention << "'";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "names the file: " << e.what();
+  }
+}
+
 TEST_F(Segy, ShotRecordsWrittenThenReadAreTheSame) {
   for (int dim : {2, 3})
     for (bool fractional : {false, true}) {
@@ -122,6 +134,19 @@ TEST_F(Segy, ALittleEndianFileReadsAsItsBigEndianTwin) {
     std::ofstream(little, std::ios::binary).write(b.data(), long(b.size()));
     expect_same(segy::read_shots(big, 2), segy::read_shots(little, 2));
   }
+  // Its bytes swapped in pairs (rev 2's word 0x02010403): refused, not read as little-endian.
+  std::vector<char> pairs = b;
+  const char pairwise[4] = {2, 1, 4, 3};
+  std::copy(pairwise, pairwise + 4, pairs.begin() + 3296);
+  std::ofstream(path("pairs.sgy"), std::ios::binary).write(pairs.data(), long(pairs.size()));
+  expect_refused(path("pairs.sgy"), 2, "byte-order word 0x02010403 (bytes 3297–3300)");
+  // Given where HDF5 is read, the little-endian file is named as SEG-Y.
+  try {
+    io::read_model(path("little.sgy"));
+    ADD_FAILURE() << "a SEG-Y file read as a model";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a SEG-Y file, not HDF5"), std::string::npos) << e.what();
+  }
   // A big-endian rev 1 file whose vendor filled bytes 3297–3300 with the little-endian word's
   // bytes: its format code says big-endian, and big-endian it is read.
   std::vector<char> stray = bytes_of(big);
@@ -156,6 +181,21 @@ TEST_F(Segy, LengthsInFeetAreMetresAndGeographicCoordinatesRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("trace 1: coordinate units 2 (trace header bytes 89–90)"), std::string::npos)
         << e.what();
+  }
+}
+
+TEST_F(Segy, AnExtendedHeaderCountThatIsNoCountIsNamed) {
+  const Survey s = make_survey(2, 1, 2, false);
+  segy::write_shots(path("ext.sgy"), s);
+  std::vector<char> b = bytes_of(path("ext.sgy"));
+  for (int count : {-1, -2}) {
+    b[3504] = char(0xff);
+    b[3505] = char(count & 0xff);
+    std::ofstream(path("ext2.sgy"), std::ios::binary).write(b.data(), long(b.size()));
+    expect_refused(
+        path("ext2.sgy"), 2,
+        "extended textual header count (binary header bytes 3505–3506) is " + std::to_string(count) +
+            (count == -1 ? "; a count to be found by reading the headers (−1) is not read" : ": not a count"));
   }
 }
 
@@ -299,17 +339,6 @@ TEST_F(Segy, SampleCountsAndIntervalsAreUnsigned) {
   const std::vector<char> b = bytes_of(path("again.sgy"));
   EXPECT_EQ(b[3500], 2) << "rev 2 (bytes 3501–3502)";
   EXPECT_EQ(std::vector<char>(b.begin() + 3296, b.begin() + 3300), (std::vector<char>{1, 2, 3, 4}));
-}
-
-/// `f` refused with a message holding `mention`.
-void expect_refused(const std::string& f, int dim, const std::string& mention) {
-  try {
-    segy::read_shots(f, dim);
-    ADD_FAILURE() << "accepted; expected a refusal mentioning '" << mention << "'";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(f), std::string::npos) << "names the file: " << e.what();
-  }
 }
 
 TEST_F(Segy, FilesTheMappingCannotUseAreRefused) {
@@ -497,6 +526,22 @@ TEST_F(Segy, FieldsReadBackAsWritten) {
     const std::string f = path("field" + std::to_string(dim) + ".sgy");
     segy::write_field(f, m, m.vp);
     const Model b = segy::read_field(f, {});
+    if (dim == 2) {  // the same file in feet: its CDP coordinates in metres, its spacing asked for
+      std::vector<char> bytes = bytes_of(f);
+      bytes[3254] = 0;
+      bytes[3255] = 2;
+      std::ofstream(path("feet.sgy"), std::ios::binary).write(bytes.data(), long(bytes.size()));
+      try {
+        segy::read_field(path("feet.sgy"), {});
+        ADD_FAILURE() << "a field in feet read without --spacing";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("give the grid's spacing in metres with --spacing"), std::string::npos)
+            << e.what();
+      }
+      const Model feet = segy::read_field(path("feet.sgy"), {3.81, 2.286});
+      EXPECT_DOUBLE_EQ(feet.x0, 0.3048 * m.x0);
+      EXPECT_EQ(feet.dz, 3.81);
+    }
     EXPECT_EQ(b.dim, dim);
     EXPECT_EQ(b.shape_text(), m.shape_text());
     EXPECT_EQ(b.dz, m.dz);

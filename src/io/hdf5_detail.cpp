@@ -88,16 +88,21 @@ bool has_hdf5_signature(const std::string& path) {
 /// Why HDF5 would not open `path` (read-only), after H5Fopen failed.
 std::string open_failure(const std::string& path) {
   const std::vector<std::string> records = hdf5_error_records();
-  auto record_with = [&](const char* words) {  // the first record saying `words`, else ""
+  auto record_with = [&](const char* words) {  // the first record saying `words` and an errno, else ""
     for (const std::string& r : records)
-      if (r.find(words) != std::string::npos) return r;
+      if (r.find(words) != std::string::npos && r.find("errno = ") != std::string::npos) return r;
     return std::string();
   };
   auto errno_of = [](const std::string& record) {  // HDF5 writes "…, errno = N, error message = …"
     const std::size_t at = record.rfind("errno = ");
     return at == std::string::npos ? 0 : std::atoi(record.c_str() + at + 8);
   };
-  if (!record_with("already open for write").empty())
+  auto said = [&](const char* words) {
+    for (const std::string& r : records)
+      if (r.find(words) != std::string::npos) return true;
+    return false;
+  };
+  if (said("already open for write"))
     return "marked as open for writing by another program (one still writing it, or one that stopped without "
            "closing it: then `h5clear -s " +
            path + "` clears the mark)";

@@ -60,8 +60,8 @@ constexpr int kMaxU16 = 65535;
 
 int32_t scaled(double x, int32_t s) { return int32_t(std::nearbyint(x * (s == 1 ? 1.0 : double(-s)))); }
 
-/// A fresh SEG-Y rev 1 file with `traces` IEEE-float traces of `nt` samples at `interval`
-/// (the binary header's sample interval field), its first traces written by `write(fp,
+/// A fresh SEG-Y rev 1 file (rev 2 past 32767 samples or µs), lengths in metres, with `traces` IEEE-float traces of
+/// `nt` samples at `interval` (the binary header's sample interval field), its first traces written by `write(fp,
 /// trace0, bsize)`; committed over `path` only when everything is written.
 template <typename F>
 void write_file(const std::string& path, int nt, long traces, int interval, const std::string& text, F&& write) {
@@ -79,10 +79,11 @@ void write_file(const std::string& path, int nt, long traces, int interval, cons
     std::array<char, SEGY_TEXT_HEADER_SIZE + 1> th{};
     std::fill(th.begin(), th.end() - 1, ' ');
     for (std::size_t line = 0; line < 40; ++line) {  // 40 card images of 80 columns
-      const std::string card = "C" + std::string(line + 1 < 10 ? " " : "") + std::to_string(line + 1) + " " +
-                               (line == 0   ? text
-                                : line == 1 ? std::string("written by starwave (SEG-Y rev 1)")
-                                            : "");
+      const std::string card =
+          "C" + std::string(line + 1 < 10 ? " " : "") + std::to_string(line + 1) + " " +
+          (line == 0   ? text
+           : line == 1 ? std::string("written by starwave (SEG-Y rev ") + (nt > 32767 || interval > 32767 ? "2)" : "1)")
+                       : "");
       std::memcpy(th.data() + line * 80, card.data(), std::min<std::size_t>(card.size(), 80));
     }
     check(segy_write_textheader(fp.get(), 0, th.data()), path, "writing the text header");
@@ -90,6 +91,7 @@ void write_file(const std::string& path, int nt, long traces, int interval, cons
     segy_set_bfield(bh.data(), SEGY_BIN_INTERVAL, interval);
     segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, nt);
     segy_set_bfield(bh.data(), SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
+    segy_set_bfield(bh.data(), SEGY_BIN_MEASUREMENT_SYSTEM, 1);  // metres
     const bool rev2 = nt > 32767 || interval > 32767;
     segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, rev2 ? 0x0200 : 0x0100);
     if (rev2) {  // rev 2's byte-order word (bytes 3297–3300): 16909060 as this file's bytes hold it
@@ -476,10 +478,14 @@ Model read_field(const std::string& path, const std::vector<double>& spacing) {
     m.dz = spacing[0];
     m.dy = three ? spacing[spacing.size() == 1 ? 0 : 1] : 0;
     m.dx = spacing.back();
+  } else if (rd.feet) {  // dz lies in the sample interval, whose unit no header gives
+    throw InputError(path +
+                     ": its lengths are in feet (binary header bytes 3255–3256 = 2): give the grid's spacing in "
+                     "metres with --spacing (and --scale 0.3048 for velocities in ft/s)");
   } else {
     field_spacing(f, m);
   }
-  m.x0 = f.cdp_x[0];
+  m.x0 = f.cdp_x[0];  // in metres (feet converted)
   m.y0 = three ? f.cdp_y[0] : 0;
   m.vp.resize(m.cells());
   std::vector<float> trace(std::size_t(m.nz));

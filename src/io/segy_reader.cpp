@@ -14,23 +14,21 @@
 namespace starwave::segy::detail {
 namespace {
 
-/// Whether `code` is one of SEG-Y's sample format codes (rev 2).
-bool format_code(std::uint32_t code) {
-  return code == 1 || code == 2 || code == 3 || code == 5 || code == 6 || code == 8 || (code >= 9 && code <= 12) ||
-         code == 15 || code == 16;
-}
+/// Whether `code` is one of SEG-Y's sample format codes (rev 2: 1–12, 15, 16).
+bool format_code(std::uint32_t code) { return (code >= 1 && code <= 12) || code == 15 || code == 16; }
 
 /// Whether binary header `bh` (as read, big-endian) is a little-endian file's: its sample
-/// format code decides (a code read as is, big-endian; one read byte-swapped, little-endian),
-/// else SEG-Y rev 2's byte-order word at bytes 3297–3300 (rev 1 leaves those bytes to vendors).
+/// format code decides (a code read as is: big-endian; one read byte-swapped: little-endian —
+/// no code is another's swap). A file whose rev 2 byte-order word (bytes 3297–3300) says its
+/// bytes are swapped in pairs is refused; rev 1 leaves those bytes to vendors, so the word
+/// weighs nothing against a code read as is.
 bool little_endian(const char* bh, const std::string& path) {
   const auto byte = [&](int at) { return std::uint32_t(static_cast<unsigned char>(bh[at - 3201])); };
+  if (format_code(byte(3225) << 8 | byte(3226))) return false;
   const std::uint32_t order = byte(3297) << 24 | byte(3298) << 16 | byte(3299) << 8 | byte(3300);
   if (order == 0x02010403u)
     throw InputError(path + ": byte-order word 0x02010403 (bytes 3297–3300): pairwise-swapped bytes are not read");
-  if (format_code(byte(3225) << 8 | byte(3226))) return false;
-  if (format_code(byte(3226) << 8 | byte(3225))) return true;
-  return order == 0x04030201u;
+  return format_code(byte(3226) << 8 | byte(3225));
 }
 
 }  // namespace
@@ -69,8 +67,8 @@ Reader open_reader(const std::string& path) {
   std::array<char, SEGY_BINARY_HEADER_SIZE> bh{};
   if (segy_binheader(r.fp.get(), bh.data()) != SEGY_OK)
     throw InputError(path + ": not a SEG-Y file (no 3600-byte header)");
-  // A little-endian file (SEG-Y rev 2 allows them; Seismic Unix writes them): its byte-order
-  // word (bytes 3297–3300) reads 0x04030201, or its sample format code byte-swapped is 1 or 5.
+  // A little-endian file (SEG-Y rev 2 allows them; Seismic Unix writes them): its sample format
+  // code reads byte-swapped.
   const bool little = little_endian(bh.data(), path);
   if (little) {  // segyio then hands every header and sample over big-endian
     check(segy_set_format(r.fp.get(), SEGY_LSB), path, "setting the byte order");
