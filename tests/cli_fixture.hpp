@@ -71,21 +71,26 @@ class Cli : public ::testing::Test {
       EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << "temporary left: " << e.path();
   }
 
-  void write_model(const std::string& p, int nz, int nx, const std::vector<double>& vp, bool with_spacing = true) {
+  /// /vp of (nz, nx) values `vp`, with spacing [10, 10] unless not `with_spacing`, and `origin`
+  /// (two values) when given.
+  void write_model(const std::string& p, int nz, int nx, const std::vector<double>& vp, bool with_spacing = true,
+                   const std::vector<double>& origin = {}) {
     hid_t f = H5Fcreate(p.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     const hsize_t dims[2] = {hsize_t(nz), hsize_t(nx)};
     hid_t s = H5Screate_simple(nx > 0 ? 2 : 1, dims, nullptr);
     hid_t d = H5Dcreate2(f, "/vp", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, vp.data());
-    if (with_spacing) {
+    auto pair = [&](const char* name, const double* values) {
       const hsize_t two = 2;
-      const double sp[2] = {10, 10};
       hid_t as = H5Screate_simple(1, &two, nullptr);
-      hid_t a = H5Acreate2(d, "spacing", H5T_IEEE_F64LE, as, H5P_DEFAULT, H5P_DEFAULT);
-      H5Awrite(a, H5T_NATIVE_DOUBLE, sp);
+      hid_t a = H5Acreate2(d, name, H5T_IEEE_F64LE, as, H5P_DEFAULT, H5P_DEFAULT);
+      H5Awrite(a, H5T_NATIVE_DOUBLE, values);
       H5Aclose(a);
       H5Sclose(as);
-    }
+    };
+    const double sp[2] = {10, 10};
+    if (with_spacing) pair("spacing", sp);
+    if (origin.size() == 2) pair("origin", origin.data());
     H5Dclose(d);
     H5Sclose(s);
     H5Fclose(f);

@@ -238,18 +238,7 @@ TEST_F(Cli, PlottingAFieldPlacedBeyondAnyAxisIsRefused) {
   // An origin of 1e300 m (finite, so read) cannot be placed on a picture's axes: one line naming
   // the file and its origin, exit 2, no picture — not the drawing library's failure.
   const std::string far = path("far.h5");
-  write_model(far, 4, 5, std::vector<double>(20, 1500));
-  hid_t f = H5Fopen(far.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  hid_t d = H5Dopen2(f, "/vp", H5P_DEFAULT);
-  const hsize_t two = 2;
-  const double origin[2] = {1e300, 1e300};
-  hid_t s = H5Screate_simple(1, &two, nullptr);
-  hid_t a = H5Acreate2(d, "origin", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(a, H5T_NATIVE_DOUBLE, origin);
-  H5Aclose(a);
-  H5Sclose(s);
-  H5Dclose(d);
-  H5Fclose(f);
+  write_model(far, 4, 5, std::vector<double>(20, 1500), true, {1e300, 1e300});
   expect_refused("plot --in " + far + " --out " + path("far.png"), path("far.png"),
                  "/vp's origin (1e+300, 1e+300) m, its cells reaching beyond ±1e15 m");
 }

@@ -73,48 +73,33 @@ std::vector<std::string> hdf5_error_records() {
   return records;
 }
 
-/// Whether `path` holds HDF5's signature where a file's superblock may start (0, 512, 1024 …).
-bool has_hdf5_signature(const std::string& path) {
-  static const char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
-  std::ifstream in(path, std::ios::binary);
-  for (std::streamoff at = 0; at <= (std::streamoff(1) << 20); at = at == 0 ? 512 : 2 * at) {
-    char head[8];
-    if (!in.seekg(at) || !in.read(head, sizeof head)) return false;
-    if (std::memcmp(head, kSignature, sizeof head) == 0) return true;
-  }
-  return false;
-}
-
 /// Why HDF5 would not open `path` (read-only), after H5Fopen failed.
 std::string open_failure(const std::string& path) {
   const std::vector<std::string> records = hdf5_error_records();
-  auto record_with = [&](const char* words) {  // the first record saying `words` and an errno, else ""
+  auto record_with = [&](const char* words, bool with_errno) {  // the first such record, else ""
     for (const std::string& r : records)
-      if (r.find(words) != std::string::npos && r.find("errno = ") != std::string::npos) return r;
+      if (r.find(words) != std::string::npos && (!with_errno || r.find("errno = ") != std::string::npos)) return r;
     return std::string();
   };
   auto errno_of = [](const std::string& record) {  // HDF5 writes "…, errno = N, error message = …"
     const std::size_t at = record.rfind("errno = ");
     return at == std::string::npos ? 0 : std::atoi(record.c_str() + at + 8);
   };
-  auto said = [&](const char* words) {
-    for (const std::string& r : records)
-      if (r.find(words) != std::string::npos) return true;
-    return false;
-  };
-  if (said("already open for write"))
+  if (!record_with("already open for write", false).empty())
     return "marked as open for writing by another program (one still writing it, or one that stopped without "
            "closing it: then `h5clear -s " +
            path + "` clears the mark)";
-  if (const std::string lock = record_with("unable to lock file"); !lock.empty()) {
+  if (const std::string lock = record_with("unable to lock file", true); !lock.empty()) {
     const int err = errno_of(lock);
     if (err == EAGAIN || err == EWOULDBLOCK)
       return "locked by another program that has it open for writing; run again once it has closed the file";
     return "HDF5 cannot lock it" + (err > 0 ? " (" + os_cause(err) + ")" : std::string()) +
            ": on a file system without locks, set HDF5_USE_FILE_LOCKING=FALSE";
   }
-  if (const int err = errno_of(record_with("unable to open file")); err > 0) return "cannot open it: " + os_cause(err);
-  if (has_hdf5_signature(path)) return "an HDF5 file that HDF5 cannot open (damaged or truncated)";
+  if (const int err = errno_of(record_with("unable to open file", true)); err > 0)
+    return "cannot open it: " + os_cause(err);
+  // HDF5's signature where a superblock may start: an HDF5 file, cut short or damaged.
+  if (H5Fis_hdf5(path.c_str()) > 0) return "an HDF5 file that HDF5 cannot open (damaged or truncated)";
   return "not an HDF5 file";
 }
 

@@ -73,17 +73,17 @@ void write_file(const std::string& path, int nt, long traces, int interval, cons
                            std::uint64_t(traces) * std::uint64_t(SEGY_TRACE_HEADER_SIZE + 4 * nt),
                        "the SEG-Y file");
   safety::Temporary tmp(path);
+  const bool rev2 = nt > 32767 || interval > 32767;  // rev 2 holds them unsigned
   {
     File fp(segy_open(tmp.path().c_str(), "w+b"));
     if (!fp) throw InputError(path + ": cannot create the SEG-Y file (" + os_cause(errno) + ")");
     std::array<char, SEGY_TEXT_HEADER_SIZE + 1> th{};
     std::fill(th.begin(), th.end() - 1, ' ');
     for (std::size_t line = 0; line < 40; ++line) {  // 40 card images of 80 columns
-      const std::string card =
-          "C" + std::string(line + 1 < 10 ? " " : "") + std::to_string(line + 1) + " " +
-          (line == 0   ? text
-           : line == 1 ? std::string("written by starwave (SEG-Y rev ") + (nt > 32767 || interval > 32767 ? "2)" : "1)")
-                       : "");
+      const std::string card = "C" + std::string(line + 1 < 10 ? " " : "") + std::to_string(line + 1) + " " +
+                               (line == 0   ? text
+                                : line == 1 ? std::string("written by starwave (SEG-Y rev ") + (rev2 ? "2)" : "1)")
+                                            : "");
       std::memcpy(th.data() + line * 80, card.data(), std::min<std::size_t>(card.size(), 80));
     }
     check(segy_write_textheader(fp.get(), 0, th.data()), path, "writing the text header");
@@ -92,7 +92,6 @@ void write_file(const std::string& path, int nt, long traces, int interval, cons
     segy_set_bfield(bh.data(), SEGY_BIN_SAMPLES, nt);
     segy_set_bfield(bh.data(), SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
     segy_set_bfield(bh.data(), SEGY_BIN_MEASUREMENT_SYSTEM, 1);  // metres
-    const bool rev2 = nt > 32767 || interval > 32767;
     segy_set_bfield(bh.data(), SEGY_BIN_SEGY_REVISION, rev2 ? 0x0200 : 0x0100);
     if (rev2) {  // rev 2's byte-order word (bytes 3297–3300): 16909060 as this file's bytes hold it
       const char order[4] = {1, 2, 3, 4};
