@@ -138,8 +138,8 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
   const double a = ta[ta.size() / 2], b = tb[tb.size() / 2];
   std::printf(
       "%d shots, alternately (%d CUDA workers, dmda, calibrated), median of %d: the GPU alone %.4f s, every CPU "
-      "core + the GPU %.4f s = %.2f× the GPU alone\n",
-      many, kDefaultWorkersPerGpu, reps, a, b, b / a);
+      "core + the GPU %.4f s: %.2f× the GPU alone's speed (its time over theirs)\n",
+      many, kDefaultWorkersPerGpu, reps, a, b, a / b);
 }
 
 int main(int argc, char** argv) {

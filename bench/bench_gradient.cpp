@@ -218,8 +218,9 @@ void gpu_rows(const Model& m, const NumericalOptions& o, int steps, int reps, in
   }
   std::printf(
       "%d shots, alternately (dmda, calibrated), median of %d: the GPU alone: model %.4f s, gradient %.4f s; "
-      "every CPU core + the GPU: model %.4f s (%.2f×), gradient %.4f s (%.2f× the GPU alone)\n",
-      many, reps, median(am), median(ag), median(bm), median(bm) / median(am), median(bg), median(bg) / median(ag));
+      "every CPU core + the GPU: model %.4f s (%.2f×), gradient %.4f s (%.2f× the GPU alone's speed: its time "
+      "over theirs)\n",
+      many, reps, median(am), median(ag), median(bm), median(am) / median(bm), median(bg), median(ag) / median(bg));
 }
 
 int compression_rows(const Model& m, const NumericalOptions& o, int steps, int reps) {

@@ -14,11 +14,12 @@
 # (bench/field3d.sh's `whole disk`, 100³ × 1000 steps), validation (bench/gpu_validation.sh
 # measure into BUILD/validation), born (J against F on the GPU: `starwave born` and `starwave model`
 # as whole processes, 2-D and 3-D), quick (tests, then forward and gradient with one repetition).
-# A bundle holds three programs within the 64 MiB a call carries (measured 2026-11-30: 56 MiB,
-# the working tree 3.5 MiB more), from `cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release
-# -DSTARWAVE_USE_MPI=OFF -DSTARWAVE_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real`:
-#   pack --only 'test_cuda_device bench_forward bench_gradient' build-device .device   tests … quick
-#   pack --only 'starwave bench_project' build-device .device                        field3d validation born
+# Sections' programs: tests … quick: test_cuda_device bench_forward bench_gradient; field3d,
+# validation, born: starwave bench_project. A bundle of all five from `cmake -S . -B build-device
+# -DCMAKE_BUILD_TYPE=Release -DSTARWAVE_USE_MPI=OFF -DSTARWAVE_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90-real`
+# is 92 MiB, over the 64 MiB a call carries; an xz archive of it is 21 MiB (measured 2026-11-30):
+#   pack --only 'test_cuda_device bench_forward bench_gradient starwave bench_project' build-device .device
+#   (ignored folder X) tar cf - .device | xz -T2 > X/device.tar.xz   # carry X; there: tar xJf X/device.tar.xz
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -50,8 +51,8 @@ step() {
 
 tests() { step run test_cuda_device; }
 forward() {
-  # 2-D, 32 shots: one shot a task, then the plan's batches (32 shots over 1 or 8 CUDA workers:
-  # 16 or 4 a task), then 8 a task on 4 workers.
+  # 2-D, 32 shots: one shot a task, then the plan's choice (batches of 16 on one CUDA worker,
+  # one shot a task on 8), then 8 a task on 4 workers.
   step env STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_forward 2000 "$reps" 32 --gpu-only 1,8
   step "$0" --run "$build" bench_forward 2000 "$reps" 32 --gpu-only 1,8
   step env STARWAVE_SHOT_BATCH=8 "$0" --run "$build" bench_forward 2000 "$reps" 32 --gpu-only 4
@@ -62,11 +63,16 @@ forward() {
     --gpu-only 1,4
 }
 gradient() {
-  # 2-D, 32 shots: one shot a forward and an adjoint task, then the plan's batches; 3-D the same.
-  step env STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_gradient 2000 "$reps" 32 --gpu-only
+  # 2-D, 32 shots: one shot a forward and an adjoint task (the default), then batches of 4 (asked
+  # only: on an H200 a graph of them lost 10 s to StarPU's background copies, docs/gpu.md); 3-D
+  # the same, and marching.
   step "$0" --run "$build" bench_gradient 2000 "$reps" 32 --gpu-only
-  step env STARPU_NCPU=2 STARWAVE_SHOT_BATCH=1 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
+  # StarPU's own background copies of dirty buffers (starwave turns them off): the A/B row
+  step env STARPU_MINIMUM_CLEAN_BUFFERS=5 STARPU_TARGET_CLEAN_BUFFERS=10 "$0" --run "$build" bench_gradient 2000 \
+    "$reps" 32 --gpu-only
+  step env STARWAVE_SHOT_BATCH=4 "$0" --run "$build" bench_gradient 2000 "$reps" 32 --gpu-only
   step env STARPU_NCPU=2 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
+  step env STARPU_NCPU=2 STARWAVE_SHOT_BATCH=4 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
   step env STARPU_NCPU=2 STARWAVE_CUDA_MARCH_PLANES=16 "$0" --run "$build" bench_gradient --3d 100 "$reps" 4 --gpu-only
 }
 mixed() { step "$0" --run "$build" bench_forward 2000 "$reps" 32; }

@@ -431,7 +431,7 @@ TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
   struct Workers {
     int ncpus, ncuda, per_gpu;
     const char* name;
-    const char* batch;  // STARWAVE_SHOT_BATCH (null: the plan's; with CUDA workers, several shots a task)
+    const char* batch;  // STARWAVE_SHOT_BATCH (null: the plan's; `model` batches with one CUDA worker a GPU)
   };
   const std::vector<Workers> mixes{{2, 0, 1, "CPU only", "1"},
                                    {0, 1, 1, "CUDA only", nullptr},

@@ -12,21 +12,26 @@
 #include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "codelets/failure.hpp"
+#include "graph/resting.hpp"
 #include "src/base/error.hpp"
 #include "src/memory/plan.hpp"
 #include "src/runtime/host_memory.hpp"
 #include "src/runtime/runtime.hpp"
+#include "src/runtime/scratch.hpp"
 #include "src/synthetic/synth.hpp"
 #include "src/workflows/modeling.hpp"
 #include "tests/helpers.hpp"
 
 namespace starwave::test {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct Case {
   Model model;
@@ -107,13 +112,18 @@ TEST(Runtime, ShotBatchesGiveEveryShotItsOwnBits) {
 
 TEST(MemoryPlan, ShotBatchesOnlyWhereAGpuGainsAndWithinTheRoom) {
   const std::uint64_t gib = std::uint64_t(1) << 30;
-  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 2 * gib, 0), 1);  // CPU workers alone
-  EXPECT_EQ(shot_batch(32, 8, 8, 1 << 20, 2 * gib, 0), 4);   // the shots shared out over the workers
-  EXPECT_EQ(shot_batch(1000, 8, 8, 1 << 20, 2 * gib, 0), kMostBatched);
-  EXPECT_EQ(shot_batch(3, 8, 8, 1 << 20, 2 * gib, 0), 1);
-  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 8, gib / 2, 0), 1);  // one shot's 128 MiB is a quarter of 512 MiB
-  EXPECT_EQ(shot_batch(1000, 8, 8, gib / 16, gib / 2, 0), 2);
-  EXPECT_EQ(shot_batch(32, 16, 0, 1 << 20, 2 * gib, 5), 5);  // asked
+  EXPECT_EQ(shot_batch(32, 16, 0, 0, 1 << 20, 2 * gib, 0), 1);  // CPU workers alone
+  EXPECT_EQ(shot_batch(32, 8, 8, 8, 1 << 20, 2 * gib, 0), 1);   // 8 CUDA workers on a GPU: their streams
+  EXPECT_EQ(shot_batch(32, 8, 8, 2, 1 << 20, 2 * gib, 0), 1);
+  EXPECT_EQ(shot_batch(32, 8, 8, 1, 1 << 20, 2 * gib, 0), 4);  // one a GPU: the shots shared out over the workers
+  EXPECT_EQ(shot_batch(1000, 8, 8, 1, 1 << 20, 2 * gib, 0), kMostBatched);
+  EXPECT_EQ(shot_batch(3, 8, 8, 1, 1 << 20, 2 * gib, 0), 1);
+  EXPECT_EQ(shot_batch(1000, 8, 8, 1, gib / 8, gib / 2, 0), 1);  // one shot's 128 MiB is a quarter of 512 MiB
+  EXPECT_EQ(shot_batch(1000, 8, 8, 1, gib / 16, gib / 2, 0), 2);
+  EXPECT_EQ(shot_batch(32, 16, 0, 0, 1 << 20, 2 * gib, 5), 5);  // asked
+  EXPECT_EQ(shot_batch(32, 8, 8, 8, 1 << 20, 2 * gib, 5), 5);
+  EXPECT_EQ(most_workers_on_a_gpu({}), 0);
+  EXPECT_EQ(most_workers_on_a_gpu({GpuRoom{{gib, "GPU 0"}, 1}, GpuRoom{{gib, "GPU 1"}, 8}}), 8);
   // A worker's room: main memory's over all workers, or a GPU's over its own, the least.
   const memory::MemoryRoom host{16 * gib, "test"};
   EXPECT_EQ(batch_worker_room(host, 8, {}), 2 * gib);
@@ -174,6 +184,77 @@ TEST(Runtime, IdleWorkersRestBeforeAndBetweenGraphsAndWakeForTheNext) {
   ASSERT_EQ(second.size(), first.size());
   EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
   EXPECT_LT(cpu_while_sleeping(sleep), 0.2 * sleep) << "after a second graph";
+}
+
+/// Fills its one vector buffer with ones (a task that writes a buffer without a home node).
+void fill_ones(void* buffers[], void*) {
+  std::memset(reinterpret_cast<void*>(STARPU_VECTOR_GET_PTR(buffers[0])), 1,
+              STARPU_VECTOR_GET_NX(buffers[0]) * STARPU_VECTOR_GET_ELEMSIZE(buffers[0]));
+}
+
+/// Of `n` buffers without a home node, written in main memory by CPU tasks and then left alone
+/// for `wait` seconds (at most; less once one is found) with the workers awake, how many have
+/// a copy on the scratch disk node as well: what StarPU copied out with nothing asking.
+int copied_out_unasked(int n, double wait) {
+  unsigned disk = STARPU_MAXNODES;
+  for (unsigned k = 0; k < starpu_memory_nodes_get_count(); ++k)
+    if (starpu_node_get_kind(k) == STARPU_DISK_RAM) disk = k;
+  if (disk == STARPU_MAXNODES) return -1;
+  static starpu_codelet cl = [] {
+    starpu_codelet c;
+    starpu_codelet_init(&c);
+    c.cpu_funcs[0] = fill_ones;
+    c.nbuffers = 1;
+    c.modes[0] = STARPU_W;
+    c.name = "test_fill_ones";
+    return c;
+  }();
+  const graph::Resting awake;
+  std::vector<starpu_data_handle_t> h(std::size_t(n), nullptr);
+  for (starpu_data_handle_t& x : h) {
+    starpu_vector_data_register(&x, -1, 0, 16384, sizeof(float));
+    EXPECT_EQ(starpu_task_insert(&cl, STARPU_W, x, 0), 0);
+  }
+  starpu_task_wait_for_all();
+  int copied = 0;
+  for (const auto start = std::chrono::steady_clock::now();
+       copied == 0 && std::chrono::steady_clock::now() - start < std::chrono::duration<double>(wait);) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (starpu_data_handle_t x : h) copied += starpu_data_is_on_node(x, disk) ? 1 : 0;
+  }
+  for (starpu_data_handle_t x : h) starpu_data_unregister(x);
+  return copied;
+}
+
+TEST(Runtime, NothingIsCopiedOffANodeThatNoTaskOrMemoryShortageAsksFor) {
+  // StarPU 1.3 keeps a share of the buffers of a node it can evict from clean by copying dirty
+  // ones out in the background; main memory is such a node once a disk node exists, and a
+  // buffer without a home node (every store) is dirty from its allocation. On a GPU those
+  // copies cost the gradient 10 s and outlived its graph (docs/gpu.md). Runtime turns them off
+  // unless the user set StarPU's variables; set, they stand, and StarPU copies out.
+  const fs::path dir = fs::temp_directory_path() / ("starwave-test-tidy-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  scratch::set_folder(dir.string());
+  RuntimeOptions ro;
+  ro.ncpus = 1;
+  ro.ncuda = 0;
+  unsetenv("STARPU_MINIMUM_CLEAN_BUFFERS");
+  unsetenv("STARPU_TARGET_CLEAN_BUFFERS");
+  {
+    Runtime rt(ro);
+    EXPECT_EQ(copied_out_unasked(100, 1.0), 0);
+  }
+  setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "5", 1);  // StarPU's own defaults, the user's here
+  setenv("STARPU_TARGET_CLEAN_BUFFERS", "10", 1);
+  {
+    Runtime rt(ro);
+    EXPECT_GT(copied_out_unasked(100, 10.0), 0);
+  }
+  unsetenv("STARPU_MINIMUM_CLEAN_BUFFERS");
+  unsetenv("STARPU_TARGET_CLEAN_BUFFERS");
+  scratch::set_folder("");
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
 }
 
 /// Whether hwloc finds PCI devices on this machine with I/O discovery on (the important ones,

@@ -88,13 +88,19 @@ memory::MemoryRoom starpu_room(const memory::MemoryRoom& have) {
   return r;
 }
 
-int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t worker_room,
-               int asked) {
+int shot_batch(int shots, int workers, int cuda_workers, int most_on_a_gpu, std::uint64_t work_bytes,
+               std::uint64_t worker_room, int asked) {
   if (asked >= 1) return asked;
-  if (cuda_workers <= 0 || shots <= 1) return 1;
+  if (cuda_workers <= 0 || shots <= 1 || most_on_a_gpu > 1) return 1;
   int batch = std::min(kMostBatched, std::max(1, shots / std::max(1, workers)));
   while (batch > 1 && times(work_bytes, std::uint64_t(batch)) > worker_room / 4) --batch;
   return batch;
+}
+
+int most_workers_on_a_gpu(const std::vector<GpuRoom>& gpus) {
+  int most = 0;
+  for (const GpuRoom& g : gpus) most = std::max(most, g.workers);
+  return most;
 }
 
 int batch_held(const ShotPlacement& where, const std::vector<GpuRoom>& gpus, int batch) {

@@ -103,12 +103,16 @@ inline constexpr int kMostBatched = 16;
 int batch_held(const ShotPlacement& where, const std::vector<GpuRoom>& gpus, int batch);
 /// The shots one modelling task runs together: `asked` where it is ≥ 1 (STARWAVE_SHOT_BATCH,
 /// shot_batch_asked()); else 1 without CUDA workers (a CPU worker runs a batch's shots one
-/// after another: nothing to gain), and with them the rank's `shots` shared out over its
-/// `workers`, at most kMostBatched, fewer while a batch's scratch (`work_bytes` a shot) would
-/// take over a quarter of a worker's share of the room (`worker_room`: the least of main
-/// memory's and each GPU's room over their workers, batch_worker_room()).
-int shot_batch(int shots, int workers, int cuda_workers, std::uint64_t work_bytes, std::uint64_t worker_room,
-               int asked);
+/// after another: nothing to gain) and where a GPU has several CUDA workers (their streams
+/// already run several shots at once, and faster than batches: docs/gpu.md); with one CUDA
+/// worker a GPU, the rank's `shots` shared out over its `workers`, at most kMostBatched, fewer
+/// while a batch's scratch (`work_bytes` a shot) would take over a quarter of a worker's share
+/// of the room (`worker_room`: the least of main memory's and each GPU's room over their
+/// workers, batch_worker_room()).
+int shot_batch(int shots, int workers, int cuda_workers, int most_on_a_gpu, std::uint64_t work_bytes,
+               std::uint64_t worker_room, int asked);
+/// The most CUDA workers one GPU has (0 without CUDA workers).
+int most_workers_on_a_gpu(const std::vector<GpuRoom>& gpus);
 /// A worker's share of the room for a batch's scratch: main memory's `host` over `workers`,
 /// each GPU's over its CUDA workers, the least of them.
 std::uint64_t batch_worker_room(const memory::MemoryRoom& host, int workers, const std::vector<GpuRoom>& gpus);

@@ -216,6 +216,16 @@ struct starpu_conf starpu_configuration(const RuntimeOptions& o, int per_gpu) {
   else if (std::getenv("STARPU_SCHED") == nullptr)
     conf.sched_policy_name = "dmda";
   setenv("STARPU_FXT_TRACE", "0", 0);
+  // StarPU 1.3 keeps a share of the buffers of each node it can evict from (a GPU; main
+  // memory once a disk node exists) clean by copying dirty ones out in the background, as
+  // idle requests (starpu_memchunk_tidy). A buffer without a home node, as every store,
+  // trace and image is, is dirty from its allocation: each store on a GPU would be copied to
+  // main memory for nothing, one request at a time, unregistering would wait for them, and
+  // one posted after the graph's last look outlives it into StarPU's shutdown (an assertion
+  // on its request lists). Eviction under memory pressure still writes back what it must.
+  // Measured on an H200: docs/gpu.md.
+  setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 0);
+  setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 0);
 #ifdef STARWAVE_USE_CUDA
   if (&starpu_cuda_fatal_error_hook) starpu_cuda_fatal_error_hook = on_fatal_cuda_error;
   setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);

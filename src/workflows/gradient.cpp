@@ -224,22 +224,21 @@ class Evaluation {
     return std::max(placed.shots, batch_);  // a batch's shots take their places before its tasks
   }
 
-  /// The shots a forward and an adjoint task run together (shot_batch, docs/design.md §3, "Shot
-  /// batches"): shots with whole stores (no checkpoints, not split, no ZFP), not through
-  /// states, no source gradient, not J, not simulated unless asked; no more than the largest
-  /// rank's block of shots, and scratches a StarPU vector holds (< 2^32 values).
+  /// The shots a forward and an adjoint task run together (docs/design.md §3, "Shot batches"):
+  /// STARWAVE_SHOT_BATCH's where set, else one: on an H200 (docs/gpu.md) a graph of gradient
+  /// batches lost 10 s to StarPU copying their stores out in the background (which Runtime
+  /// turns off: starpu_configuration) and ended in an abort as StarPU shut down, and one shot a
+  /// task on the default 8 CUDA workers was the faster. Batched: shots with whole stores (no checkpoints, not split, no
+  /// ZFP), not through states, no source gradient, not J; no more than the largest rank's
+  /// block of shots, and scratches a StarPU vector holds (< 2^32 values).
   int choose_batch() const {
     const int asked = shot_batch_asked();
     const ShotProblem<T>& l = run_.layout;
-    if (born_ || hooks_.states || hooks_.source_gradient || l.split_store || l.checkpoints_size() > 0 ||
+    if (asked <= 1 || born_ || hooks_.states || hooks_.source_gradient || l.split_store || l.checkpoints_size() > 0 ||
         pack16::zfp_rate(l.compression) > 0)
       return 1;
-    if (graph::kSimulated && asked == 0) return 1;  // a calibration (bench/calibration) times one shot a task
     const int block = (s_.nshots() + graph::size() - 1) / graph::size();
-    const std::uint64_t per_shot = sizeof(T) * std::uint64_t(l.batch_stride() + l.adjoint_batch_stride());
-    int batch = shot_batch(block, graph::workers(), graph::cuda_workers(), per_shot,
-                           batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
-    batch = std::max(1, std::min({batch, block, int(shots_.size())}));
+    int batch = std::max(1, std::min({asked, block, int(shots_.size())}));
     while (batch > 1 && l.adjoint_batch_work_size(batch) > std::size_t(UINT32_MAX)) --batch;
     return batch;
   }

@@ -152,8 +152,10 @@ class Modeling {
     if (dv_ || states_) return 1;
     if (graph::kSimulated && asked == 0) return 1;  // a calibration (bench/calibration) times one shot a task
     const int block = (s_.nshots() + graph::size() - 1) / graph::size();
-    int batch = shot_batch(block, graph::workers(), graph::cuda_workers(), sizeof(T) * run_.layout.batch_stride(),
-                           batch_worker_room(room_for_buffers(), graph::workers(), gpu_rooms()), asked);
+    const std::vector<GpuRoom> gpus = gpu_rooms();
+    int batch = shot_batch(block, graph::workers(), graph::cuda_workers(), most_workers_on_a_gpu(gpus),
+                           sizeof(T) * run_.layout.batch_stride(),
+                           batch_worker_room(room_for_buffers(), graph::workers(), gpus), asked);
     batch = std::max(1, std::min(batch, block));
     while (batch > 1 && run_.layout.batch_work_size(batch) > std::size_t(UINT32_MAX)) --batch;
     return batch;
