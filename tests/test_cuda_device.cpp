@@ -422,9 +422,9 @@ Case imaging_case() {
 }
 
 /// Modeled data, a gradient, an RTM image, Born data and LSRTM's normal product through StarPU
-/// on CPU workers only, on CUDA workers only (one and four per GPU; the modelling's, the
-/// gradient's and the image's shots in the plan's batches, in batches of 3, and one a task), and
-/// on both: the same bits.
+/// on CPU workers only, on CUDA workers only (one and four per GPU; the plan's choice: the
+/// modelling's shots in batches with one worker a GPU; every workflow's in batches of 3; one a
+/// task), and on both: the same bits.
 TEST(CudaDevice, WorkflowsSameBitsOnCpuCudaAndBoth) {
   SKIP_WITHOUT_DEVICE();
   Case c = imaging_case();

@@ -226,15 +226,42 @@ int copied_out_unasked(int n, double wait) {
   return copied;
 }
 
+/// For one scope: a scratch folder for the next Runtimes (their disk node), and StarPU's two
+/// clean-buffer variables as they were before, whatever the scope ends with.
+class ScratchAndCleanBuffers {
+ public:
+  ScratchAndCleanBuffers() : dir_(fs::temp_directory_path() / ("starwave-test-tidy-" + std::to_string(::getpid()))) {
+    for (int k = 0; k < 2; ++k)
+      if (const char* v = std::getenv(kNames[k])) saved_[k] = v, had_[k] = true;
+    fs::create_directories(dir_);
+    scratch::set_folder(dir_.string());
+  }
+  ~ScratchAndCleanBuffers() {
+    for (int k = 0; k < 2; ++k) had_[k] ? setenv(kNames[k], saved_[k].c_str(), 1) : unsetenv(kNames[k]);
+    try {
+      scratch::set_folder("");
+    } catch (...) {  // a STARPU_DISK_SWAP of the caller's own: not this test's
+    }
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  ScratchAndCleanBuffers(const ScratchAndCleanBuffers&) = delete;
+  ScratchAndCleanBuffers& operator=(const ScratchAndCleanBuffers&) = delete;
+
+ private:
+  static constexpr const char* kNames[2] = {"STARPU_MINIMUM_CLEAN_BUFFERS", "STARPU_TARGET_CLEAN_BUFFERS"};
+  fs::path dir_;
+  std::string saved_[2];
+  bool had_[2] = {false, false};
+};
+
 TEST(Runtime, NothingIsCopiedOffANodeThatNoTaskOrMemoryShortageAsksFor) {
   // StarPU 1.3 keeps a share of the buffers of a node it can evict from clean by copying dirty
   // ones out in the background; main memory is such a node once a disk node exists, and a
   // buffer without a home node (every store) is dirty from its allocation. On a GPU those
-  // copies cost the gradient 10 s and outlived its graph (docs/gpu.md). Runtime turns them off
-  // unless the user set StarPU's variables; set, they stand, and StarPU copies out.
-  const fs::path dir = fs::temp_directory_path() / ("starwave-test-tidy-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  scratch::set_folder(dir.string());
+  // copies are the likely cause of the gradient batches' stall (docs/gpu.md). Runtime turns
+  // them off unless the user set StarPU's variables; set, they stand, and StarPU copies out.
+  const ScratchAndCleanBuffers scope;
   RuntimeOptions ro;
   ro.ncpus = 1;
   ro.ncuda = 0;
@@ -242,19 +269,16 @@ TEST(Runtime, NothingIsCopiedOffANodeThatNoTaskOrMemoryShortageAsksFor) {
   unsetenv("STARPU_TARGET_CLEAN_BUFFERS");
   {
     Runtime rt(ro);
+    ASSERT_TRUE(scratch::active());
     EXPECT_EQ(copied_out_unasked(100, 1.0), 0);
   }
   setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "5", 1);  // StarPU's own defaults, the user's here
   setenv("STARPU_TARGET_CLEAN_BUFFERS", "10", 1);
   {
     Runtime rt(ro);
+    ASSERT_TRUE(scratch::active());
     EXPECT_GT(copied_out_unasked(100, 10.0), 0);
   }
-  unsetenv("STARPU_MINIMUM_CLEAN_BUFFERS");
-  unsetenv("STARPU_TARGET_CLEAN_BUFFERS");
-  scratch::set_folder("");
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
 }
 
 /// Whether hwloc finds PCI devices on this machine with I/O discovery on (the important ones,

@@ -221,11 +221,14 @@ struct starpu_conf starpu_configuration(const RuntimeOptions& o, int per_gpu) {
   // idle requests (starpu_memchunk_tidy). A buffer without a home node, as every store,
   // trace and image is, is dirty from its allocation: each store on a GPU would be copied to
   // main memory for nothing, one request at a time, unregistering would wait for them, and
-  // one posted after the graph's last look outlives it into StarPU's shutdown (an assertion
-  // on its request lists). Eviction under memory pressure still writes back what it must.
-  // Measured on an H200: docs/gpu.md.
-  setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 0);
-  setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 0);
+  // one posted after the graph's last look would outlive it into StarPU's shutdown (an
+  // assertion on its request lists): the likely cause of the gradient batches' stall and the
+  // aborts an H200 showed (docs/gpu.md). Off unless the user set either; eviction under
+  // memory pressure still writes back what it must.
+  if (!std::getenv("STARPU_MINIMUM_CLEAN_BUFFERS") && !std::getenv("STARPU_TARGET_CLEAN_BUFFERS")) {
+    setenv("STARPU_MINIMUM_CLEAN_BUFFERS", "0", 1);
+    setenv("STARPU_TARGET_CLEAN_BUFFERS", "0", 1);
+  }
 #ifdef STARWAVE_USE_CUDA
   if (&starpu_cuda_fatal_error_hook) starpu_cuda_fatal_error_hook = on_fatal_cuda_error;
   setenv("STARPU_NWORKER_PER_CUDA", std::to_string(per_gpu).c_str(), 1);

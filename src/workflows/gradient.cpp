@@ -226,10 +226,10 @@ class Evaluation {
 
   /// The shots a forward and an adjoint task run together (docs/design.md §3, "Shot batches"):
   /// STARWAVE_SHOT_BATCH's where set, else one: on an H200 (docs/gpu.md) a graph of gradient
-  /// batches lost 10 s to StarPU copying their stores out in the background (which Runtime
-  /// turns off: starpu_configuration) and ended in an abort as StarPU shut down, and one shot a
-  /// task on the default 8 CUDA workers was the faster. Batched: shots with whole stores (no checkpoints, not split, no
-  /// ZFP), not through states, no source gradient, not J; no more than the largest rank's
+  /// batches lost ~8.5 s and ended in an abort as StarPU shut down (likely StarPU copying the
+  /// stores out in the background, which starpu_configuration turns off), and `model`'s one
+  /// shot a task on the default 8 CUDA workers was faster than its batches. Batched: shots with whole stores (no
+  /// checkpoints, not split, no ZFP), not through states, no source gradient, not J; no more than the largest rank's
   /// block of shots, and scratches a StarPU vector holds (< 2^32 values).
   int choose_batch() const {
     const int asked = shot_batch_asked();
