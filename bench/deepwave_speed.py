@@ -2,7 +2,7 @@
 """bench/deepwave_speed.py — `starwave model` as a whole process against Deepwave 0.0.27's
 forward call alone, on docs/design.md §8's reference cases, in one run (docs/benchmarks.md).
 
-    PYTHONPATH=DW /usr/bin/python3 bench/deepwave_speed.py [BUILD] [--runs N] [--steps-3d S]
+    PYTHONPATH=DW /usr/bin/python3 bench/deepwave_speed.py [BUILD] [--runs N] [--steps-3d S] [--before B]
 
 BUILD (default build) holds bin/starwave and bench/bench_project, which writes each case's
 model and survey (bench_project --write). Rows: the 2-D case (600 × 250 + 20-cell layers,
@@ -13,7 +13,8 @@ STARPU_NCPU cores, after one untimed run that calibrates StarPU's performance mo
 the wall time of `deepwave.scalar(...)` alone on the same velocities, grid, time step, wavelet
 and source and receiver cells (the nearest to starwave's positions), pml_freq 25 Hz, torch.set_num_threads(cores) (its OpenMP runs
 over shots). Each figure is the median of N runs (default 3); the ratio is Deepwave / starwave.
-DW is where bench/deepwave.sh built Deepwave.
+DW is where bench/deepwave.sh built Deepwave. --before B: another build's `starwave model` on the
+same files too (its own columns), e.g. a build of an earlier commit.
 """
 import argparse
 import os
@@ -91,17 +92,23 @@ def main():
     p.add_argument("build", nargs="?", default="build")
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--steps-3d", type=int, default=200)
+    p.add_argument("--before", help="another build, timed on the same files")
     a = p.parse_args()
     rows = [("2-D, 1 shot, 1 core", False, 2000, 1, 1), ("2-D, 4 shots, 2 cores", False, 2000, 4, 2),
             ("3-D, 1 shot, 1 core (%d steps)" % a.steps_3d, True, a.steps_3d, 1, 1)]
-    print("%-34s %12s %12s %8s" % ("case", "starwave s", "Deepwave s", "ratio"))
+    before = ("%12s %8s" % ("before s", "ratio")) if a.before else ""
+    print("%-34s %12s %12s %8s %s" % ("case", "starwave s", "Deepwave s", "ratio", before))
     with tempfile.TemporaryDirectory(prefix="starwave-deepwave-speed.") as work:
         for i, (name, three_d, steps, shots, cores) in enumerate(rows):
             folder = os.path.join(work, str(i))
             write_case(a.build, folder, three_d, steps, shots)
             sw = starwave_seconds(a.build, folder, cores, a.runs)
             dw = deepwave_seconds(folder, cores, a.runs)
-            print("%-34s %12.3f %12.3f %8.2f" % (name, sw, dw, dw / sw), flush=True)
+            old = ""
+            if a.before:
+                b = starwave_seconds(a.before, folder, cores, a.runs)
+                old = "%12.3f %8.2f" % (b, dw / b)
+            print("%-34s %12.3f %12.3f %8.2f %s" % (name, sw, dw, dw / sw, old), flush=True)
     return 0
 
 

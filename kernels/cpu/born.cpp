@@ -37,10 +37,26 @@ void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatt
     record(d, du, 0);
   }
   keep_start(p, u, up, lo, slot);
+  // The rows where either field's state is not all +0, and each step over those within its
+  // reach (kernels/live_rows.hpp); δu's secondary source lies where u is not +0.
+  live::Rows live = live::of_sources(p);
+  if (lo > 0) {
+    const live::Rows a = live::of_state(p, u, up), b = live::of_state(d, du, dup);
+    live = a;
+    if (!live::empty(b)) {
+      live::add(live, b.z0, b.y0);
+      live::add(live, b.z1 - 1, b.y1 - 1);
+    }
+  }
   for (int m = lo; m < hi; ++m) {
-    born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], scratch);
+    const live::Rows rows = live::swept(p, live);
+    born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], scratch, rows);
     std::swap(u, up);  // u, δu now hold u[m+1], δu[m+1]
     std::swap(du, dup);
+    if (!live::whole(p, live)) {
+      live::widen(p, u, rows, live);
+      live::widen(d, du, rows, live);
+    }
     keep_step(p, u, up, m + 1, slot);
     if ((m + 1) % p.record_every == 0 && (m + 1) / p.record_every < p.nt) {
       record(p, u, (m + 1) / p.record_every);

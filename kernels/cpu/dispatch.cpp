@@ -150,8 +150,8 @@ void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value) {
 }
 template <int Order, typename T>
 void born_step(const ShotProblem<T>& p, const T* u, T* upn, const ShotProblem<T>& d, const T* du, T* dupn,
-               const T* scatter, T source_value, T* row) {
-  STARWAVE_DISPATCH(template born_step<Order, T>(p, u, upn, d, du, dupn, scatter, source_value, row));
+               const T* scatter, T source_value, T* row, const live::Rows& rows) {
+  STARWAVE_DISPATCH(template born_step<Order, T>(p, u, upn, d, du, dupn, scatter, source_value, row, rows));
 }
 template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
@@ -176,7 +176,7 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   template void forward_steps<O, T>(const ShotProblem<T>&, int, int);                                                  \
   template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);                                                    \
   template void born_step<O, T>(const ShotProblem<T>&, const T*, T*, const ShotProblem<T>&, const T*, T*, const T*, T, \
-                                T*);                                                                                   \
+                                T*, const live::Rows&);                                                                \
   template void adjoint_step<O, T>(const ShotProblem<T>&, const T*, T*);                                               \
   template void adjoint<O, T>(const ShotProblem<T>&, const T*, T*, T*, T*);                                            \
   template void adjoint_steps<O, T>(const ShotProblem<T>&, const T*, int, int, T*, T*, T*);

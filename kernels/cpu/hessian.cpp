@@ -53,7 +53,7 @@ void forward_pair(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* sca
   record(0);
   const T* d_source = in + at.d_source;
   for (int m = 0; m < p.nsteps; ++m) {
-    born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], row);
+    born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], row, live::all_rows(p));
     std::swap(u, up);
     std::swap(du, dup);
     for (int j = 0; j < p.nsrc; ++j) {  // δf, injected as step() injects f

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/live_rows.hpp"
 #include "kernels/shot.hpp"
 
 /// The entry points of one level, in namespace starwave::cpu::<level>.
@@ -26,7 +27,7 @@
   void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);                                 \
   template <int Order, typename T>                                                                                \
   void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,       \
-                 T* du_prev_next, const T* scatter, T source_value, T* row);                                      \
+                 T* du_prev_next, const T* scatter, T source_value, T* row, const live::Rows& rows);              \
   template <int Order, typename T>                                                                                \
   void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next);                                       \
   template <int Order, typename T>                                                                                \

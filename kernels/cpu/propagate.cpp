@@ -16,6 +16,7 @@
 
 #include "kernels/cpu/propagate.hpp"  // save_checkpoint
 #include "kernels/cpu/simd.hpp"
+#include "kernels/live_rows.hpp"
 #include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
 
@@ -199,20 +200,22 @@ void born_row(const StepArgs<T>& a, const StepArgs<T>& b, const T* __restrict sc
   corrections<Order>(a, z, y, sc, dn);  // each then adds sc · (its change) to δu as it goes
 }
 
-/// One step's sweep: tiles of rows in y (one tile of the one row in 2-D), each swept down
-/// the planes. The ψ_z pass runs `halo` planes ahead of the u pass (plane z's u update reads
-/// ψ_z of planes z ± halo), so both work on planes that are still in cache; ψ_y (read along
-/// y) runs `halo` rows ahead of the tile's u pass, each row's once. psi_z(z, y0, y1),
-/// psi_y(z, ya, yb) and row(z, y) are the passes of the `fields` fields stepped.
+/// One step's sweep over the rows `r` (live::Rows; the rows outside stay as they are):
+/// tiles of rows in y (one tile of the one row in 2-D), each swept down the planes. The ψ_z
+/// pass runs `halo` planes ahead of the u pass (plane z's u update reads ψ_z of planes
+/// z ± halo), so both work on planes that are still in cache; ψ_y (read along y) runs `halo`
+/// rows ahead of the tile's u pass, each row's once. psi_z(z, y0, y1), psi_y(z, ya, yb) and
+/// row(z, y) are the passes of the `fields` fields stepped.
 template <typename T, typename PsiZ, typename PsiY, typename Row>
-void sweep(const ShotProblem<T>& p, int fields, PsiZ&& psi_z, PsiY&& psi_y, Row&& row) {
+void sweep(const ShotProblem<T>& p, const live::Rows& r, int fields, PsiZ&& psi_z, PsiY&& psi_y, Row&& row) {
+  if (live::empty(r)) return;
   const int R = p.halo, tile = p.y_tile(fields);
-  for (int y0 = 0; y0 < p.ny; y0 += tile) {
-    const int y1 = std::min(p.ny, y0 + tile);
-    const int ya = y0 == 0 ? 0 : std::min(p.ny, y0 + R), yb = std::min(p.ny, y1 + R);
-    for (int z = 0; z < std::min(R, p.nz); ++z) psi_z(z, y0, y1);
-    for (int z = 0; z < p.nz; ++z) {
-      if (z + R < p.nz) psi_z(z + R, y0, y1);
+  for (int y0 = r.y0; y0 < r.y1; y0 += tile) {
+    const int y1 = std::min(r.y1, y0 + tile);
+    const int ya = y0 == r.y0 ? y0 : std::min(r.y1, y0 + R), yb = std::min(r.y1, y1 + R);
+    for (int z = r.z0; z < std::min(r.z0 + R, r.z1); ++z) psi_z(z, y0, y1);
+    for (int z = r.z0; z < r.z1; ++z) {
+      if (z + R < r.z1) psi_z(z + R, y0, y1);
       psi_y(z, ya, yb);
       for (int y = y0; y < y1; ++y) row(z, y);
     }
@@ -232,20 +235,26 @@ void inject_and_mirror(const ShotProblem<T>& p, const StepArgs<T>& a, T source_v
         stencil::mirror_free_surface(a.u_prev_next, p.plane, p.pml_top, p.halo, p.nz, p.row_offset(0, y) + x);
 }
 
-}  // namespace
-
+/// step() over the rows `r` alone.
 template <int Order, typename T>
-void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
+void step_rows(const ShotProblem<T>& p, const T* u, T* upn, T source_value, const live::Rows& r) {
   const StepArgs<T> a = stencil::make_step_args(p, u, upn);
   sweep(
-      p, 1, [&](int z, int y0, int y1) { psi_z_rows<Order>(a, z, y0, y1); },
+      p, r, 1, [&](int z, int y0, int y1) { psi_z_rows<Order>(a, z, y0, y1); },
       [&](int z, int ya, int yb) { psi_y_rows<Order>(a, z, ya, yb); }, [&](int z, int y) { u_row<Order>(a, z, y); });
   inject_and_mirror(p, a, source_value);
 }
 
+}  // namespace
+
+template <int Order, typename T>
+void step(const ShotProblem<T>& p, const T* u, T* upn, T source_value) {
+  step_rows<Order>(p, u, upn, source_value, live::all_rows(p));
+}
+
 template <int Order, typename T>
 void born_step(const ShotProblem<T>& p, const T* u, T* upn, const ShotProblem<T>& d, const T* du, T* dupn,
-               const T* scatter, T source_value, T* row) {
+               const T* scatter, T source_value, T* row, const live::Rows& rows) {
   const StepArgs<T> a = stencil::make_step_args(p, u, upn), b = stencil::make_step_args(d, du, dupn);
   const T* const s = scatter + p.origin();
   auto psi_z = [&](int z, int y0, int y1) {
@@ -256,7 +265,7 @@ void born_step(const ShotProblem<T>& p, const T* u, T* upn, const ShotProblem<T>
     psi_y_rows<Order>(a, z, ya, yb);
     psi_y_rows<Order>(b, z, ya, yb);
   };
-  sweep(p, 2, psi_z, psi_y, [&](int z, int y) { born_row<Order>(a, b, s + a.cell(z, y, 0), row, z, y); });
+  sweep(p, rows, 2, psi_z, psi_y, [&](int z, int y) { born_row<Order>(a, b, s + a.cell(z, y, 0), row, z, y); });
   inject_and_mirror(p, a, source_value);
   for (int j = 0; j < p.nsrc; ++j) {  // the source's share of u[m+1] − 2u[m] + u[m−1]
     const long i = p.source_node[j];
@@ -282,9 +291,14 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
     record(0);
   }
   keep_start(p, u, up, lo, slot);
+  // The rows whose state is not all +0 (from rest: the source's alone), and each step over
+  // those within its reach (kernels/live_rows.hpp).
+  live::Rows live = lo == 0 && !p.initial_state ? live::of_sources(p) : live::of_state(p, u, up);
   for (int m = lo; m < hi; ++m) {
-    step<Order>(p, u, up, p.source[m]);
+    const live::Rows rows = live::swept(p, live);
+    step_rows<Order>(p, u, up, p.source[m], rows);
     std::swap(u, up);  // u now holds u[m+1]
+    if (!live::whole(p, live)) live::widen(p, u, rows, live);
     keep_step(p, u, up, m + 1, slot);
     if ((m + 1) % p.record_every == 0) {
       const int n = (m + 1) / p.record_every;
@@ -304,7 +318,7 @@ void forward(const ShotProblem<T>& p) {
   template void forward_steps<O, T>(const ShotProblem<T>&, int, int);                                                  \
   template void step<O, T>(const ShotProblem<T>&, const T*, T*, T);                                                    \
   template void born_step<O, T>(const ShotProblem<T>&, const T*, T*, const ShotProblem<T>&, const T*, T*, const T*, T, \
-                                T*);
+                                T*, const live::Rows&);
 STARWAVE_FOR_EACH_KERNEL(STARWAVE_INSTANTIATE)
 #undef STARWAVE_INSTANTIATE
 

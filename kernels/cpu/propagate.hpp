@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "kernels/live_rows.hpp"
 #include "kernels/shot.hpp"
 #include "kernels/shot_state.hpp"
 
@@ -30,10 +31,12 @@ void step(const ShotProblem<T>& p, const T* u, T* u_prev_next, T source_value);
 /// One step of u (problem p, as step()) and of the scattered field δu (problem `d`: the same
 /// grid, medium and points, its own layer arrays), in one sweep: δu[m+1] is δu's own step
 /// without a source plus scatter · (u[m+1] − 2u[m] + u[m−1]) at every cell (scatter: grid
-/// layout), then the free surface's mirror of both. `row`: nx values of scratch.
+/// layout), then the free surface's mirror of both. `row`: nx values of scratch. The sweep
+/// covers `rows` (live::all_rows(p), or live::swept() of the rows where either field's
+/// state is not all +0: kernels/live_rows.hpp).
 template <int Order, typename T>
 void born_step(const ShotProblem<T>& p, const T* u, T* u_prev_next, const ShotProblem<T>& d, const T* du,
-               T* du_prev_next, const T* scatter, T source_value, T* row);
+               T* du_prev_next, const T* scatter, T source_value, T* row, const live::Rows& rows);
 
 /// A state in a checkpoint's layout (ShotProblem::checkpoint_size(); kernels/shot_state.hpp:
 /// for_each_run()) from u and up (grid allocations) and the layer arrays of p.work, saved into
