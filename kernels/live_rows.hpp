@@ -46,6 +46,7 @@ template <typename T>
 static Rows all_rows(const ShotProblem<T>& p) {
   return {0, p.nz, 0, p.ny};
 }
+static inline long long count(const Rows& r) { return empty(r) ? 0 : (long long)(r.z1 - r.z0) * (r.y1 - r.y0); }
 template <typename T>
 static bool whole(const ShotProblem<T>& p, const Rows& r) {
   return r.z0 <= 0 && r.z1 >= p.nz && r.y0 <= 0 && r.y1 >= p.ny;

@@ -113,20 +113,30 @@ void expect_forward_is_whole_grids(const Case& c) {
   }
   std::vector<T> whole_final(w.u0(), w.u0() + 2 * grid);
 
-  // cpu::forward from rest.
+  // cpu::forward from rest, in y-tiles of 5 rows in 3-D (tiles that start inside the grid),
+  // counting the rows its steps sweep: fewer than the grid's.
+  const long long all = (long long)w.nsteps * w.nz * w.ny;
+  long long swept = 0;
   auto tracked = prepare_shot<T>(m, s, o);
+  tracked->p.swept_rows = &swept;
+  if (c.dim == 3) tracked->p.tile_rows = 5;
   cpu::forward<Order, T>(tracked->p);
+  EXPECT_LT(swept, all * 19 / 20) << what << ": the forward swept " << swept << " of " << all << " rows";
   std::vector<T> tracked_final(tracked->p.u0(), tracked->p.u0() + 2 * grid);
   expect_same_state(*whole, whole_final, *tracked, tracked_final, what + ", from rest");
 
   // In three pieces: the later ones start from the state the earlier left.
   auto pieces = prepare_shot<T>(m, s, o);
+  long long swept_pieces = 0;
+  pieces->p.swept_rows = &swept_pieces;
+  if (c.dim == 3) pieces->p.tile_rows = 5;
   const int cut1 = w.nsteps / 5 + 1, cut2 = half;
   cpu::forward_steps<Order, T>(pieces->p, 0, cut1);
   cpu::forward_steps<Order, T>(pieces->p, cut1, cut2);
   cpu::forward_steps<Order, T>(pieces->p, cut2, w.nsteps);
   std::vector<T> pieces_final(pieces->p.u0(), pieces->p.u0() + 2 * grid);
   expect_same_state(*whole, whole_final, *pieces, pieces_final, what + ", in pieces");
+  EXPECT_LT(swept_pieces, all * 19 / 20) << what << ": the pieces swept " << swept_pieces << " of " << all << " rows";
 }
 
 template <int Order>
@@ -207,23 +217,30 @@ void expect_born_is_whole_grids(const Case& c) {
     std::fill(bg->work.begin(), bg->work.end(), T(0));
     std::fill(sc->work.begin(), sc->work.end(), T(0));
     T *u = p.u0(), *up = p.u1(), *du = d.u0(), *dup = d.u1();
+    record(p, u, 0);
     record(d, du, 0);
     for (int k = 0; k < p.nsteps; ++k) {
       cpu::born_step<Order, T>(p, u, up, d, du, dup, scatter.data(), p.source[k], row.data(), live::all_rows(p));
       std::swap(u, up);
       std::swap(du, dup);
+      record(p, u, k + 1);
       record(d, du, k + 1);
     }
   }
   const std::size_t grid = p.grid_size();
-  std::vector<T> whole_final(d.u0(), d.u0() + 2 * grid);
+  std::vector<T> whole_final(d.u0(), d.u0() + 2 * grid), whole_u(p.u0(), p.u0() + 2 * grid);
 
   auto bg2 = prepare_shot<T>(m, s, o), sc2 = prepare_shot<T>(m, s, o);
+  long long swept = 0;
+  bg2->p.swept_rows = &swept;
   const int cut = p.nsteps / 3 + 1;  // the second piece starts from both fields' states
   cpu::born_steps<Order, T>(bg2->p, sc2->p, scatter.data(), row.data(), 0, cut);
   cpu::born_steps<Order, T>(bg2->p, sc2->p, scatter.data(), row.data(), cut, p.nsteps);
-  std::vector<T> tracked_final(sc2->p.u0(), sc2->p.u0() + 2 * grid);
+  std::vector<T> tracked_final(sc2->p.u0(), sc2->p.u0() + 2 * grid), tracked_u(bg2->p.u0(), bg2->p.u0() + 2 * grid);
   expect_same_state(*sc, whole_final, *sc2, tracked_final, c.name() + ", J");
+  expect_same_state(*bg, whole_u, *bg2, tracked_u, c.name() + ", J's background");
+  const long long all = (long long)p.nsteps * p.nz * p.ny;
+  EXPECT_LT(swept, all * 19 / 20) << c.name() << ", J swept " << swept << " of " << all << " rows";
 }
 
 TEST(LiveRows, JStepsTheLiveRowsAloneWithTheWholeGridsBits) {

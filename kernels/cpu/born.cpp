@@ -50,6 +50,7 @@ void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatt
   }
   for (int m = lo; m < hi; ++m) {
     const live::Rows rows = live::swept(p, live);
+    if (p.swept_rows) *p.swept_rows += live::count(rows);
     born_step<Order>(p, u, up, d, du, dup, scatter, p.source[m], scratch, rows);
     std::swap(u, up);  // u, δu now hold u[m+1], δu[m+1]
     std::swap(du, dup);

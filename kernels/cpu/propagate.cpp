@@ -296,6 +296,7 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
   live::Rows live = lo == 0 && !p.initial_state ? live::of_sources(p) : live::of_state(p, u, up);
   for (int m = lo; m < hi; ++m) {
     const live::Rows rows = live::swept(p, live);
+    if (p.swept_rows) *p.swept_rows += live::count(rows);
     step_rows<Order>(p, u, up, p.source[m], rows);
     std::swap(u, up);  // u now holds u[m+1]
     if (!live::whole(p, live)) live::widen(p, u, rows, live);

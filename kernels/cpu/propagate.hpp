@@ -18,7 +18,9 @@ void forward(const ShotProblem<T>& p);
 /// forward() in pieces: steps lo … hi − 1 (0 ≤ lo ≤ hi ≤ nsteps), the state kept in p.work
 /// between calls. lo = 0 starts it (zeroes the work arrays, records sample 0, slot 0);
 /// hi = nsteps ends it (the final state). Pieces [0, a), [a, b), …, [c, N), in that order,
-/// give forward()'s bits.
+/// give forward()'s bits. A piece with lo > 0 finds the rows to sweep from the kept state
+/// (kernels/live_rows.hpp): p.work must hold zeros everywhere else (guard cells, the layer
+/// arrays' rim and guard planes), as the pieces before leave it.
 template <int Order, typename T>
 void forward_steps(const ShotProblem<T>& p, int lo, int hi);
 
