@@ -42,6 +42,12 @@ static inline void add(Rows& r, int z, int y) {
   r.y0 = std::min(r.y0, y);
   r.y1 = std::max(r.y1, y + 1);
 }
+/// `r` grown to hold `o` too.
+static inline void merge(Rows& r, const Rows& o) {
+  if (empty(o)) return;
+  add(r, o.z0, o.y0);
+  add(r, o.z1 - 1, o.y1 - 1);
+}
 template <typename T>
 static Rows all_rows(const ShotProblem<T>& p) {
   return {0, p.nz, 0, p.ny};
