@@ -54,8 +54,7 @@ workers() { sed -n 's/.*s on \([0-9]*\) CPU + \([0-9]*\) CUDA workers.*/\1 \2/p'
 calibrating() {  # calibrating HOME: no model yet, or some task size has fewer than 10 measurements
   local models=("$1/.starpu/sampling/codelets/45/"*)
   [ -f "${models[0]}" ] || return 0
-  awk '/^# hash/ { t = 1; next } /^#/ { t = 0 } t && NF == 8 && $8 > 0 && $8 < 10 { few = 1 } END { exit !few }' \
-    "${models[@]}"
+  ! awk -f "$(dirname "$0")/calibrated.awk" "${models[@]}"
 }
 # Iterations 2 and 3 (one gradient each), as "A B"; their mean is the row's figure.
 iterations() { sed -n 's/^iteration *[23] .*  \([0-9.e+-]*\) s (1 gradients).*/\1/p' | tr '\n' ' '; }

@@ -72,8 +72,7 @@ calibrated() {  # calibrated [LEAST]: every entry of every model has LEAST (10) 
   local f
   for f in "$work/cal/.starpu/sampling/codelets/45/"*".$host"; do
     [ -f "$f" ] || return 1
-    awk -v least="${1:-10}" '/^# hash/ { table = 1; next } /^#/ { table = 0 }
-      table && NF == 8 && $8 > 0 && $8 < least { bad = 1 } END { exit bad }' "$f" || return 1
+    awk -v least="${1:-10}" -f "$(dirname "$0")/calibrated.awk" "$f" || return 1
   done
 }
 for run in $(seq 20); do
