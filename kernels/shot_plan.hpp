@@ -93,9 +93,13 @@ struct RunTuning {
   // a block taking this many planes; ≤ 0: the interior runs above and the layer cells one a
   // thread (the default: faster on the devices measured, docs/gpu.md). The same bits either way.
   int march_planes = 0;
-  // When set, the CPU forward and J add to it the rows (z, y) each step sweeps: the rows at
-  // rest are skipped (kernels/live_rows.hpp). Tests and benchmarks read it; kernels only add.
+  // When set, the CPU forward, J and adjoint add to it the rows (z, y) each step sweeps (of u,
+  // of u and δu, of μ): the rows at rest are skipped (kernels/live_rows.hpp). Tests and
+  // benchmarks read it; kernels only add.
   long long* swept_rows = nullptr;
+  // The CPU forward, J and adjoint sweep every row of every step (the same bits: the tests'
+  // and benchmarks' reference).
+  bool every_row = false;
 };
 
 }  // namespace starwave

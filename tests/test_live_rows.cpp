@@ -1,7 +1,8 @@
-// tests/test_live_rows.cpp — the CPU forward and J step only the rows within reach of those
-// whose state is not all +0 (kernels/live_rows.hpp), and give the bits of steps over the
-// whole grid: traces, final wavefields and memory variables, from rest, in pieces and from
-// a state, while the waves are still crossing the grid (checked) and into its layers.
+// tests/test_live_rows.cpp — the CPU forward, J and adjoint step only the rows within reach
+// of those whose state is not all +0 (kernels/live_rows.hpp), and give the bits of steps over
+// the whole grid: traces, final wavefields and memory variables, the adjoint's images, from
+// rest, in pieces and from a state, while the waves are still crossing the grid (checked) and
+// into its layers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "kernels/cpu/levels.hpp"
 #include "kernels/cpu/subnormals.hpp"
 #include "kernels/live_rows.hpp"
+#include "tests/adjoint_fixture.hpp"
 #include "tests/helpers.hpp"
 
 namespace starwave::test {
@@ -247,6 +249,62 @@ TEST(LiveRows, JStepsTheLiveRowsAloneWithTheWholeGridsBits) {
   expect_born_is_whole_grids<8, float>({2, 8, false, false, false});
   expect_born_is_whole_grids<4, double>({2, 4, true, true, true});
   expect_born_is_whole_grids<8, float>({3, 8, false, true, false});
+}
+
+/// The adjoint of residuals injected at receivers near the top (a deep source: the forward
+/// field reaches the bottom rows), whole and in pieces, with each store, against the same
+/// adjoint sweeping every row (RunTuning::every_row): the correlation, illumination and
+/// source adjoint bit for bit, with fewer rows of μ swept than the grid's.
+template <int Order, typename T>
+void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_every) {
+  const Model m = case_model(c.dim);
+  const NumericalOptions o = case_options(c);
+  std::vector<Position> rec;
+  for (double x = 21.5; x < 10.0 * (m.nx - 2); x += 37.0)
+    rec.push_back(m.three_d() ? Position{17.3 + 0.1 * x / 10, 95.2, x} : Position{17.3 + 0.1 * x / 10, x});
+  const double zs = 10.0 * m.nz * 0.6;
+  const Survey s = m.three_d() ? point_survey({zs, 81.7, 52.2}, rec, 15, 2e-3, 0.12, true)
+                               : point_survey({zs, 48.6}, rec, 15, 2e-3, 0.2);
+  const std::string what = c.name() + ", storage " + std::to_string(storage) +
+                           (checkpoint_every ? ", checkpoints every " + std::to_string(checkpoint_every) : "");
+  Shot<T> shot(m, s, o, storage, checkpoint_every);
+  if (c.dim == 3) shot.p().tile_rows = 5;
+  forward<Order, T>(shot);
+  const std::vector<T> residual = random_vector<T>(shot.ps->traces.size(), 7);
+  std::vector<T> c0, i0, a0, c1, i1, a1;
+  shot.p().every_row = true;
+  adjoint<Order, T>(shot, residual, c0, i0, a0);
+  shot.p().every_row = false;
+  forward<Order, T>(shot);  // with checkpoints, the adjoint left the ring holding interval 0
+  long long swept = 0;
+  shot.p().swept_rows = &swept;
+  adjoint<Order, T>(shot, residual, c1, i1, a1);
+  shot.p().swept_rows = nullptr;
+  EXPECT_TRUE(same_bits(c0, c1)) << what << ": correlation, " << first_difference(c0, c1);
+  EXPECT_TRUE(same_bits(i0, i1)) << what << ": illumination, " << first_difference(i0, i1);
+  EXPECT_TRUE(same_bits(a0, a1)) << what << ": source adjoint, " << first_difference(a0, a1);
+  const ShotProblem<T>& p = shot.p();
+  const long long all = (long long)p.nsteps * p.nz * p.ny;
+  EXPECT_LT(swept, all * 19 / 20) << what << ": the adjoint swept " << swept << " of " << all << " rows of μ";
+  forward<Order, T>(shot);
+  adjoint_in_pieces<Order, T>(shot, residual, c1, i1, a1);  // later pieces start from μ's state
+  EXPECT_TRUE(same_bits(c0, c1)) << what << ", in pieces: correlation, " << first_difference(c0, c1);
+  EXPECT_TRUE(same_bits(i0, i1)) << what << ", in pieces: illumination, " << first_difference(i0, i1);
+  EXPECT_TRUE(same_bits(a0, a1)) << what << ", in pieces: source adjoint, " << first_difference(a0, a1);
+  double norm = 0;
+  for (T v : c0) norm += double(v) * double(v);
+  EXPECT_GT(norm, 0) << what << ": an image of zeros";
+}
+
+TEST(LiveRows, TheAdjointStepsTheLiveRowsOfMuAloneWithTheWholeGridsBits) {
+  const int boundary = ShotProblem<float>::kStoreBoundary, full = ShotProblem<float>::kStoreFull,
+            shell = ShotProblem<float>::kStoreShell;
+  expect_adjoint_is_whole_grids<8, float>({2, 8, false, false, false}, boundary, 0);
+  expect_adjoint_is_whole_grids<4, double>({2, 4, true, true, true}, full, 0);
+  expect_adjoint_is_whole_grids<2, float>({2, 2, false, true, false}, shell, 0);
+  expect_adjoint_is_whole_grids<6, double>({2, 6, true, false, false}, boundary, 7);
+  expect_adjoint_is_whole_grids<8, float>({3, 8, false, false, false}, boundary, 0);
+  expect_adjoint_is_whole_grids<4, double>({3, 4, true, true, true}, shell, 9);
 }
 
 /// A row's runs (for_each_row_run) are the runs of the kept state's layout at that row

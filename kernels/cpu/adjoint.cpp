@@ -12,6 +12,7 @@
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/store_slots.hpp"
 #include "kernels/cpu/zfp_slot.hpp"
+#include "kernels/live_rows.hpp"
 #include "kernels/orders.hpp"
 #include "kernels/stencil.hpp"
 
@@ -310,37 +311,39 @@ void save_slot(const ShotProblem<T>& p, const T* u, int m) {
   });
 }
 
-/// One adjoint step; `row_done(z, y)` runs after row (z, y) of μ[n] is written (the
-/// imaging of the backward sweep rides along, while μ[n+1] and v²Δt² of that row are in
-/// cache).
+/// One adjoint step over the rows `r` of μ (live::Rows: μ[n] is μ[n+2] elsewhere, as the
+/// step leaves rows at rest); `row_done(z, y)` runs for every row, after row (z, y) of μ[n]
+/// is written if it is one of `r` (the imaging of the backward sweep rides along, while
+/// μ[n+1], v²Δt² and the forward field of that row are in cache).
 template <int Order, typename T, typename F>
-void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, F&& row_done) {
+void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, const live::Rows& r, F&& row_done) {
   const StepArgs<T> a = stencil::make_step_args(p, mu, mu_prev_next);
   const int R = p.halo, tile = p.y_tile(2);  // μ's planes and, in the model rows, u's
   // Tiles of rows in y (the one row in 2-D), each one sweep down the planes: β_z, then α_z
   // (reading β_z of planes z ± halo), then the μ rows (reading both of planes z ± halo):
   // each pass `halo` planes behind the one it reads. In y likewise: α_y reads β_y of rows
   // y ± halo and the μ rows read both, so β_y runs 2·halo rows ahead of the tile's μ rows
-  // and α_y `halo` rows ahead, each row's once.
+  // and α_y `halo` rows ahead, each row's once. Each pass stays within `r`.
+  const auto in_r = [&](int z) { return z >= r.z0 && z < r.z1; };
   for (int y0 = 0; y0 < p.ny; y0 += tile) {
-    const int y1 = std::min(p.ny, y0 + tile);
-    const int ba = y0 == 0 ? 0 : std::min(p.ny, y0 + 2 * R), bb = std::min(p.ny, y1 + 2 * R);
-    const int aa = y0 == 0 ? 0 : std::min(p.ny, y0 + R), ab = std::min(p.ny, y1 + R);
+    const int y1 = std::min(p.ny, y0 + tile), ry0 = std::max(y0, r.y0), ry1 = std::min(y1, r.y1);
+    const int ba = std::max(r.y0, y0 == 0 ? 0 : std::min(p.ny, y0 + 2 * R)), bb = std::min(r.y1, y1 + 2 * R);
+    const int aa = std::max(r.y0, y0 == 0 ? 0 : std::min(p.ny, y0 + R)), ab = std::min(r.y1, y1 + R);
     for (int z = 0; z < p.nz + 2 * R; ++z) {
-      if (z < p.nz && a.z_layer(z))
-        for (int y = y0; y < y1; ++y) beta_row<Order>(a, z, y, a.cpml_z2 + a.zi(z, y, 0), a.a_z[z], a.b_z[z]);
-      if (z >= R && z - R < p.nz && a.z_layer(z - R))
-        for (int y = y0; y < y1; ++y) alpha_row<Order>(a, z - R, y, false);
+      if (z < p.nz && in_r(z) && a.z_layer(z))
+        for (int y = ry0; y < ry1; ++y) beta_row<Order>(a, z, y, a.cpml_z2 + a.zi(z, y, 0), a.a_z[z], a.b_z[z]);
+      if (z >= R && z - R < p.nz && in_r(z - R) && a.z_layer(z - R))
+        for (int y = ry0; y < ry1; ++y) alpha_row<Order>(a, z - R, y, false);
       if (z < 2 * R) continue;
       const int zz = z - 2 * R;
-      if (a.three_d()) {  // β_y, then α_y, of the plane's front and back rows
+      if (a.three_d() && in_r(zz)) {  // β_y, then α_y, of the plane's front and back rows
         for (int y = ba; y < bb; ++y)
           if (a.y_layer(y)) beta_row<Order>(a, zz, y, a.cpml_y2 + a.yi(zz, y, 0), a.a_y[y], a.b_y[y]);
         for (int y = aa; y < ab; ++y)
           if (a.y_layer(y)) alpha_row<Order>(a, zz, y, true);
       }
       for (int y = y0; y < y1; ++y) {
-        mu_row<Order>(a, zz, y);
+        if (in_r(zz) && y >= ry0 && y < ry1) mu_row<Order>(a, zz, y);
         row_done(zz, y);
       }
     }
@@ -404,7 +407,19 @@ void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, con
 
 template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
-  adjoint_sweep<Order>(p, mu, mu_prev_next, [](int, int) {});
+  adjoint_sweep<Order>(p, mu, mu_prev_next, live::all_rows(p), [](int, int) {});
+}
+
+/// `r` and the rows of the receivers' injection nodes (each backward step adds the
+/// residuals there).
+template <typename T>
+live::Rows of_receivers(const ShotProblem<T>& p, live::Rows r = {}) {
+  if (p.nrec > 0)
+    for (long e = p.rec_entries[0]; e < p.rec_entries[p.nrec]; ++e) {
+      const long i = p.entry_node[e], z = i / p.plane;
+      live::add(r, int(z), int((i - z * p.plane) / p.stride));
+    }
+  return r;
 }
 
 /// f(k, i, z, y, x) for every model cell (z, y, x), in order: k its index in the model region
@@ -440,6 +455,19 @@ void add_source_terms(const ShotProblem<T>& p, int m, const T* mu, T* corr, T* u
     const long i = p.source_node[j];
     u_next[o + i] += v[i] * (p.source_weight[j] * p.source[m]);
   }
+}
+
+/// The rows where μ's state at the start of a backward piece ending at step `hi` (μ[hi],
+/// μ[hi+1], α, β) is not all +0 — from the end: the receivers' — which each step grows as
+/// the forward's (kernels/live_rows.hpp). The free surface's fold (adjoint_sweep) writes
+/// planes 1 … halo of every row when the bottom layer's rim reaches the surface: such thin
+/// grids sweep every row.
+template <typename T>
+live::Rows mu_live_rows(const ShotProblem<T>& p, const T* mu, const T* mu_next, int hi) {
+  const bool folds = p.free_surface && stencil::make_step_args(p, mu, const_cast<T*>(mu_next)).z_rim(-1);
+  if (p.every_row || folds) return live::all_rows(p);
+  if (hi == p.nsteps && !p.adjoint_start) return of_receivers(p);
+  return of_receivers(p, live::of_state(p, mu, mu_next));
 }
 
 template <int Order, typename T>
@@ -482,16 +510,20 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   T* const at_source = source_adjoint ? source_adjoint : p.source_gradient;
   T* rerun = illum + G;        // a forward's arrays, with checkpoints
   int held[3] = {-1, -1, -1};  // a ZFP store's decoded slots (slot_for_reading)
+  live::Rows live = mu_live_rows(p, mu, mu_next, hi);
   for (int m = hi - 1; m >= lo; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
     if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
     if (full && m < N - 1) restore_slot(p, u, m, held);
     const bool recreate = !full && m >= 1;  // u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² (L u[m] + f[m])
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
-    adjoint_sweep<Order>(p, mu, mu_next, [&](int z, int y) {
+    const live::Rows rows = live::swept(p, live);
+    if (p.swept_rows) *p.swept_rows += live::count(rows);
+    adjoint_sweep<Order>(p, mu, mu_next, rows, [&](int z, int y) {
       if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1())
         image_row<Order>(p, z, y, u, u_next, mu, corr, illum, receiver, recreate);
     });
+    if (!live::whole(p, live)) live::widen(p, mu_next, rows, live);
     image_layers(p, mu, corr, m, held);
     add_source_terms(p, m, mu, corr, recreate ? u_next : nullptr);
     if (recreate) {

@@ -41,6 +41,7 @@ void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatt
   // reach (kernels/live_rows.hpp); δu's secondary source lies where u is not +0.
   live::Rows live = lo == 0 ? live::of_sources(p) : live::of_state(p, u, up);
   if (lo > 0) live::merge(live, live::of_state(d, du, dup));
+  if (p.every_row) live = live::all_rows(p);
   for (int m = lo; m < hi; ++m) {
     const live::Rows rows = live::swept(p, live);
     if (p.swept_rows) *p.swept_rows += live::count(rows);

@@ -293,7 +293,9 @@ void forward_steps(const ShotProblem<T>& p, int lo, int hi) {
   keep_start(p, u, up, lo, slot);
   // The rows whose state is not all +0 (from rest: the source's alone), and each step over
   // those within its reach (kernels/live_rows.hpp).
-  live::Rows live = lo == 0 && !p.initial_state ? live::of_sources(p) : live::of_state(p, u, up);
+  live::Rows live = p.every_row                   ? live::all_rows(p)
+                    : lo == 0 && !p.initial_state ? live::of_sources(p)
+                                                  : live::of_state(p, u, up);
   for (int m = lo; m < hi; ++m) {
     const live::Rows rows = live::swept(p, live);
     if (p.swept_rows) *p.swept_rows += live::count(rows);
