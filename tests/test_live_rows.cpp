@@ -251,46 +251,68 @@ TEST(LiveRows, JStepsTheLiveRowsAloneWithTheWholeGridsBits) {
   expect_born_is_whole_grids<8, float>({3, 8, false, true, false});
 }
 
-/// The adjoint of residuals injected at receivers near the top (a deep source: the forward
-/// field reaches the bottom rows), whole and in pieces, with each store, against the same
-/// adjoint sweeping every row (RunTuning::every_row): the correlation, illumination and
-/// source adjoint bit for bit, with fewer rows of μ swept than the grid's.
+/// The adjoint of residuals injected at receivers near the top (and, in 3-D, near the front
+/// layer of a grid wide in y: μ's box is partial in y while the front layer's α, β fill), a
+/// deep source (the forward field reaches the bottom rows), whole and in pieces, with each
+/// store, from rest or (3-D) from a state whose β_y alone is non-zero in the back layer, against
+/// the same adjoint sweeping every row (RunTuning::every_row): the correlation, illumination,
+/// source adjoint and μ's last state bit for bit, with fewer rows of μ swept than the grid's.
 template <int Order, typename T>
-void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_every) {
-  const Model m = case_model(c.dim);
+void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_every, bool from_state = false) {
+  Model m = c.dim == 3 ? constant_model_3d(36, 60, 20, 10, 1500) : case_model(2);
+  for (int z = 0; z < m.nz; ++z)
+    for (int y = 0; y < m.ny; ++y)
+      for (int x = 0; x < m.nx; ++x) m.at(z, y, x) = z < m.nz / 4 ? 1500 : 2200 + 5 * x + 3 * y;
   const NumericalOptions o = case_options(c);
   std::vector<Position> rec;
   for (double x = 21.5; x < 10.0 * (m.nx - 2); x += 37.0)
-    rec.push_back(m.three_d() ? Position{17.3 + 0.1 * x / 10, 95.2, x} : Position{17.3 + 0.1 * x / 10, x});
+    rec.push_back(m.three_d() ? Position{17.3 + 0.1 * x / 10, 31.4, x} : Position{17.3 + 0.1 * x / 10, x});
   const double zs = 10.0 * m.nz * 0.6;
-  const Survey s = m.three_d() ? point_survey({zs, 81.7, 52.2}, rec, 15, 2e-3, 0.12, true)
+  const Survey s = m.three_d() ? point_survey({zs, 81.7, 52.2}, rec, 15, 2e-3, 0.1, true)
                                : point_survey({zs, 48.6}, rec, 15, 2e-3, 0.2);
   const std::string what = c.name() + ", storage " + std::to_string(storage) +
-                           (checkpoint_every ? ", checkpoints every " + std::to_string(checkpoint_every) : "");
+                           (checkpoint_every ? ", checkpoints every " + std::to_string(checkpoint_every) : "") +
+                           (from_state ? ", from a state" : "");
   Shot<T> shot(m, s, o, storage, checkpoint_every);
-  if (c.dim == 3) shot.p().tile_rows = 5;
+  ShotProblem<T>& p = shot.p();
+  if (c.dim == 3) p.tile_rows = 5;
+  std::vector<T> start(p.checkpoint_size(), T(0)), end0(start.size()), end1(start.size());
+  if (from_state) {  // 3-D: β_y of the back layer's rows in the top planes, far from the receivers
+    const int back = p.ny - p.pml_back;
+    state::for_each_run(p, [&](std::size_t k, int array, long, int n, int, int z, int y, int) {
+      if (array == state::kY2 && y >= back && z >= 0 && z < p.nz / 4)
+        for (int j = 0; j < n; ++j) start[k + std::size_t(j)] = T(1e-3) * T(1 + (j % 5));
+    });
+    p.adjoint_start = start.data();
+  }
   forward<Order, T>(shot);
   const std::vector<T> residual = random_vector<T>(shot.ps->traces.size(), 7);
   std::vector<T> c0, i0, a0, c1, i1, a1;
-  shot.p().every_row = true;
+  p.every_row = true;
+  p.adjoint_end = end0.data();
   adjoint<Order, T>(shot, residual, c0, i0, a0);
-  shot.p().every_row = false;
+  p.every_row = false;
+  p.adjoint_end = end1.data();
   forward<Order, T>(shot);  // with checkpoints, the adjoint left the ring holding interval 0
   long long swept = 0;
-  shot.p().swept_rows = &swept;
+  p.swept_rows = &swept;
   adjoint<Order, T>(shot, residual, c1, i1, a1);
-  shot.p().swept_rows = nullptr;
-  EXPECT_TRUE(same_bits(c0, c1)) << what << ": correlation, " << first_difference(c0, c1);
-  EXPECT_TRUE(same_bits(i0, i1)) << what << ": illumination, " << first_difference(i0, i1);
-  EXPECT_TRUE(same_bits(a0, a1)) << what << ": source adjoint, " << first_difference(a0, a1);
-  const ShotProblem<T>& p = shot.p();
+  p.swept_rows = nullptr;
+  auto expect_same = [&](const std::string& how) {
+    EXPECT_TRUE(same_bits(c0, c1)) << what << how << ": correlation, " << first_difference(c0, c1);
+    EXPECT_TRUE(same_bits(i0, i1)) << what << how << ": illumination, " << first_difference(i0, i1);
+    EXPECT_TRUE(same_bits(a0, a1)) << what << how << ": source adjoint, " << first_difference(a0, a1);
+    EXPECT_TRUE(same_bits(end0, end1)) << what << how << ": μ's last state, " << first_difference(end0, end1);
+  };
+  expect_same("");
   const long long all = (long long)p.nsteps * p.nz * p.ny;
-  EXPECT_LT(swept, all * 19 / 20) << what << ": the adjoint swept " << swept << " of " << all << " rows of μ";
+  // (From the state: the box spans the top planes' rows from the start, and fills soon.)
+  EXPECT_LT(swept, from_state ? all : all * 19 / 20)
+      << what << ": the adjoint swept " << swept << " of " << all << " rows of μ";
   forward<Order, T>(shot);
+  std::fill(end1.begin(), end1.end(), T(0));
   adjoint_in_pieces<Order, T>(shot, residual, c1, i1, a1);  // later pieces start from μ's state
-  EXPECT_TRUE(same_bits(c0, c1)) << what << ", in pieces: correlation, " << first_difference(c0, c1);
-  EXPECT_TRUE(same_bits(i0, i1)) << what << ", in pieces: illumination, " << first_difference(i0, i1);
-  EXPECT_TRUE(same_bits(a0, a1)) << what << ", in pieces: source adjoint, " << first_difference(a0, a1);
+  expect_same(", in pieces");
   double norm = 0;
   for (T v : c0) norm += double(v) * double(v);
   EXPECT_GT(norm, 0) << what << ": an image of zeros";
@@ -305,6 +327,7 @@ TEST(LiveRows, TheAdjointStepsTheLiveRowsOfMuAloneWithTheWholeGridsBits) {
   expect_adjoint_is_whole_grids<6, double>({2, 6, true, false, false}, boundary, 7);
   expect_adjoint_is_whole_grids<8, float>({3, 8, false, false, false}, boundary, 0);
   expect_adjoint_is_whole_grids<4, double>({3, 4, true, true, true}, shell, 9);
+  expect_adjoint_is_whole_grids<4, float>({3, 4, false, false, false}, boundary, 0, true);
 }
 
 /// A row's runs (for_each_row_run) are the runs of the kept state's layout at that row
