@@ -126,13 +126,26 @@ static bool row_live(const ShotProblem<T>& p, const T* u, int z, int y) {
   return live;
 }
 
+/// `r` grown to hold the row of node i (an offset from the grid's origin).
+template <typename T>
+static void add_node(Rows& r, const ShotProblem<T>& p, long i) {
+  const long z = i / p.plane;
+  add(r, int(z), int((i - z * p.plane) / p.stride));
+}
+
 /// `r` and the rows of the source's nodes (a step adds the source there).
 template <typename T>
 static Rows of_sources(const ShotProblem<T>& p, Rows r = {}) {
-  for (int j = 0; j < p.nsrc; ++j) {
-    const long i = p.source_node[j], z = i / p.plane;
-    add(r, int(z), int((i - z * p.plane) / p.stride));
-  }
+  for (int j = 0; j < p.nsrc; ++j) add_node(r, p, p.source_node[j]);
+  return r;
+}
+
+/// `r` and the rows of the receivers' injection nodes (an adjoint step adds the residuals
+/// there).
+template <typename T>
+static Rows of_receivers(const ShotProblem<T>& p, Rows r = {}) {
+  if (p.nrec > 0)
+    for (long e = p.rec_entries[0]; e < p.rec_entries[p.nrec]; ++e) add_node(r, p, p.entry_node[e]);
   return r;
 }
 

@@ -410,18 +410,6 @@ void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
   adjoint_sweep<Order>(p, mu, mu_prev_next, live::all_rows(p), [](int, int) {});
 }
 
-/// `r` and the rows of the receivers' injection nodes (each backward step adds the
-/// residuals there).
-template <typename T>
-live::Rows of_receivers(const ShotProblem<T>& p, live::Rows r = {}) {
-  if (p.nrec > 0)
-    for (long e = p.rec_entries[0]; e < p.rec_entries[p.nrec]; ++e) {
-      const long i = p.entry_node[e], z = i / p.plane;
-      live::add(r, int(z), int((i - z * p.plane) / p.stride));
-    }
-  return r;
-}
-
 /// f(k, i, z, y, x) for every model cell (z, y, x), in order: k its index in the model region
 /// (row-major), i its offset in the padded grid.
 template <typename T, typename F>
@@ -466,8 +454,8 @@ template <typename T>
 live::Rows mu_live_rows(const ShotProblem<T>& p, const T* mu, const T* mu_next, int hi) {
   const bool folds = p.free_surface && stencil::make_step_args(p, mu, const_cast<T*>(mu_next)).z_rim(-1);
   if (p.every_row || folds) return live::all_rows(p);
-  if (hi == p.nsteps && !p.adjoint_start) return of_receivers(p);
-  return of_receivers(p, live::of_state(p, mu, mu_next));
+  if (hi == p.nsteps && !p.adjoint_start) return live::of_receivers(p);
+  return live::of_receivers(p, live::of_state(p, mu, mu_next));
 }
 
 template <int Order, typename T>

@@ -39,9 +39,8 @@ void born_steps(const ShotProblem<T>& p, const ShotProblem<T>& d, const T* scatt
   keep_start(p, u, up, lo, slot);
   // The rows where either field's state is not all +0, and each step over those within its
   // reach (kernels/live_rows.hpp); δu's secondary source lies where u is not +0.
-  live::Rows live = lo == 0 ? live::of_sources(p) : live::of_state(p, u, up);
-  if (lo > 0) live::merge(live, live::of_state(d, du, dup));
-  if (p.every_row) live = live::all_rows(p);
+  live::Rows live = p.every_row ? live::all_rows(p) : lo == 0 ? live::of_sources(p) : live::of_state(p, u, up);
+  if (lo > 0 && !p.every_row) live::merge(live, live::of_state(d, du, dup));
   for (int m = lo; m < hi; ++m) {
     const live::Rows rows = live::swept(p, live);
     if (p.swept_rows) *p.swept_rows += live::count(rows);
