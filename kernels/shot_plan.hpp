@@ -97,6 +97,10 @@ struct RunTuning {
   // of u and δu, of μ): the rows at rest are skipped (kernels/live_rows.hpp). Tests and
   // benchmarks read it; kernels only add.
   long long* swept_rows = nullptr;
+  // When set, the CPU adjoint adds to it the rows (z, y) within reach of the re-created
+  // forward field's rows not at rest, each step: the model rows among them are re-created and
+  // imaged in full, the others hold u at rest (+0) and take μ·∇²(+0) alone.
+  long long* imaged_rows = nullptr;
   // The CPU forward, J and adjoint sweep every row of every step (the same bits: the tests'
   // and benchmarks' reference).
   bool every_row = false;

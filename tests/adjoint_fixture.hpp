@@ -87,17 +87,19 @@ inline void forward(Shot<T>& s) {
 
 /// The adjoint's outputs, zero and sized for shot `s`.
 template <typename T>
-inline void clear_outputs(Shot<T>& s, std::vector<T>& corr, std::vector<T>& illum, std::vector<T>& src_adj) {
-  corr.assign(std::size_t(s.w) * s.h, T(0));
+inline void clear_outputs(Shot<T>& s, std::vector<T>& corr, std::vector<T>& illum, std::vector<T>& src_adj,
+                          T corr_start = T(0)) {
+  corr.assign(std::size_t(s.w) * s.h, corr_start);
   illum.assign(corr.size(), T(0));
   src_adj.assign(std::size_t(s.p().nsteps), T(0));
 }
 
-/// Adjoint of `residual` (nrec × nt): correlation, illumination, and μ at the source.
+/// Adjoint of `residual` (nrec × nt): correlation (added to `corr_start` in every cell),
+/// illumination, and μ at the source.
 template <int Order, typename T>
 inline void adjoint(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, std::vector<T>& illum,
-                    std::vector<T>& src_adj) {
-  clear_outputs(s, corr, illum, src_adj);
+                    std::vector<T>& src_adj, T corr_start = T(0)) {
+  clear_outputs(s, corr, illum, src_adj, corr_start);
   cpu::adjoint<Order, T>(s.p(), residual.data(), corr.data(), illum.data(), src_adj.data());
 }
 
@@ -105,8 +107,8 @@ inline void adjoint(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& 
 /// down to 5, down to 0 (cuts inside and across checkpoint intervals).
 template <int Order, typename T>
 inline void adjoint_in_pieces(Shot<T>& s, const std::vector<T>& residual, std::vector<T>& corr, std::vector<T>& illum,
-                              std::vector<T>& src_adj) {
-  clear_outputs(s, corr, illum, src_adj);
+                              std::vector<T>& src_adj, T corr_start = T(0)) {
+  clear_outputs(s, corr, illum, src_adj, corr_start);
   const int n = s.p().nsteps, c2 = std::min(n - 1, std::max(2 * n / 3, 5)), c3 = std::min(c2, 5);
   const int cuts[] = {n, n - 1, c2, c3, 0};
   for (int k = 0; k + 1 < 5; ++k)

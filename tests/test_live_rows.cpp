@@ -258,7 +258,8 @@ TEST(LiveRows, JStepsTheLiveRowsAloneWithTheWholeGridsBits) {
 /// the same adjoint sweeping every row (RunTuning::every_row): the correlation, illumination,
 /// source adjoint and μ's last state bit for bit, with fewer rows of μ swept than the grid's.
 template <int Order, typename T>
-void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_every, bool from_state = false) {
+void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_every, bool from_state = false,
+                                   double record = 0, bool final_at_rest = false, int compression = pack16::kNone) {
   Model m = c.dim == 3 ? constant_model_3d(36, 60, 20, 10, 1500) : case_model(2);
   for (int z = 0; z < m.nz; ++z)
     for (int y = 0; y < m.ny; ++y)
@@ -268,13 +269,23 @@ void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_ev
   for (double x = 21.5; x < 10.0 * (m.nx - 2); x += 37.0)
     rec.push_back(m.three_d() ? Position{17.3 + 0.1 * x / 10, 31.4, x} : Position{17.3 + 0.1 * x / 10, x});
   const double zs = 10.0 * m.nz * 0.6;
-  const Survey s = m.three_d() ? point_survey({zs, 81.7, 52.2}, rec, 15, 2e-3, 0.1, true)
-                               : point_survey({zs, 48.6}, rec, 15, 2e-3, 0.2);
+  const Survey s = m.three_d() ? point_survey({zs, 81.7, 52.2}, rec, 15, 2e-3, record > 0 ? record : 0.1, true)
+                               : point_survey({zs, 48.6}, rec, 15, 2e-3, record > 0 ? record : 0.2);
   const std::string what = c.name() + ", storage " + std::to_string(storage) +
                            (checkpoint_every ? ", checkpoints every " + std::to_string(checkpoint_every) : "") +
-                           (from_state ? ", from a state" : "");
-  Shot<T> shot(m, s, o, storage, checkpoint_every);
+                           (from_state ? ", from a state" : "") +
+                           (record > 0 ? ", a record of " + std::to_string(record) + " s" : "") +
+                           (final_at_rest ? ", u's final state at rest" : "") +
+                           (compression != pack16::kNone ? ", store compression " + std::to_string(compression) : "");
+  Shot<T> shot(m, s, o, storage, checkpoint_every, compression);
   ShotProblem<T>& p = shot.p();
+  // With `final_at_rest`, the adjoint's inputs are the store's slots and a final state of +0
+  // (not a forward's, but the same inputs for both runs): the rows u's re-creation starts from
+  // are the source's alone, and the store's restored rims and layers bring the others in.
+  auto run_forward = [&] {
+    forward<Order, T>(shot);
+    if (final_at_rest) std::fill(p.final_state, p.final_state + 2 * p.grid_size(), T(0));
+  };
   if (c.dim == 3) p.tile_rows = 5;
   std::vector<T> start(p.checkpoint_size(), T(0)), end0(start.size()), end1(start.size());
   if (from_state) {  // 3-D: β_y of the back layer's rows in the top planes, far from the receivers
@@ -285,19 +296,22 @@ void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_ev
     });
     p.adjoint_start = start.data();
   }
-  forward<Order, T>(shot);
+  run_forward();
   const std::vector<T> residual = random_vector<T>(shot.ps->traces.size(), 7);
   std::vector<T> c0, i0, a0, c1, i1, a1;
   p.every_row = true;
   p.adjoint_end = end0.data();
-  adjoint<Order, T>(shot, residual, c0, i0, a0);
+  const T minus_zero = -T(0);  // sums from −0: the rows of u at rest must add what image_row adds
+  adjoint<Order, T>(shot, residual, c0, i0, a0, minus_zero);
   p.every_row = false;
   p.adjoint_end = end1.data();
-  forward<Order, T>(shot);  // with checkpoints, the adjoint left the ring holding interval 0
-  long long swept = 0;
+  run_forward();  // with checkpoints, the adjoint left the ring holding interval 0
+  long long swept = 0, imaged = 0;
   p.swept_rows = &swept;
-  adjoint<Order, T>(shot, residual, c1, i1, a1);
+  p.imaged_rows = &imaged;
+  adjoint<Order, T>(shot, residual, c1, i1, a1, minus_zero);
   p.swept_rows = nullptr;
+  p.imaged_rows = nullptr;
   auto expect_same = [&](const std::string& how) {
     EXPECT_TRUE(same_bits(c0, c1)) << what << how << ": correlation, " << first_difference(c0, c1);
     EXPECT_TRUE(same_bits(i0, i1)) << what << how << ": illumination, " << first_difference(i0, i1);
@@ -309,9 +323,16 @@ void expect_adjoint_is_whole_grids(const Case& c, int storage, int checkpoint_ev
   // (From the state: the box spans the top planes' rows from the start, and fills soon.)
   EXPECT_LT(swept, from_state ? all : all * 19 / 20)
       << what << ": the adjoint swept " << swept << " of " << all << " rows of μ";
-  forward<Order, T>(shot);
+  // u re-created and imaged in full within reach of its rows not at rest (the whole store
+  // restores every row: all of them).
+  if (storage == ShotProblem<T>::kStoreFull) {
+    EXPECT_EQ(imaged, all) << what << ": the counter";
+  } else if (record > 0) {  // (with longer records, u's numerical front reaches the small grids' far rows)
+    EXPECT_LT(imaged, all * 19 / 20) << what << ": u imaged in full in " << imaged << " of " << all << " rows";
+  }
+  run_forward();
   std::fill(end1.begin(), end1.end(), T(0));
-  adjoint_in_pieces<Order, T>(shot, residual, c1, i1, a1);  // later pieces start from μ's state
+  adjoint_in_pieces<Order, T>(shot, residual, c1, i1, a1, minus_zero);  // later pieces start from μ's state
   expect_same(", in pieces");
   double norm = 0;
   for (T v : c0) norm += double(v) * double(v);
@@ -328,6 +349,15 @@ TEST(LiveRows, TheAdjointStepsTheLiveRowsOfMuAloneWithTheWholeGridsBits) {
   expect_adjoint_is_whole_grids<8, float>({3, 8, false, false, false}, boundary, 0);
   expect_adjoint_is_whole_grids<4, double>({3, 4, true, true, true}, shell, 9);
   expect_adjoint_is_whole_grids<4, float>({3, 4, false, false, false}, boundary, 0, true);
+  // A short record: u's waves (and their re-creation) stay within the rows near the source.
+  expect_adjoint_is_whole_grids<8, float>({3, 8, false, false, false}, boundary, 0, false, 0.02);
+  expect_adjoint_is_whole_grids<4, double>({3, 4, true, false, false}, boundary, 5, false, 0.02);
+  // u's re-creation starting from rest: the rows the store restores each step are taken in.
+  expect_adjoint_is_whole_grids<8, float>({2, 8, false, false, false}, boundary, 0, false, 0, true);
+  expect_adjoint_is_whole_grids<4, double>({3, 4, true, true, false}, shell, 0, false, 0.02, true);
+  // Slots in 16 bits and in ZFP (whose blocks reach guard cells), a free surface's mirror planes.
+  expect_adjoint_is_whole_grids<8, float>({3, 8, false, true, false}, boundary, 0, false, 0.02, false, pack16::kHalf);
+  expect_adjoint_is_whole_grids<2, float>({3, 2, false, true, true}, boundary, 6, false, 0.02, false, pack16::kZfp12);
 }
 
 /// A row's runs (for_each_row_run) are the runs of the kept state's layout at that row

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/image_rows.hpp"
 #include "kernels/cpu/propagate.hpp"  // load_initial_state
 #include "kernels/cpu/simd.hpp"
 #include "kernels/cpu/store_slots.hpp"
@@ -354,57 +355,6 @@ void adjoint_sweep(const ShotProblem<T>& p, const T* mu, T* mu_prev_next, const 
         for (int x = 0; x < p.nx; ++x) stencil::adjoint_fold_point<Order>(a, k, y, x);
 }
 
-/// Imaging of model row (z, y) (padded-grid row) at backward step m: with u = u[m], u_next =
-/// u[m+1] and mu = μ[m+1] (grid allocations), lap = L u[m]:
-///   corr += μ[m+1] lap,  illum += u[m]²  (accumulators in the grid's layout), and when
-///   `recreate`, u_next ← u[m−1] = 2u[m] − u[m+1] + v²Δt² lap  (the source term is added by
-///   the caller), at the CPML interior's cells (ShotGrid::iz0()) alone; illum at every model
-///   cell. Aligned whole vectors over the model columns; corr and u_next keep their values in
-///   the lanes outside the interior, and illum's outside the model are never read. With p.isic, then
-///   corr += ∇u[m]·∇μ[m+1] (as the CUDA image launch adds it: after μ·lap); with `receiver`
-///   (the model region's Σμ², row-major), += μ[m+1]².
-template <int Order, typename T>
-void image_row(const ShotProblem<T>& p, int z, int y, const T* u, T* u_next, const T* mu, T* corr, T* illum,
-               T* receiver, bool recreate) {
-  using S = Simd<T>;
-  using V = typename S::vec;
-  constexpr int W = S::W;
-  const long o = p.origin() + p.row_offset(z, y), s = p.plane, sy = p.three_d() ? p.stride : 0;
-  const int x0 = p.mx0(), x1 = p.mx1();
-  // Only the CPML interior's cells are imaged by μ·∇²u and re-created here (ShotGrid::iz0()).
-  const int i0 = p.interior_row(z, y) ? p.ix0() : 0, i1 = p.interior_row(z, y) ? p.ix1() : 0;
-  const T* __restrict uz = u + o;
-  T* __restrict un = u_next + o;
-  const T* __restrict lz = mu + o;
-  const T* __restrict vz = p.vdt2 + o;
-  T* __restrict cr = corr + o;
-  T* __restrict il = illum + o;
-  const T cz = T(1) / (p.dz * p.dz), cy = T(1) / (p.dy * p.dy), cx = T(1) / (p.dx * p.dx);
-  const bool isic = p.isic;
-  typename S::mask lane;
-  for (int k = 0; k < W; ++k) lane[k] = k;
-  for (int x = x0 / W * W; x < x1; x += W) {
-    const typename S::mask at = lane + typename S::ivec(x);
-    const auto inside = at >= typename S::ivec(i0) && at < typename S::ivec(i1);
-    const V c = S::load(uz + x);
-    const V lap = detail::laplacian_vec<Order>(uz + x, s, sy, cz, cy, cx);
-    const V corr_old = S::load(cr + x);
-    V corr_new = corr_old + S::load(lz + x) * lap;
-    if (isic) corr_new += detail::gradient_dot_vec<Order>(uz + x, lz + x, s, sy, cz, cy, cx);
-    S::store(cr + x, inside ? corr_new : corr_old);  // the other lanes hold layer_term sums
-    S::store(il + x, S::load(il + x) + c * c);
-    if (recreate) {
-      const V old = S::load(un + x);
-      const V next = T(2) * c - old + S::load(vz + x) * lap;
-      S::store(un + x, inside ? next : old);
-    }
-  }
-  if (receiver) {
-    T* __restrict rr = receiver + (long(z - p.mz0()) * (p.my1() - p.my0()) + (y - p.my0())) * (x1 - x0);
-    for (int x = x0; x < x1; ++x) rr[x - x0] += lz[x] * lz[x];
-  }
-}
-
 template <int Order, typename T>
 void adjoint_step(const ShotProblem<T>& p, const T* mu, T* mu_prev_next) {
   adjoint_sweep<Order>(p, mu, mu_prev_next, live::all_rows(p), [](int, int) {});
@@ -458,6 +408,42 @@ live::Rows mu_live_rows(const ShotProblem<T>& p, const T* mu, const T* mu_next, 
   return live::of_receivers(p, live::of_state(p, mu, mu_next));
 }
 
+/// The rows where the re-created u[m] or u[m+1] may hold anything but +0 at the start of a
+/// backward piece (u, u_next): the pair's grid rows, its store cells beyond them (guard planes,
+/// rows, columns) and the source's; each step then adds the rows the re-creation and the
+/// store's slot reach (adjoint_steps). The imaging of the others adds μ·∇²(+0) alone
+/// (image_row_at_rest). Only the store's cells, the re-creation and the source write u's grid
+/// rows (the free surface's mirror its guard planes, from grid rows), so the rows outside hold
+/// +0 in both arrays (the same bits). The whole store, ISIC and every_row image every row.
+template <typename T>
+live::Rows u_live_rows(const ShotProblem<T>& p, const T* u, const T* u_next, bool full) {
+  if (full || p.every_row || p.isic) return live::all_rows(p);
+  return live::of_sources(
+      p, of_store_cells(p, u, of_store_cells(p, u_next, live::of_field(p, u, live::of_field(p, u_next)))));
+}
+
+/// The backward sweep's start (step N): μ's arrays at rest (or from adjoint_start) with the
+/// last residual injected, u[N] and u[N−1] from the final state, and the sums from the
+/// caller's values.
+template <typename T>
+void start_backward(const ShotProblem<T>& p, const T* residual, T* u_next, T* u, T* mu, T* mu_next, T* corr, T* illum,
+                    const T* correlation, const T* illumination) {
+  const std::size_t G = p.grid_size();
+  const int N = p.nsteps;
+  std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
+  std::memcpy(u_next, p.final_state, G * sizeof(T));
+  std::memcpy(u, p.final_state + G, G * sizeof(T));
+  if (p.adjoint_start) load_state(p, mu, mu_next, p.adjoint_start);  // μ[N], μ[N+1], α, β
+  p.inject_traces(residual, mu, N);                                  // μ[N] += v²Δt² g[N]
+  mirror(p, mu);
+  // The sums start from the caller's values, as the CUDA launches add to them step by step:
+  // the same bits whatever they hold (a sum that ends at −0 stays −0).
+  for_model_cells(p, [&](long k, long i, int z, int y, int x) {
+    corr[i] = p.interior_point(z, y, x) ? correlation[k] : T(0);  // outside: layer_term sums
+    illum[i] = illumination[k] + u_next[i] * u_next[i];
+  });
+}
+
 template <int Order, typename T>
 void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T* correlation, T* illumination,
                    T* source_adjoint) {
@@ -479,26 +465,15 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
   T* receiver = p.receiver_illumination ? illumination + p.model_cells() : nullptr;
   const long o = p.origin();
 
-  if (hi == N) {
-    std::memset(p.work, 0, p.adjoint_work_size() * sizeof(T));
-    std::memcpy(u_next, p.final_state, G * sizeof(T));
-    std::memcpy(u, p.final_state + G, G * sizeof(T));
-    if (p.adjoint_start) load_state(p, mu, mu_next, p.adjoint_start);  // μ[N], μ[N+1], α, β
-    p.inject_traces(residual, mu, N);                                  // μ[N] += v²Δt² g[N]
-    mirror(p, mu);
-    // The sums start from the caller's values, as the CUDA launches add to them step by step:
-    // the same bits whatever they hold (a sum that ends at −0 stays −0).
-    for_model_cells(p, [&](long k, long i, int z, int y, int x) {
-      corr[i] = p.interior_point(z, y, x) ? correlation[k] : T(0);  // outside: layer_term sums
-      illum[i] = illumination[k] + u_next[i] * u_next[i];
-    });
-  }
+  if (hi == N) start_backward(p, residual, u_next, u, mu, mu_next, corr, illum, correlation, illumination);
 
   const int L = p.checkpoint_every, K = p.intervals();
   T* const at_source = source_adjoint ? source_adjoint : p.source_gradient;
   T* rerun = illum + G;        // a forward's arrays, with checkpoints
   int held[3] = {-1, -1, -1};  // a ZFP store's decoded slots (slot_for_reading)
   live::Rows live = mu_live_rows(p, mu, mu_next, hi);
+  live::Rows ulive = u_live_rows(p, u, u_next, full);
+  const auto lap_at_rest = laplacian_at_rest<Order>(p);
   for (int m = hi - 1; m >= lo; --m) {
     // Here u = u[m], u_next = u[m+1], mu = μ[m+1], mu_next = μ[m+2].
     if (p.reruns() && (m + 1) % L == 0 && m / L < K - 1) rerun_interval<Order>(p, rerun, m / L);  // its first step
@@ -507,16 +482,23 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     // μ[m] from μ[m+1], μ[m+2], and the imaging of step m row by row in the same sweep.
     const live::Rows rows = live::swept(p, live);
     if (p.swept_rows) *p.swept_rows += live::count(rows);
+    const live::Rows urows = live::swept(p, ulive);  // u within a stencil's reach of them
+    if (p.imaged_rows) *p.imaged_rows += live::count(urows);
     adjoint_sweep<Order>(p, mu, mu_next, rows, [&](int z, int y) {
-      if (z >= p.mz0() && z < p.mz1() && y >= p.my0() && y < p.my1())
+      if (z < p.mz0() || z >= p.mz1() || y < p.my0() || y >= p.my1()) return;
+      if (live::holds(urows, z, y))
         image_row<Order>(p, z, y, u, u_next, mu, corr, illum, receiver, recreate);
+      else
+        image_row_at_rest<Order>(p, z, y, mu, corr, receiver, lap_at_rest);
     });
     if (!live::whole(p, live)) live::widen(p, mu_next, rows, live);
     image_layers(p, mu, corr, m, held);
     add_source_terms(p, m, mu, corr, recreate ? u_next : nullptr);
     if (recreate) {
       mirror(p, u_next);
-      restore_slot(p, u_next, m - 1, held);
+      const bool grow = !live::whole(p, ulive);
+      restore_slot(p, u_next, m - 1, held, grow ? &ulive : nullptr);
+      if (grow) live::widen_field(p, u_next, urows, ulive);
       std::swap(u, u_next);
     }
     if (at_source) {  // the transpose of the injection: Σ_j w_j μ[m+1] at node j
@@ -534,7 +516,7 @@ void adjoint_steps(const ShotProblem<T>& p, const T* residual, int hi, int lo, T
     if (p.interior_point(z, y, x)) correlation[k] = corr[i];  // else the caller's value, plus:
     illumination[k] = illum[i];
     T fold;
-    if (p.edge_fold(corr + o, z, y, x, p.layer_share(), fold))
+    if (p.edge_fold(corr + p.origin(), z, y, x, p.layer_share(), fold))
       correlation[k] += fold;  // the cells outside the interior that set this cell's term
   });
 }

@@ -3,11 +3,13 @@
 // decoded, a ZFP slot's decoded once into a window of three, a slot restored into a field.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/zfp_slot.hpp"
+#include "kernels/live_rows.hpp"
 #include "kernels/pack16.hpp"
 #include "kernels/shot.hpp"
 
@@ -59,16 +61,37 @@ const T* slot_for_reading(const ShotProblem<T>& p, int m, int* held) {
   return out;
 }
 
+/// `r` grown to hold the row (live::add_clamped) of a store run of `n` values of a field at `v`,
+/// (z, y) its row, if they hold anything but +0 — above the grid (a free surface's mirror
+/// planes, whose −0 is read only beside a grid row's +0) anything but ±0.
 template <typename T>
-void restore_slot(const ShotProblem<T>& p, T* u, int m, int* held) {
+void grow_by_run(const ShotProblem<T>& p, const T* v, long n, int z, int y, live::Rows& r) {
+  if (live::holds(r, std::clamp(z, 0, p.nz - 1), std::clamp(y, 0, p.ny - 1))) return;
+  if (z < 0 ? live::any_value(v, int(n)) : live::any_bits(v, int(n))) live::add_clamped(r, p, z, y);
+}
+
+/// `r` grown to hold the rows of the store's cells (guard planes, rows and columns included)
+/// where the field `u` (a grid allocation) holds anything but +0 (grow_by_run).
+template <typename T>
+live::Rows of_store_cells(const ShotProblem<T>& p, const T* u, live::Rows r = {}) {
+  for_slot_runs(p, [&](long g, long, long n, int z, int y, int) { grow_by_run(p, u + p.origin() + g, n, z, y, r); });
+  return r;
+}
+
+/// Store slot m written into the field `u` (a grid allocation) at the cells the store keeps.
+/// With `grow`, it also takes the rows of the runs written (grow_by_run).
+template <typename T>
+void restore_slot(const ShotProblem<T>& p, T* u, int m, int* held, live::Rows* grow = nullptr) {
   T* uo = u + p.origin();
   const T* slot = slot_for_reading(p, m, held);
-  if (!pack16::words16(p.compression)) {
-    for_slot_runs(
-        p, [&](long g, long k, long n, int, int, int) { std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T)); });
-    return;
-  }
-  for_slot_runs(p, [&](long g, long k, long n, int, int, int) { decode_slot(p, slot, k, n, uo + g); });
+  const bool words = pack16::words16(p.compression);
+  for_slot_runs(p, [&](long g, long k, long n, int z, int y, int) {
+    if (words)
+      decode_slot(p, slot, k, n, uo + g);
+    else
+      std::memcpy(uo + g, slot + k, std::size_t(n) * sizeof(T));
+    if (grow) grow_by_run(p, uo + g, n, z, y, *grow);
+  });
 }
 
 }  // namespace
