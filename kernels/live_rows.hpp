@@ -162,30 +162,21 @@ static Rows of_state(const ShotProblem<T>& p, const T* u, const T* up) {
   return of_sources(p, r);
 }
 
-/// `r` grown to hold the rows of grid row (z, y) clamped to the grid (a guard plane's or
-/// row's values are read by the grid rows beside it).
-template <typename T>
-static void add_clamped(Rows& r, const ShotProblem<T>& p, int z, int y) {
-  add(r, std::clamp(z, 0, p.nz - 1), std::clamp(y, 0, p.ny - 1));
-}
-
-/// `r` and the rows of a field `u` (a grid allocation, no layer arrays: the adjoint's
-/// re-created forward field) whose grid cells hold anything but +0.
-template <typename T>
-static Rows of_field(const ShotProblem<T>& p, const T* u, Rows r = {}) {
-  for (int z = 0; z < p.nz; ++z)
-    for (int y = 0; y < p.ny; ++y)
-      if (!holds(r, z, y) && any_bits(u + p.origin() + p.row_offset(z, y), p.nx)) add(r, z, y);
-  return r;
-}
-
-/// widen() for a field alone (of_field): `live` grown to hold every row of `swept` whose grid
-/// cells in `u` hold anything but +0.
+/// widen() for a field alone (a grid allocation, no layer arrays: the adjoint's re-created
+/// forward field): `live` grown to hold every row of `swept` whose grid cells in `u` hold
+/// anything but +0.
 template <typename T>
 static void widen_field(const ShotProblem<T>& p, const T* u, const Rows& swept, Rows& live) {
   for (int z = swept.z0; z < swept.z1; ++z)
     for (int y = swept.y0; y < swept.y1; ++y)
       if (!holds(live, z, y) && any_bits(u + p.origin() + p.row_offset(z, y), p.nx)) add(live, z, y);
+}
+
+/// `r` and the rows of a field `u` (widen_field's) whose grid cells hold anything but +0.
+template <typename T>
+static Rows of_field(const ShotProblem<T>& p, const T* u, Rows r = {}) {
+  widen_field(p, u, all_rows(p), r);
+  return r;
 }
 
 /// After a step that swept `swept` (⊇ live) and left u[m+1] in `u`: `live` grown to hold

@@ -61,13 +61,15 @@ const T* slot_for_reading(const ShotProblem<T>& p, int m, int* held) {
   return out;
 }
 
-/// `r` grown to hold the row (live::add_clamped) of a store run of `n` values of a field at `v`,
-/// (z, y) its row, if they hold anything but +0 — above the grid (a free surface's mirror
-/// planes, whose −0 is read only beside a grid row's +0) anything but ±0.
+/// `r` grown to hold the grid row nearest (z, y) — a guard plane's or row's values are read by
+/// the grid rows beside it — if a store run of `n` values of a field at `v` holds anything but
+/// +0; above the grid (a free surface's mirror planes, whose −0 is read only beside a grid
+/// row's +0) anything but ±0.
 template <typename T>
 void grow_by_run(const ShotProblem<T>& p, const T* v, long n, int z, int y, live::Rows& r) {
-  if (live::holds(r, std::clamp(z, 0, p.nz - 1), std::clamp(y, 0, p.ny - 1))) return;
-  if (z < 0 ? live::any_value(v, int(n)) : live::any_bits(v, int(n))) live::add_clamped(r, p, z, y);
+  const int zg = std::clamp(z, 0, p.nz - 1), yg = std::clamp(y, 0, p.ny - 1);
+  if (live::holds(r, zg, yg)) return;
+  if (z < 0 ? live::any_value(v, int(n)) : live::any_bits(v, int(n))) live::add(r, zg, yg);
 }
 
 /// `r` grown to hold the rows of the store's cells (guard planes, rows and columns included)
