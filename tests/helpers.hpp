@@ -24,8 +24,10 @@ namespace starwave::test {
 /// points — while the Release pass runs the whole records (docs/testing.md).
 #if defined(__SANITIZE_ADDRESS__)
 inline constexpr double kRecordShare = 0.25;
+inline constexpr bool kSanitized = true;  // repeated runs and sweeps shortened: each run is ~8× slower
 #else
 inline constexpr double kRecordShare = 1.0;
+inline constexpr bool kSanitized = false;
 #endif
 
 inline Model constant_model(int nz, int nx, double h, double v) {

@@ -23,15 +23,11 @@
 #include <string_view>
 #include <thread>
 
+#include "tests/helpers.hpp"
+
 namespace starwave::test {
 
 namespace fs = std::filesystem;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;  // fewer rounds of the repeated runs: each is ~8× slower
-#else
-constexpr bool kSanitized = false;
-#endif
 
 struct Result {
   int status;  // exit status, or 128 + the signal that ended it

@@ -86,14 +86,17 @@ TEST(Lsrtm, BornDataFitTheirPerturbation) {
   const BornCase c = born_case();
   for (const int variant : {0, 1, 2}) {  // the source illumination, the receiver side's too, none
     const bool precondition = variant < 2;
+    // Under the sanitizers the second and third variants run 5 iterations (the same code in
+    // each): their fall in 20 and their images' likeness are the Release pass's to show.
+    const bool whole = !kSanitized || variant == 0;
     LsrtmOptions l;
-    l.iterations = 20;
+    l.iterations = whole ? 20 : 5;
     l.precondition = precondition;
     l.illumination = variant == 1 ? Compensation::kBoth : Compensation::kSource;
     l.mute = false;  // δv reaches the surface: every cell of it is to be fitted
     const LsrtmResult r = run(c, l);
-    ASSERT_EQ(r.iterations, 20);
-    ASSERT_EQ(r.misfit.size(), 21u);
+    ASSERT_EQ(r.iterations, l.iterations);
+    ASSERT_EQ(r.misfit.size(), std::size_t(l.iterations + 1));
     const double fall = 1 - r.misfit.back() / r.misfit.front();
     // The misfit it tracks is the data's: ½‖J x − b‖² with b = J δv (the data less F(v₀)).
     std::vector<double> gap(c.perturbation.size());
@@ -109,11 +112,14 @@ TEST(Lsrtm, BornDataFitTheirPerturbation) {
     std::cout << (variant == 0   ? "source illumination"
                   : variant == 1 ? "both sides' illumination"
                                  : "plain")
-              << ": misfit down " << 100 * fall << " % in 20 iterations (tracked " << r.misfit.back() << ", true "
-              << truth << "); correlation with δv: RTM " << rtm_corr << ", LSRTM " << ls_corr << "\n";
-    EXPECT_GE(fall, 0.9) << "precondition " << precondition;
+              << ": misfit down " << 100 * fall << " % in " << l.iterations << " iterations (tracked "
+              << r.misfit.back() << ", true " << truth << "); correlation with δv: RTM " << rtm_corr << ", LSRTM "
+              << ls_corr << "\n";
     EXPECT_NEAR(r.misfit.back(), truth, 0.02 * r.misfit.front()) << "the tracked misfit is the data's";
-    EXPECT_GT(ls_corr, rtm_corr) << "LSRTM's image resembles δv more than RTM's";
+    if (whole) {
+      EXPECT_GE(fall, 0.9) << "precondition " << precondition;
+      EXPECT_GT(ls_corr, rtm_corr) << "LSRTM's image resembles δv more than RTM's";
+    }
     for (std::size_t k = 1; k < r.misfit.size(); ++k) EXPECT_LE(r.misfit[k], r.misfit[k - 1]) << "iteration " << k;
   }
 }

@@ -462,7 +462,9 @@ TEST_P(TraceMisfitTaylor, TheGradientPredictsTheMisfitToSecondOrderEdgesIncluded
   double slope = 0;
   for (std::size_t i = 0; i < dv.size(); ++i) slope += r0.values[i] * dv[i];
   std::vector<double> r1, r2;
-  for (double h = 1; h > 1.0 / 256; h /= 2) {
+  // Under the sanitizers the sweep's last four steps alone (h = 1/16 … 1/128: the same code
+  // in every evaluation, the remainder's slope over three halvings); Release sweeps from h = 1.
+  for (double h = kSanitized ? 1.0 / 16 : 1; h > 1.0 / 256; h /= 2) {
     Model mh = m;
     for (std::size_t i = 0; i < dv.size(); ++i) mh.vp[i] += h * dv[i];
     const double J = evaluate(mh, sv, o, f).misfit;
