@@ -151,7 +151,8 @@ double born_dot(bool free_surface, int dim, bool off_grid = false, bool full = f
 TEST(Adjoint, BornMapDotProduct) {
   // Double: 1e-12. Float: 1e-5 with the whole wavefield kept; 1e-4 with the boundary store,
   // whose backward re-creation of u adds float's rounding of its own to Bᵀ (measured: 1e-6 …
-  // 7e-5 there, against at most 1e-5 with the field kept).
+  // 7e-5 there, against at most 1e-5 with the field kept). Under the sanitizers, float's
+  // orders 2 and 8 (the narrowest and widest halos; double runs every order).
   for (int dim : kDims)
     for (bool fs : {false, true}) {
       const std::string what = std::to_string(dim) + "-D, free surface " + std::to_string(fs);
@@ -161,10 +162,12 @@ TEST(Adjoint, BornMapDotProduct) {
       EXPECT_LE((born_dot<8, double>(fs, dim)), 1e-12) << "order 8, " << what;
       EXPECT_LE((born_dot<2, float>(fs, dim)), 1e-4) << "float order 2, " << what;
       EXPECT_LE((born_dot<2, float>(fs, dim, false, true)), 1e-5) << "float order 2, field kept, " << what;
-      EXPECT_LE((born_dot<4, float>(fs, dim)), 1e-4) << "float order 4, " << what;
-      EXPECT_LE((born_dot<4, float>(fs, dim, false, true)), 1e-5) << "float order 4, field kept, " << what;
-      EXPECT_LE((born_dot<6, float>(fs, dim)), 1e-4) << "float order 6, " << what;
-      EXPECT_LE((born_dot<6, float>(fs, dim, false, true)), 1e-5) << "float order 6, field kept, " << what;
+      if (!kSanitized) {
+        EXPECT_LE((born_dot<4, float>(fs, dim)), 1e-4) << "float order 4, " << what;
+        EXPECT_LE((born_dot<4, float>(fs, dim, false, true)), 1e-5) << "float order 4, field kept, " << what;
+        EXPECT_LE((born_dot<6, float>(fs, dim)), 1e-4) << "float order 6, " << what;
+        EXPECT_LE((born_dot<6, float>(fs, dim, false, true)), 1e-5) << "float order 6, field kept, " << what;
+      }
       EXPECT_LE((born_dot<8, float>(fs, dim)), 1e-4) << "float order 8, " << what;
       EXPECT_LE((born_dot<8, float>(fs, dim, false, true)), 1e-5) << "float order 8, field kept, " << what;
     }

@@ -249,11 +249,13 @@ TEST(CudaEmulation, BornSameBitsAsCpuKernel) {
 }
 
 TEST(CudaEmulation, OffGridPointsSameBitsAsCpuKernel) {
+  // Under the sanitizers, 3-D's double order 4 without the free surface and float order 2 with it.
   for (int dim : {2, 3})
     for (bool fs : {false, true}) {
+      const bool both = !kSanitized || dim == 2;
       compare_off_grid<float, 8>(dim, fs);
-      compare_off_grid<double, 4>(dim, fs);
-      compare_off_grid<float, 2>(dim, fs);
+      if (both || !fs) compare_off_grid<double, 4>(dim, fs);
+      if (both || fs) compare_off_grid<float, 2>(dim, fs);
     }
 }
 
