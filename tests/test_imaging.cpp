@@ -178,7 +178,7 @@ TEST(Imaging, ShotBatchesGiveTheGradientAndImageTheirBits) {
       ASSERT_GT(norm(ref.values), 0);
       for (const char* batch : {"3", "16"})
         for (const auto& [ncpus, sched] : std::vector<std::pair<int, std::string>>{{1, "eager"}, {2, "dmda"}}) {
-          // Under the sanitizers, each batch size with one of the two configurations.
+          // Under the sanitizers, batches of 3 with 2 workers (dmda) and of 16 with 1 (eager).
           if (kSanitized && (batch[0] == '3') != (ncpus == 2)) continue;
           const ShotBatchSet set(batch);
           int planned = 0;  // the plan's batch
