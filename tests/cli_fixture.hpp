@@ -28,6 +28,17 @@ struct Result {
 
 class Cli : public ::testing::Test {
  protected:
+  // The model and survey are made once (`synth`, `survey`) and copied into each test's folder.
+  static void SetUpTestSuite() {
+    made_ = fs::temp_directory_path() / ("starwave-cli-" + std::to_string(getpid()) + "-inputs");
+    fs::remove_all(made_);
+    fs::create_directories(made_);
+    const std::string model = (made_ / "vp.h5").string(), survey = (made_ / "survey.h5").string();
+    made_ok_ = run("synth --kind layered --nz 40 --nx 60 --spacing 10 --out " + model).status == 0 &&
+               run("survey --model " + model + " --nshots 2 --dt 0.002 --t-max 0.3 --out " + survey).status == 0;
+  }
+  static void TearDownTestSuite() { fs::remove_all(made_); }
+
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("starwave-cli-" + std::to_string(getpid()) + "-" +
                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -35,8 +46,9 @@ class Cli : public ::testing::Test {
     fs::create_directories(dir_);
     model_ = path("vp.h5");
     survey_ = path("survey.h5");
-    ASSERT_EQ(run("synth --kind layered --nz 40 --nx 60 --spacing 10 --out " + model_).status, 0);
-    ASSERT_EQ(run("survey --model " + model_ + " --nshots 2 --dt 0.002 --t-max 0.3 --out " + survey_).status, 0);
+    ASSERT_TRUE(made_ok_) << "`starwave synth` or `survey` failed making the tests' inputs";
+    fs::copy_file(made_ / "vp.h5", model_);
+    fs::copy_file(made_ / "survey.h5", survey_);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -118,6 +130,8 @@ class Cli : public ::testing::Test {
 
   fs::path dir_;
   std::string model_, survey_;
+  inline static fs::path made_;
+  inline static bool made_ok_ = false;
 };
 
 /// A root attribute of an HDF5 file, as a double.
